@@ -1,0 +1,149 @@
+//! The clap definitions: raw flags, each beside its `RESETCTL_*` variable.
+//! Settings are resolved from these once, in `settings`.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+use resetctl::model::{parse_operator_time, Timestamp};
+
+const EXAMPLES: &str = "\
+Examples:
+  resetctl --data-dir ./data seed            import the bundled history and publish it
+  resetctl --data-dir ./data status          what is published, how fresh, how many records
+  resetctl --data-dir ./data serve           answer the public API on 127.0.0.1:8080
+  resetctl --data-dir ./data export -o records.json
+  resetctl snapshots list
+  resetctl snapshots rollback 41
+
+Exit codes: 0 ok, 64 usage, 65 bad data, 69 nothing published, 74 I/O error,
+75 temporary failure (locked; try again).";
+
+/// Publish and serve records of announced and completed usage-limit resets.
+#[derive(Debug, Parser)]
+#[command(name = "resetctl", version, about, after_help = EXAMPLES, propagate_version = true)]
+pub struct Cli {
+    /// Settings every command shares.
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    /// The command to run.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Flags accepted before or after any subcommand.
+#[derive(Debug, Args)]
+pub struct GlobalArgs {
+    /// Data directory (snapshots, history, locks). Default: the platform data dir.
+    #[arg(long, global = true, env = "RESETCTL_DATA_DIR", value_name = "DIR")]
+    pub data_dir: Option<PathBuf>,
+    /// Config file (TOML, same keys as the long flags). Default: the platform config dir's config.toml.
+    #[arg(long, global = true, env = "RESETCTL_CONFIG", value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Log filter (error, warn, info, debug, trace, or a tracing directive); RUST_LOG wins. Default: info.
+    #[arg(long, global = true, env = "RESETCTL_LOG", value_name = "FILTER")]
+    pub log: Option<String>,
+    /// Evaluate and publish as of this time instead of the clock (with an explicit offset).
+    #[arg(long, global = true, env = "RESETCTL_NOW", value_name = "TIME", value_parser = parse_time)]
+    pub now: Option<Timestamp>,
+    /// How many snapshot versions to keep after a publish. Default: 50.
+    #[arg(long, global = true, env = "RESETCTL_KEEP", value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub keep: Option<u32>,
+    /// Seconds to wait for the data-dir lock before giving up with exit code 75. Default: 10.
+    #[arg(long, global = true, env = "RESETCTL_LOCK_TIMEOUT", value_name = "SECONDS", value_parser = parse_seconds)]
+    pub lock_timeout: Option<f64>,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Import historical records into a standalone instance, then publish.
+    ///
+    /// FILE is a records document ({generatedAt, lastSuccessfulCheckAt, records}) or a
+    /// bare JSON array of records; "-" reads stdin; without FILE the bundled history is
+    /// imported. Every id gets the "seed:" marker. Re-running the same seed changes
+    /// nothing; a record that differs from a stored one with the same id is a conflict,
+    /// reported by index and id, and then nothing is imported.
+    #[command(
+        after_help = "Examples:\n  resetctl seed\n  resetctl seed history.json\n  curl -s https://example.org/records.json | resetctl seed -"
+    )]
+    Seed {
+        /// The seed file ("-" for stdin); default: the bundled history.
+        #[arg(value_name = "FILE")]
+        file: Option<PathBuf>,
+    },
+    /// Republish a standalone instance's records at the current time (re-evaluates states).
+    Publish,
+    /// Write the current snapshot as a records document (the upstream format).
+    #[command(
+        after_help = "Examples:\n  resetctl export -o /var/www/records.json   # let nginx serve it as an upstream"
+    )]
+    Export {
+        /// Output file (written atomically); default: stdout.
+        #[arg(short, long, value_name = "FILE")]
+        output: Option<PathBuf>,
+    },
+    /// Show what is published and how fresh it is; exit 69 when nothing is.
+    Status {
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// List, show, prune or roll back published versions.
+    #[command(subcommand)]
+    Snapshots(SnapshotsCommand),
+    /// Print a shell completion script.
+    #[command(
+        after_help = "Examples:\n  resetctl completions bash > /etc/bash_completion.d/resetctl"
+    )]
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+    /// Write the man pages into DIR (used by `make man`).
+    #[command(hide = true)]
+    Man {
+        /// Target directory.
+        dir: PathBuf,
+    },
+}
+
+/// `resetctl snapshots …`.
+#[derive(Debug, Subcommand)]
+pub enum SnapshotsCommand {
+    /// List the versions on disk, oldest first; the current one is marked.
+    List {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show one version: its meta and counts, or the whole file with --json.
+    Show {
+        /// Sequence number.
+        seq: u64,
+        /// Print the whole snapshot file.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Delete all but the newest N versions (never the current one).
+    Prune {
+        /// How many to keep.
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+        keep: u32,
+    },
+    /// Make an earlier (or later) valid version current again.
+    Rollback {
+        /// Sequence number.
+        seq: u64,
+    },
+}
+
+fn parse_time(text: &str) -> Result<Timestamp, String> {
+    parse_operator_time(text)
+}
+
+fn parse_seconds(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
+        _ => Err(format!("{text:?} is not a number of seconds (0 or more)")),
+    }
+}

@@ -1,0 +1,143 @@
+//! `seed`, `publish`, `export` and `status`.
+
+use std::io::Read;
+use std::path::Path;
+
+use resetctl::standalone;
+use resetctl::status::{status_report, StatusReport};
+
+use crate::exit::{CliError, Code};
+use crate::output::{json, print};
+use crate::settings::Settings;
+
+pub fn seed(settings: &Settings, file: Option<&Path>) -> Result<(), CliError> {
+    let (name, bytes) = match file {
+        None => (
+            "bundled history".to_owned(),
+            resetctl::BUNDLED_SEED_HISTORY.to_vec(),
+        ),
+        Some(path) if path == Path::new("-") => {
+            let mut bytes = Vec::new();
+            std::io::stdin()
+                .read_to_end(&mut bytes)
+                .map_err(|e| CliError::new(Code::IoErr, format!("cannot read stdin: {e}")))?;
+            ("stdin".to_owned(), bytes)
+        }
+        Some(path) => {
+            let bytes = std::fs::read(path).map_err(|e| {
+                CliError::new(Code::IoErr, format!("cannot read {}: {e}", path.display()))
+            })?;
+            (path.display().to_string(), bytes)
+        }
+    };
+    let store = settings.store();
+    let report = standalone::seed(&store, &name, &bytes, settings.publish())?;
+    print(&format!(
+        "seeded from {name}: {} added, {} already present; snapshot {} is current ({} records)\n",
+        report.added,
+        report.unchanged,
+        report.snapshot.sequence,
+        report.snapshot.records.len()
+    ))
+}
+
+pub fn publish(settings: &Settings) -> Result<(), CliError> {
+    let snapshot = standalone::publish(&settings.store(), settings.publish())?;
+    print(&format!(
+        "published snapshot {} ({} records) at {}\n",
+        snapshot.sequence,
+        snapshot.records.len(),
+        snapshot.published_at
+    ))
+}
+
+pub fn export(settings: &Settings, output: Option<&Path>) -> Result<(), CliError> {
+    let store = settings.store();
+    let snapshot = store.load_current()?.ok_or_else(nothing_published)?;
+    let mut text =
+        serde_json::to_string_pretty(&snapshot.to_document()).expect("records serialise");
+    text.push('\n');
+    match output {
+        None => print(&text),
+        Some(path) => {
+            resetctl::store::write_atomic(path, text.as_bytes())
+                .map_err(|e| CliError::new(Code::IoErr, e.to_string()))?;
+            eprintln!(
+                "exported snapshot {} ({} records) to {}",
+                snapshot.sequence,
+                snapshot.records.len(),
+                path.display()
+            );
+            Ok(())
+        }
+    }
+}
+
+pub fn status(settings: &Settings, as_json: bool) -> Result<(), CliError> {
+    let report = status_report(&settings.store(), settings.now)?;
+    print(&if as_json {
+        json(&report)
+    } else {
+        render(&report)
+    })?;
+    if report.snapshot.is_none() {
+        return Err(nothing_published());
+    }
+    Ok(())
+}
+
+fn nothing_published() -> CliError {
+    CliError::new(
+        Code::Unavailable,
+        "nothing is published yet in this data dir; run `resetctl seed` or `resetctl sync`",
+    )
+}
+
+fn render(report: &StatusReport) -> String {
+    let mut out = format!("data dir:  {}\n", report.data_dir.display());
+    let Some(s) = &report.snapshot else {
+        out.push_str("snapshot:  none published\n");
+        return out;
+    };
+    let counts = |map: &std::collections::BTreeMap<&str, usize>| {
+        map.iter()
+            .map(|(k, v)| format!("{k} {v}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    out.push_str(&format!("mode:      {}\n", report.mode.unwrap_or("-")));
+    out.push_str(&format!(
+        "snapshot:  #{} ({})\n",
+        s.sequence,
+        s.path.display()
+    ));
+    out.push_str(&format!(
+        "generated: {} ({} ago)\n",
+        s.generated_at,
+        human_age(s.age_seconds)
+    ));
+    out.push_str(&format!("published: {}\n", s.published_at));
+    out.push_str(&format!(
+        "checked:   {}\n",
+        s.last_successful_check_at
+            .map_or("never".to_owned(), |t| t.to_string())
+    ));
+    out.push_str(&format!(
+        "records:   {} ({})\n",
+        s.records,
+        counts(&s.by_kind)
+    ));
+    out.push_str(&format!("schedules: {}\n", counts(&s.by_schedule_state)));
+    out.push_str(&format!("versions:  {} on disk\n", s.versions_on_disk));
+    out
+}
+
+fn human_age(seconds: i64) -> String {
+    let s = seconds.max(0);
+    match s {
+        0..=119 => format!("{s}s"),
+        120..=7199 => format!("{}m", s / 60),
+        7200..=172_799 => format!("{}h", s / 3600),
+        _ => format!("{}d", s / 86_400),
+    }
+}

@@ -1,0 +1,49 @@
+//! One function per subcommand; `dispatch` picks it.
+
+mod data;
+mod snapshots;
+
+use clap::CommandFactory;
+
+use crate::args::{Cli, Command};
+use crate::exit::{CliError, Code};
+use crate::output::print;
+use crate::settings::Settings;
+
+/// Runs the parsed command.
+pub fn dispatch(cli: Cli) -> Result<(), CliError> {
+    match cli.command {
+        Command::Completions { shell } => {
+            let mut out = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "resetctl", &mut out);
+            print(&String::from_utf8_lossy(&out))
+        }
+        Command::Man { dir } => write_man_pages(&dir),
+        command => {
+            let settings = Settings::resolve(&cli.global)?;
+            match command {
+                Command::Seed { file } => data::seed(&settings, file.as_deref()),
+                Command::Publish => data::publish(&settings),
+                Command::Export { output } => data::export(&settings, output.as_deref()),
+                Command::Status { json } => data::status(&settings, json),
+                Command::Snapshots(sub) => snapshots::run(&settings, sub),
+                Command::Completions { .. } | Command::Man { .. } => unreachable!("handled above"),
+            }
+        }
+    }
+}
+
+fn write_man_pages(dir: &std::path::Path) -> Result<(), CliError> {
+    let io = |e: std::io::Error| {
+        CliError::new(
+            Code::IoErr,
+            format!("cannot write man pages to {}: {e}", dir.display()),
+        )
+    };
+    std::fs::create_dir_all(dir).map_err(io)?;
+    for (name, bytes) in crate::man::render_man_pages() {
+        resetctl::store::write_atomic(&dir.join(&name), &bytes)
+            .map_err(|e| CliError::new(Code::IoErr, e.to_string()))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,81 @@
+//! `resetctl snapshots list | show | prune | rollback`.
+
+use serde_json::json;
+
+use crate::args::SnapshotsCommand;
+use crate::exit::CliError;
+use crate::output::{json, print};
+use crate::settings::Settings;
+
+pub fn run(settings: &Settings, command: SnapshotsCommand) -> Result<(), CliError> {
+    let store = settings.store();
+    match command {
+        SnapshotsCommand::List { json: as_json } => {
+            let entries = store.list()?;
+            if as_json {
+                let list: Vec<_> = entries
+                    .iter()
+                    .map(|e| json!({"sequence": e.sequence, "path": e.path, "bytes": e.bytes, "current": e.current}))
+                    .collect();
+                return print(&json(&list));
+            }
+            let mut out = String::new();
+            for e in &entries {
+                let mark = if e.current { "*" } else { " " };
+                out.push_str(&format!(
+                    "{mark} {:>6}  {:>10} bytes  {}\n",
+                    e.sequence,
+                    e.bytes,
+                    e.path.display()
+                ));
+            }
+            if entries.is_empty() {
+                out.push_str("no snapshots published\n");
+            }
+            print(&out)
+        }
+        SnapshotsCommand::Show { seq, json: as_json } => {
+            let snapshot = store.load(seq)?;
+            if as_json {
+                return print(&json(&snapshot));
+            }
+            print(&format!(
+                "sequence:  {}\nmode:      {}\npublished: {}\ngenerated: {}\nchecked:   {}\nrecords:   {}\n",
+                snapshot.sequence,
+                snapshot.mode.as_str(),
+                snapshot.published_at,
+                snapshot.generated_at,
+                snapshot.last_successful_check_at.map_or("never".to_owned(), |t| t.to_string()),
+                snapshot.records.len()
+            ))
+        }
+        SnapshotsCommand::Prune { keep } => {
+            let lock = store.lock(settings.lock_timeout, "resetctl snapshots prune")?;
+            let removed = store.prune(&lock, keep as usize)?;
+            print(&format!(
+                "removed {} version(s){}\n",
+                removed.len(),
+                list_suffix(&removed)
+            ))
+        }
+        SnapshotsCommand::Rollback { seq } => {
+            let lock = store.lock(settings.lock_timeout, "resetctl snapshots rollback")?;
+            store.rollback(&lock, seq)?;
+            print(&format!("snapshot {seq} is current\n"))
+        }
+    }
+}
+
+fn list_suffix(seqs: &[u64]) -> String {
+    if seqs.is_empty() {
+        String::new()
+    } else {
+        format!(
+            ": {}",
+            seqs.iter()
+                .map(u64::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    }
+}

@@ -1,0 +1,109 @@
+//! Exit codes (sysexits-style) and the mapping from library errors to them.
+//!
+//! One exhaustive match per library error type, so a new error variant
+//! cannot ship without a decided exit code.
+
+use std::process::ExitCode;
+
+use resetctl::config::ConfigError;
+use resetctl::history::HistoryError;
+use resetctl::snapshot::SnapshotError;
+use resetctl::standalone::StandaloneError;
+use resetctl::store::LockError;
+
+/// The documented exit codes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Code {
+    /// Success.
+    Ok = 0,
+    /// A flag, argument or config key is wrong (EX_USAGE).
+    Usage = 64,
+    /// Input data is invalid: a seed file, a snapshot, an upstream body (EX_DATAERR).
+    DataErr = 65,
+    /// Nothing to serve or report: no snapshot published yet (EX_UNAVAILABLE).
+    Unavailable = 69,
+    /// Reading or writing a file failed (EX_IOERR).
+    IoErr = 74,
+    /// Try again later: the data dir is locked by another command (EX_TEMPFAIL).
+    TempFail = 75,
+}
+
+impl From<Code> for ExitCode {
+    fn from(code: Code) -> Self {
+        ExitCode::from(code as u8)
+    }
+}
+
+/// A failed command: one line for the operator and the exit code.
+#[derive(Debug)]
+pub struct CliError {
+    /// The exit code.
+    pub code: Code,
+    /// The message, printed after `resetctl: `.
+    pub message: String,
+}
+
+impl CliError {
+    /// An error with an explicit code.
+    pub fn new(code: Code, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+        }
+    }
+}
+
+impl From<LockError> for CliError {
+    fn from(err: LockError) -> Self {
+        let code = match &err {
+            LockError::Busy { .. } => Code::TempFail,
+            LockError::Io { .. } => Code::IoErr,
+        };
+        CliError::new(code, err.to_string())
+    }
+}
+
+impl From<SnapshotError> for CliError {
+    fn from(err: SnapshotError) -> Self {
+        let code = match &err {
+            SnapshotError::Read { .. } | SnapshotError::Write(_) => Code::IoErr,
+            SnapshotError::Lock(LockError::Busy { .. }) => Code::TempFail,
+            SnapshotError::Lock(LockError::Io { .. }) => Code::IoErr,
+            SnapshotError::Corrupt { .. } | SnapshotError::BadPointer { .. } => Code::DataErr,
+            SnapshotError::NoSuchSequence(_) | SnapshotError::Refused(_) => Code::Usage,
+        };
+        CliError::new(code, err.to_string())
+    }
+}
+
+impl From<HistoryError> for CliError {
+    fn from(err: HistoryError) -> Self {
+        let code = match &err {
+            HistoryError::Read { .. } | HistoryError::Write(_) => Code::IoErr,
+            HistoryError::Corrupt { .. } => Code::DataErr,
+        };
+        CliError::new(code, err.to_string())
+    }
+}
+
+impl From<StandaloneError> for CliError {
+    fn from(err: StandaloneError) -> Self {
+        match err {
+            StandaloneError::History(e) => e.into(),
+            StandaloneError::Snapshot(e) => e.into(),
+            e @ (StandaloneError::BadSeed { .. }
+            | StandaloneError::Conflicts(_)
+            | StandaloneError::Invalid(_)) => CliError::new(Code::DataErr, e.to_string()),
+        }
+    }
+}
+
+impl From<ConfigError> for CliError {
+    fn from(err: ConfigError) -> Self {
+        let code = match &err {
+            ConfigError::Read { .. } => Code::IoErr,
+            ConfigError::Invalid { .. } => Code::Usage,
+        };
+        CliError::new(code, err.to_string())
+    }
+}

@@ -1,0 +1,70 @@
+//! Resolves the global settings once: flags > env > config file > defaults.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use resetctl::config::{default_data_dir, layer, load_config};
+use resetctl::model::Timestamp;
+use resetctl::snapshot::{SnapshotStore, DEFAULT_KEEP};
+use resetctl::standalone::PublishSettings;
+
+use crate::args::GlobalArgs;
+use crate::exit::{CliError, Code};
+
+/// The resolved global settings.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// The data dir.
+    pub data_dir: PathBuf,
+    /// The clock: `--now` or the system time at start.
+    pub now: Timestamp,
+    /// Retention.
+    pub keep: usize,
+    /// Lock wait.
+    pub lock_timeout: Duration,
+}
+
+impl Settings {
+    /// Builds settings from the parsed global flags.
+    pub fn resolve(global: &GlobalArgs) -> Result<Self, CliError> {
+        let config = load_config(global.config.as_deref())?;
+        let file = &config.values;
+        let data_dir = match global.data_dir.clone().or_else(|| file.data_dir.clone()) {
+            Some(dir) => dir,
+            None => default_data_dir().ok_or_else(|| {
+                CliError::new(Code::Usage, "no home directory to put the data dir in; pass --data-dir or set RESETCTL_DATA_DIR")
+            })?,
+        };
+        let keep = layer(global.keep.map(|k| k as usize), file.keep, DEFAULT_KEEP);
+        if keep == 0 {
+            return Err(CliError::new(Code::Usage, "keep must be at least 1"));
+        }
+        let lock_timeout = layer(global.lock_timeout, file.lock_timeout, 10.0);
+        if !(lock_timeout.is_finite() && lock_timeout >= 0.0) {
+            return Err(CliError::new(
+                Code::Usage,
+                "lock-timeout must be a number of seconds, 0 or more",
+            ));
+        }
+        Ok(Self {
+            data_dir,
+            now: global.now.unwrap_or_else(Timestamp::now),
+            keep,
+            lock_timeout: Duration::from_secs_f64(lock_timeout),
+        })
+    }
+
+    /// The snapshot store of the data dir.
+    pub fn store(&self) -> SnapshotStore {
+        SnapshotStore::new(&self.data_dir)
+    }
+
+    /// What publishing commands need.
+    pub fn publish(&self) -> PublishSettings {
+        PublishSettings {
+            now: self.now,
+            keep: self.keep,
+            lock_timeout: self.lock_timeout,
+        }
+    }
+}

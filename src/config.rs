@@ -1,0 +1,103 @@
+//! Layered settings: flags > environment (`RESETCTL_*`) > config file > defaults.
+//!
+//! clap merges flags with the environment (each flag names its variable);
+//! this module reads the TOML config file and supplies the defaults, so the
+//! CLI can resolve every setting with one call to [`layer`]. The file holds
+//! the same settings as the flags, spelled the same (`data-dir`, `listen`…);
+//! an unknown key is an error that names it rather than a silent typo.
+
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+/// The settings a config file may hold (the same names as the long flags).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+pub struct FileConfig {
+    /// `--data-dir`.
+    pub data_dir: Option<PathBuf>,
+    /// `--keep`: snapshot retention.
+    pub keep: Option<usize>,
+    /// `--lock-timeout`, seconds.
+    pub lock_timeout: Option<f64>,
+    /// `--log`: a tracing filter.
+    pub log: Option<String>,
+    /// `serve --listen`.
+    pub listen: Option<String>,
+}
+
+/// A config file that could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The named file does not exist or cannot be read.
+    #[error("cannot read config file {path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: io::Error,
+    },
+    /// The file is not valid TOML or has an unknown or mistyped key.
+    #[error("config file {path}: {message}")]
+    Invalid {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong, as the TOML parser says it (with line and column).
+        message: String,
+    },
+}
+
+/// A loaded config file (or none).
+#[derive(Debug, Clone, Default)]
+pub struct Config {
+    /// Where it came from; `None` when no file was found.
+    pub path: Option<PathBuf>,
+    /// Its values.
+    pub values: FileConfig,
+}
+
+fn project_dirs() -> Option<directories::ProjectDirs> {
+    directories::ProjectDirs::from("", "", "resetctl")
+}
+
+/// The platform's config file location (`~/.config/resetctl/config.toml` on Linux).
+pub fn default_config_path() -> Option<PathBuf> {
+    project_dirs().map(|d| d.config_dir().join("config.toml"))
+}
+
+/// The platform's data dir (`~/.local/share/resetctl` on Linux).
+pub fn default_data_dir() -> Option<PathBuf> {
+    project_dirs().map(|d| d.data_dir().to_owned())
+}
+
+/// Loads `explicit` (which must exist) or else the default file if it exists.
+pub fn load_config(explicit: Option<&Path>) -> Result<Config, ConfigError> {
+    let (path, required) = match explicit {
+        Some(path) => (path.to_owned(), true),
+        None => match default_config_path() {
+            Some(path) => (path, false),
+            None => return Ok(Config::default()),
+        },
+    };
+    let text = match fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == io::ErrorKind::NotFound && !required => return Ok(Config::default()),
+        Err(source) => return Err(ConfigError::Read { path, source }),
+    };
+    let values = toml::from_str(&text).map_err(|e| ConfigError::Invalid {
+        path: path.clone(),
+        message: e.to_string().trim().to_owned(),
+    })?;
+    Ok(Config {
+        path: Some(path),
+        values,
+    })
+}
+
+/// The one precedence rule: the flag-or-env value, else the file's, else the default.
+pub fn layer<T>(flag_or_env: Option<T>, file: Option<T>, default: T) -> T {
+    flag_or_env.or(file).unwrap_or(default)
+}

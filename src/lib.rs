@@ -1,0 +1,30 @@
+//! `resetctl`: records of announced and completed usage-limit resets,
+//! published as versioned JSON snapshots and served as a read-only API.
+//!
+//! # Layout
+//!
+//! - [`model`]: records, their parts, meta, timestamps and validation rules;
+//! - [`document`]: the records document (seed files, export, upstream);
+//! - [`state`]: schedule states at publish time (injectable clock);
+//! - [`store`]: atomic writes and the data-dir lock;
+//! - [`snapshot`]: versioned snapshots (publish, load, list, prune, rollback);
+//! - [`history`]: seeded history of a standalone instance;
+//! - [`standalone`]: seeding and publishing a standalone instance;
+//! - [`config`]: layered settings (flags > env > file > defaults);
+//! - [`status`]: what an operator sees in `resetctl status`.
+//!
+//! Nothing here knows about clap; HTTP lives only in `api`.
+
+pub mod config;
+
+/// The seed history bundled with the project (`snapshots/seed-history.json`),
+/// built into the binary so `resetctl seed` works on a fresh machine.
+pub const BUNDLED_SEED_HISTORY: &[u8] = include_bytes!("../snapshots/seed-history.json");
+pub mod document;
+pub mod history;
+pub mod model;
+pub mod snapshot;
+pub mod standalone;
+pub mod state;
+pub mod status;
+pub mod store;

@@ -1,0 +1,235 @@
+//! The one timestamp type of the project.
+//!
+//! Every timestamp the service reads or writes is UTC with exactly three
+//! fraction digits and a `Z` suffix (`2026-11-20T10:00:00.000Z`). Anything
+//! else is refused, never guessed: the parser below accepts only that form.
+//! Internally a timestamp is milliseconds since the Unix epoch, so ordering
+//! and arithmetic are integer operations.
+
+use std::fmt;
+
+use chrono::{DateTime, Datelike, NaiveDate, NaiveDateTime, NaiveTime, Timelike, Utc};
+use serde::{de, Deserialize, Deserializer, Serialize, Serializer};
+
+/// A UTC instant with millisecond precision.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Timestamp(i64);
+
+/// Why a string is not a timestamp of the one accepted form.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("expected a UTC timestamp of the form YYYY-MM-DDTHH:MM:SS.mmmZ, got {0:?}")]
+pub struct TimestampError(pub String);
+
+impl Timestamp {
+    /// The instant `millis` milliseconds after the Unix epoch.
+    pub const fn from_millis(millis: i64) -> Self {
+        Self(millis)
+    }
+
+    /// Milliseconds since the Unix epoch.
+    pub const fn as_millis(self) -> i64 {
+        self.0
+    }
+
+    /// The current system time, truncated to milliseconds.
+    pub fn now() -> Self {
+        Self(Utc::now().timestamp_millis())
+    }
+
+    /// This instant as a chrono value, for calendar arithmetic.
+    pub fn to_datetime(self) -> DateTime<Utc> {
+        DateTime::from_timestamp_millis(self.0).unwrap_or(DateTime::<Utc>::MIN_UTC)
+    }
+
+    /// The instant of a chrono value, truncated to milliseconds.
+    pub fn from_datetime<Tz: chrono::TimeZone>(value: &DateTime<Tz>) -> Self {
+        Self(value.timestamp_millis())
+    }
+
+    /// This instant plus `millis` milliseconds (saturating).
+    pub const fn add_millis(self, millis: i64) -> Self {
+        Self(self.0.saturating_add(millis))
+    }
+
+    /// Parses exactly `YYYY-MM-DDTHH:MM:SS.mmmZ`.
+    pub fn parse(text: &str) -> Result<Self, TimestampError> {
+        let fail = || TimestampError(text.to_owned());
+        let b = text.as_bytes();
+        if b.len() != 24
+            || b[4] != b'-'
+            || b[7] != b'-'
+            || b[10] != b'T'
+            || b[13] != b':'
+            || b[16] != b':'
+            || b[19] != b'.'
+            || b[23] != b'Z'
+        {
+            return Err(fail());
+        }
+        let num = |range: std::ops::Range<usize>| -> Result<u32, TimestampError> {
+            let mut value = 0u32;
+            for &c in &b[range] {
+                if !c.is_ascii_digit() {
+                    return Err(fail());
+                }
+                value = value * 10 + u32::from(c - b'0');
+            }
+            Ok(value)
+        };
+        let (year, month, day) = (num(0..4)?, num(5..7)?, num(8..10)?);
+        let (hour, minute, second, milli) =
+            (num(11..13)?, num(14..16)?, num(17..19)?, num(20..23)?);
+        let date = NaiveDate::from_ymd_opt(year as i32, month, day).ok_or_else(fail)?;
+        if second > 59 {
+            return Err(fail());
+        }
+        let time = NaiveTime::from_hms_milli_opt(hour, minute, second, milli).ok_or_else(fail)?;
+        Ok(Self(
+            NaiveDateTime::new(date, time).and_utc().timestamp_millis(),
+        ))
+    }
+}
+
+/// Parses a time an operator typed: it must carry an explicit UTC offset
+/// (decisions.md, "Time"), and is converted to UTC. Accepted forms:
+/// RFC 3339 (`2026-11-20T18:00:00+08:00`, `2026-11-20T10:00:00.000Z`) and
+/// `2026-11-20 18:00[:SS] +08:00`. A time without an offset is refused.
+pub fn parse_operator_time(text: &str) -> Result<Timestamp, String> {
+    let trimmed = text.trim();
+    if let Ok(dt) = DateTime::parse_from_rfc3339(trimmed) {
+        return Ok(Timestamp::from_datetime(&dt));
+    }
+    for format in [
+        "%Y-%m-%d %H:%M %:z",
+        "%Y-%m-%d %H:%M:%S %:z",
+        "%Y-%m-%d %H:%M %z",
+        "%Y-%m-%d %H:%M:%S %z",
+    ] {
+        if let Ok(dt) = DateTime::parse_from_str(trimmed, format) {
+            return Ok(Timestamp::from_datetime(&dt));
+        }
+    }
+    let has_offset = trimmed.ends_with('Z')
+        || trimmed
+            .rsplit_once(['+', '-'])
+            .is_some_and(|(_, tail)| tail.contains(':') && tail.len() <= 5);
+    Err(if has_offset {
+        format!("cannot read {text:?} as a time; use 2026-11-20T18:00:00+08:00 or \"2026-11-20 18:00 +08:00\"")
+    } else {
+        format!("{text:?} has no UTC offset; add one (e.g. \"2026-11-20 18:00 +08:00\" or a trailing Z): times are never guessed")
+    })
+}
+
+impl fmt::Display for Timestamp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let dt = self.to_datetime();
+        write!(
+            f,
+            "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",
+            dt.year(),
+            dt.month(),
+            dt.day(),
+            dt.hour(),
+            dt.minute(),
+            dt.second(),
+            self.0.rem_euclid(1000)
+        )
+    }
+}
+
+impl std::str::FromStr for Timestamp {
+    type Err = TimestampError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::parse(s)
+    }
+}
+
+impl Serialize for Timestamp {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Timestamp {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl de::Visitor<'_> for Visitor {
+            type Value = Timestamp;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a UTC timestamp of the form YYYY-MM-DDTHH:MM:SS.mmmZ")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Timestamp, E> {
+                Timestamp::parse(v).map_err(E::custom)
+            }
+        }
+        deserializer.deserialize_str(Visitor)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips_the_one_form() {
+        for text in [
+            "2026-11-20T10:00:00.000Z",
+            "1970-01-01T00:00:00.000Z",
+            "2024-02-29T23:59:59.999Z",
+        ] {
+            assert_eq!(Timestamp::parse(text).unwrap().to_string(), text);
+        }
+        assert_eq!(
+            Timestamp::parse("1970-01-01T00:00:01.500Z")
+                .unwrap()
+                .as_millis(),
+            1500
+        );
+    }
+
+    #[test]
+    fn operator_times_need_an_offset() {
+        let utc = |t: &str| parse_operator_time(t).map(|ts| ts.to_string());
+        assert_eq!(
+            utc("2026-11-20 18:00 +08:00"),
+            Ok("2026-11-20T10:00:00.000Z".into())
+        );
+        assert_eq!(
+            utc("2026-11-20T18:00:00+08:00"),
+            Ok("2026-11-20T10:00:00.000Z".into())
+        );
+        assert_eq!(
+            utc("2026-11-20T10:00:00.000Z"),
+            Ok("2026-11-20T10:00:00.000Z".into())
+        );
+        assert_eq!(
+            utc("2026-11-20 18:00:30 -05:00"),
+            Ok("2026-11-20T23:00:30.000Z".into())
+        );
+        let err = utc("2026-11-20 18:00").unwrap_err();
+        assert!(err.contains("has no UTC offset"), "{err}");
+    }
+
+    #[test]
+    fn refuses_every_other_form() {
+        for text in [
+            "2026-11-20T10:00:00Z",
+            "2026-11-20T10:00:00.00Z",
+            "2026-11-20T10:00:00.0000Z",
+            "2026-11-20T10:00:00.000+00:00",
+            "2026-11-20 10:00:00.000Z",
+            "2026-02-30T10:00:00.000Z",
+            "2026-11-20T24:00:00.000Z",
+            "2026-11-20T10:00:60.000Z",
+            "2026-11-20t10:00:00.000z",
+            "+026-11-20T10:00:00.000Z",
+            "",
+        ] {
+            assert_eq!(
+                Timestamp::parse(text),
+                Err(TimestampError(text.to_owned())),
+                "{text}"
+            );
+        }
+    }
+}

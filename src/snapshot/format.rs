@@ -1,0 +1,74 @@
+//! The snapshot file format.
+
+use serde::{Deserialize, Serialize};
+
+use crate::document::{decode, DocumentError, RecordsDocument};
+use crate::model::validate::validate_records;
+use crate::model::{Record, Timestamp};
+
+/// The `format` tag of version 1 snapshot files.
+pub const SNAPSHOT_FORMAT: &str = "resetctl-snapshot/1";
+
+/// Where a snapshot's records come from; decides whether `meta.dataSource` is served.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    /// Records collected locally (seed history and the operator ledger).
+    Standalone,
+    /// Records of the last good upstream document.
+    Upstream,
+}
+
+impl Mode {
+    /// The lower-case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Standalone => "standalone",
+            Mode::Upstream => "upstream",
+        }
+    }
+}
+
+/// One published version: the records and the meta they were published with.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Snapshot {
+    /// Always [`SNAPSHOT_FORMAT`]; checked on load.
+    pub format: String,
+    /// Monotonic version number within one data dir.
+    pub sequence: u64,
+    /// When this version was written.
+    pub published_at: Timestamp,
+    /// Standalone or upstream-sync.
+    pub mode: Mode,
+    /// `meta.generatedAt`.
+    pub generated_at: Timestamp,
+    /// `meta.lastSuccessfulCheckAt`.
+    pub last_successful_check_at: Option<Timestamp>,
+    /// The records, states already evaluated, only the publishable ones.
+    pub records: Vec<Record>,
+}
+
+impl Snapshot {
+    /// Decodes and validates a snapshot file's bytes.
+    pub fn from_slice(bytes: &[u8]) -> Result<Self, DocumentError> {
+        let snapshot: Snapshot = decode(bytes, "records")?;
+        if snapshot.format != SNAPSHOT_FORMAT {
+            return Err(DocumentError::Document {
+                field: "format".into(),
+                problem: format!("expected {SNAPSHOT_FORMAT:?}, got {:?}", snapshot.format),
+            });
+        }
+        validate_records(&snapshot.records)?;
+        Ok(snapshot)
+    }
+
+    /// The snapshot as a records document (what `export` writes).
+    pub fn to_document(&self) -> RecordsDocument {
+        RecordsDocument {
+            generated_at: self.generated_at,
+            last_successful_check_at: self.last_successful_check_at,
+            records: self.records.clone(),
+        }
+    }
+}

@@ -1,0 +1,44 @@
+//! Schedule states, evaluated when a snapshot is published
+//! (decisions.md, "Schedule states").
+//!
+//! The clock is a parameter: callers pass `now`, so tests and the CLI's
+//! `--now` choose the instant and nothing here reads the system time.
+
+use crate::model::{Record, ScheduleState, Timestamp};
+
+/// The state a schedule has at `now`, from its own fields.
+///
+/// - `fulfilled`: a completion is confirmed (`completedAt` and an origin set);
+/// - `unknown`: no window is known;
+/// - `pending`: the window's end has not passed (`now <= endAt`);
+/// - `elapsed`: the window ended with no confirmed completion.
+pub fn schedule_state_at(record: &Record, now: Timestamp) -> ScheduleState {
+    if record.completed_at.is_some() && record.fulfillment_origin.is_some() {
+        return ScheduleState::Fulfilled;
+    }
+    match record.schedule_window {
+        None => ScheduleState::Unknown,
+        Some(window) if now <= window.end_at => ScheduleState::Pending,
+        Some(_) => ScheduleState::Elapsed,
+    }
+}
+
+/// Sets `scheduleState` on every schedule; completions keep `null`.
+pub fn evaluate_states(records: &mut [Record], now: Timestamp) {
+    for record in records.iter_mut().filter(|r| r.is_schedule()) {
+        record.schedule_state = Some(schedule_state_at(record, now));
+    }
+}
+
+/// When the next pending window ends after `now`, if any: the moment a
+/// republish is due so that `elapsed` appears on time.
+pub fn next_state_change(records: &[Record], now: Timestamp) -> Option<Timestamp> {
+    records
+        .iter()
+        .filter(|r| r.is_schedule() && r.completed_at.is_none())
+        .filter_map(|r| r.schedule_window.map(|w| w.end_at))
+        .filter(|end| *end >= now)
+        .min()
+        // A window is pending while `now <= endAt`, so it turns elapsed one millisecond later.
+        .map(|end| end.add_millis(1))
+}

@@ -1,0 +1,12 @@
+//! Durable file writes shared by every writer of the data dir.
+//!
+//! One writer per file, and every write is atomic: a temp file in the same
+//! directory, fsync, rename over the target, fsync the directory. Writers
+//! serialise on one exclusive lock file per data dir, which also records who
+//! holds it so that a waiting command can say so.
+
+mod atomic;
+mod lock;
+
+pub use atomic::{write_atomic, AtomicWriteError};
+pub use lock::{DataDirLock, LockError};

@@ -1,0 +1,159 @@
+//! CLI conventions: exit codes, settings precedence, help, completions and
+//! man pages that match the clap definitions.
+
+use crate::util::{repo_root, World};
+
+#[test]
+fn usage_errors_exit_64_and_help_exits_0() {
+    let w = World::new();
+    let bad = w.run(&["frobnicate"]);
+    assert_eq!(bad.code, 64);
+    assert!(
+        bad.stderr.contains("unrecognized subcommand 'frobnicate'"),
+        "{}",
+        bad.stderr
+    );
+    let no_offset = w.run(&["--now", "2026-11-20 10:00", "status"]).code(64);
+    assert!(
+        no_offset
+            .stderr
+            .contains("\"2026-11-20 10:00\" has no UTC offset"),
+        "{}",
+        no_offset.stderr
+    );
+    let help = w.run(&["--help"]).success();
+    assert!(
+        help.stdout.contains("Examples:") && help.stdout.contains("Exit codes:"),
+        "{}",
+        help.stdout
+    );
+    assert!(w
+        .run(&["--version"])
+        .success()
+        .stdout
+        .starts_with("resetctl "));
+}
+
+#[test]
+fn flags_beat_env_beats_config_file() {
+    let w = World::new();
+    let from_file = w.path("from-file");
+    let from_env = w.path("from-env");
+    let from_flag = w.path("from-flag");
+    let config = w.path("config.toml");
+    std::fs::write(
+        &config,
+        format!("data-dir = {:?}\n", from_file.to_str().unwrap()),
+    )
+    .unwrap();
+    let status_dir = |cmd: &mut std::process::Command| -> String {
+        let out = crate::util::Run::from(cmd.output().unwrap());
+        out.json()["dataDir"].as_str().unwrap().to_owned()
+    };
+    // `World::cmd` passes --data-dir; build plain commands here instead.
+    let base = || {
+        let mut c = std::process::Command::new(crate::util::bin());
+        c.env_clear()
+            .env("HOME", w.path("home"))
+            .env("XDG_CONFIG_HOME", w.path("home/.config"));
+        c
+    };
+    let file_only =
+        status_dir(base().args(["--config", config.to_str().unwrap(), "status", "--json"]));
+    assert_eq!(file_only, from_file.to_str().unwrap());
+    let env = status_dir(base().env("RESETCTL_DATA_DIR", &from_env).args([
+        "--config",
+        config.to_str().unwrap(),
+        "status",
+        "--json",
+    ]));
+    assert_eq!(env, from_env.to_str().unwrap());
+    let flag = status_dir(base().env("RESETCTL_DATA_DIR", &from_env).args([
+        "--config",
+        config.to_str().unwrap(),
+        "status",
+        "--json",
+        "--data-dir",
+        from_flag.to_str().unwrap(),
+    ]));
+    assert_eq!(flag, from_flag.to_str().unwrap());
+    // The platform default config file is read when present.
+    std::fs::create_dir_all(w.path("home/.config/resetctl")).unwrap();
+    std::fs::copy(&config, w.path("home/.config/resetctl/config.toml")).unwrap();
+    assert_eq!(
+        status_dir(base().args(["status", "--json"])),
+        from_file.to_str().unwrap()
+    );
+    // And the platform data dir is the last resort.
+    std::fs::remove_file(w.path("home/.config/resetctl/config.toml")).unwrap();
+    let default = status_dir(
+        base()
+            .env("XDG_DATA_HOME", w.path("xdg-data"))
+            .args(["status", "--json"]),
+    );
+    assert_eq!(default, w.path("xdg-data/resetctl").to_str().unwrap());
+}
+
+#[test]
+fn a_bad_config_file_names_the_key() {
+    let w = World::new();
+    let config = w.path("config.toml");
+    std::fs::write(&config, "data-dri = \"/tmp/x\"\n").unwrap();
+    let run = w
+        .run(&["--config", config.to_str().unwrap(), "status"])
+        .code(64);
+    assert!(
+        run.stderr.contains("unknown field `data-dri`"),
+        "{}",
+        run.stderr
+    );
+    let missing = w
+        .run(&["--config", w.path("nope.toml").to_str().unwrap(), "status"])
+        .code(74);
+    assert!(
+        missing.stderr.contains("cannot read config file"),
+        "{}",
+        missing.stderr
+    );
+}
+
+#[test]
+fn completions_are_printed_for_each_shell() {
+    let w = World::new();
+    for shell in ["bash", "zsh", "fish"] {
+        let out = w.run(&["completions", shell]).success().stdout;
+        assert!(
+            out.contains("resetctl") && out.contains("snapshots"),
+            "{shell}"
+        );
+    }
+}
+
+#[test]
+fn committed_man_pages_match_the_clap_definitions() {
+    let dir = repo_root().join("man");
+    let mut stale = Vec::new();
+    let pages = resetctl_cli::man::render_man_pages();
+    for (name, bytes) in &pages {
+        if std::fs::read(dir.join(name)).ok().as_deref() != Some(bytes.as_slice()) {
+            stale.push(name.clone());
+        }
+    }
+    let committed: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.ends_with(".1"))
+        .collect();
+    for name in &committed {
+        if !pages.iter().any(|(n, _)| n == name) {
+            stale.push(format!("{name} (no longer generated)"));
+        }
+    }
+    assert!(
+        stale.is_empty(),
+        "man pages out of date: {stale:?}; run `make man` and commit"
+    );
+    assert!(pages
+        .iter()
+        .any(|(n, _)| n == "resetctl-snapshots-rollback.1"));
+}

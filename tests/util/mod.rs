@@ -1,0 +1,195 @@
+//! The test harness: runs the real binary with a scrubbed environment and a
+//! fresh temp data dir, and compares outputs with readable diffs.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+
+/// The binary under test.
+pub fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_resetctl")
+}
+
+/// A test's private world: a data dir and a home (so no user config leaks in).
+pub struct World {
+    pub tmp: tempfile::TempDir,
+}
+
+impl World {
+    pub fn new() -> Self {
+        Self {
+            tmp: tempfile::tempdir().expect("temp dir"),
+        }
+    }
+
+    pub fn data_dir(&self) -> PathBuf {
+        self.tmp.path().join("data")
+    }
+
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.tmp.path().join(name)
+    }
+
+    /// A `resetctl` command with `--data-dir` set and nothing else inherited.
+    pub fn cmd(&self) -> Command {
+        let mut cmd = Command::new(bin());
+        cmd.env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", self.tmp.path().join("home"))
+            .env("XDG_CONFIG_HOME", self.tmp.path().join("home/.config"))
+            .env("XDG_DATA_HOME", self.tmp.path().join("home/.local/share"))
+            .arg("--data-dir")
+            .arg(self.data_dir())
+            .stdin(Stdio::null());
+        cmd
+    }
+
+    /// Runs `resetctl ARGS…` to completion.
+    pub fn run(&self, args: &[&str]) -> Run {
+        Run::from(self.cmd().args(args).output().expect("spawn resetctl"))
+    }
+
+    /// Starts `resetctl ARGS…` without waiting.
+    pub fn spawn(&self, args: &[&str]) -> Child {
+        self.cmd()
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn resetctl")
+    }
+
+    /// Seeds the bundled history at a fixed time and asserts success.
+    pub fn seed_bundled(&self) {
+        self.run(&["--now", "2026-11-20T10:00:00.000Z", "seed"])
+            .success();
+    }
+
+    /// The current snapshot file, parsed.
+    pub fn current_snapshot(&self) -> serde_json::Value {
+        let status = self.run(&["status", "--json"]).success().json();
+        let path = status["snapshot"]["path"]
+            .as_str()
+            .expect("a current snapshot")
+            .to_owned();
+        serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+    }
+}
+
+/// A finished run.
+#[derive(Debug)]
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl From<Output> for Run {
+    fn from(out: Output) -> Self {
+        Self {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+}
+
+impl Run {
+    /// Asserts exit code 0.
+    #[track_caller]
+    pub fn success(self) -> Self {
+        self.code(0)
+    }
+
+    /// Asserts the exit code.
+    #[track_caller]
+    pub fn code(self, expected: i32) -> Self {
+        assert_eq!(
+            self.code, expected,
+            "exit code: expected {expected}, got {}\n--- stdout\n{}\n--- stderr\n{}",
+            self.code, self.stdout, self.stderr
+        );
+        self
+    }
+
+    /// Stdout as JSON.
+    #[track_caller]
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{}", self.stdout))
+    }
+}
+
+/// Reads a fixture under `tests/fixtures/`.
+pub fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixtures")
+        .join(name)
+}
+
+/// The repository root.
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// A tiny deterministic generator (xorshift) for randomised loops; the seed is printed.
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn from_time() -> Self {
+        let seed = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos() as u64
+            | 1;
+        eprintln!("rng seed {seed}");
+        Self(seed)
+    }
+
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n
+    }
+}
+
+/// A records document with `n` generated completion records (valid, distinct ids).
+pub fn generated_document(n: usize) -> String {
+    let mut records = Vec::with_capacity(n);
+    for i in 0..n {
+        let id = 3_000_000_000_000_000_000u64 + i as u64;
+        let secs = 1_780_000_000 + i as i64 * 60;
+        let at = chrono_like(secs);
+        records.push(format!(
+            r#"{{"id":"{id}","kind":"reset_completed","resetType":"global","announcedAt":"{at}","effectiveAt":"{at}","text":"Generated record {i}","confidence":0.9,"scope":{{"plans":["all"],"windows":["weekly"]}},"source":{{"origin":"x","postId":"{id}","handle":"gen","url":"https://x.com/gen/status/{id}"}},"schedulePrecision":null,"scheduleBasis":null,"scheduleWindow":null,"scheduleState":null,"completedAt":"{at}","completionRecordId":null,"fulfillmentOrigin":null,"relatedRecordIds":[]}}"#
+        ));
+    }
+    format!(
+        r#"{{"generatedAt":"2026-11-20T10:00:00.000Z","lastSuccessfulCheckAt":null,"records":[{}]}}"#,
+        records.join(",")
+    )
+}
+
+/// Seconds since the epoch as the one timestamp form (UTC, ms, Z).
+pub fn chrono_like(secs: i64) -> String {
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    // Civil-from-days (Howard Hinnant's algorithm), enough for test data.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.000Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
