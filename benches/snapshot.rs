@@ -21,9 +21,14 @@ fn records(n: usize) -> Vec<Record> {
                 reset_type: ResetType::Global,
                 announced_at: Some(at),
                 effective_at: Some(at),
-                text: Some(format!("Generated completion {i}: usage limits were reset.")),
+                text: Some(format!(
+                    "Generated completion {i}: usage limits were reset."
+                )),
                 confidence: Some(0.9),
-                scope: Some(Scope { plans: vec!["all".into()], windows: vec!["weekly".into()] }),
+                scope: Some(Scope {
+                    plans: vec!["all".into()],
+                    windows: vec!["weekly".into()],
+                }),
                 source: Source {
                     origin: Origin::X,
                     url: Some(format!("https://x.com/gen/status/{id}")),
@@ -48,16 +53,25 @@ fn bench(c: &mut Criterion) {
     let dir = tempfile::tempdir().unwrap();
     let store = SnapshotStore::new(dir.path());
     let now = Timestamp::from_millis(1_790_000_000_000);
-    let draft = || Draft { mode: Mode::Standalone, generated_at: now, last_successful_check_at: None, records: recs.clone() };
+    let draft = || Draft {
+        mode: Mode::Standalone,
+        generated_at: now,
+        last_successful_check_at: None,
+        records: recs.clone(),
+    };
     let lock = store.lock(Duration::from_secs(5), "bench").unwrap();
     let snap = store.publish(&lock, draft(), now, 3).unwrap();
     let bytes = std::fs::read(store.path_of(snap.sequence)).unwrap();
     eprintln!("100,000-record snapshot: {} bytes", bytes.len());
 
     let mut group = c.benchmark_group("snapshot_100k");
-    group.sample_size(10).measurement_time(Duration::from_secs(20));
+    group
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(20));
     group.throughput(Throughput::Bytes(bytes.len() as u64));
-    group.bench_function("load (decode + validate)", |b| b.iter(|| black_box(Snapshot::from_slice(&bytes).unwrap())));
+    group.bench_function("load (decode + validate)", |b| {
+        b.iter(|| black_box(Snapshot::from_slice(&bytes).unwrap()))
+    });
     group.bench_function("parse only (serde_json::Value)", |b| {
         b.iter(|| black_box(serde_json::from_slice::<serde_json::Value>(&bytes).unwrap()))
     });

@@ -11,10 +11,16 @@
 //! - [`history`]: seeded history of a standalone instance;
 //! - [`standalone`]: seeding and publishing a standalone instance;
 //! - [`config`]: layered settings (flags > env > file > defaults);
-//! - [`status`]: what an operator sees in `resetctl status`.
+//! - [`status`]: what an operator sees in `resetctl status`;
+//! - [`query`]: strict query parsing, filters, ordering, the precomputed view;
+//! - [`reload`]: watches the data dir and swaps the published view atomically;
+//! - [`api`]: warp routes, handlers, error bodies (translation only);
+//! - [`clock`]: the injectable clock.
 //!
 //! Nothing here knows about clap; HTTP lives only in `api`.
 
+pub mod api;
+pub mod clock;
 pub mod config;
 
 /// The seed history bundled with the project (`snapshots/seed-history.json`),
@@ -23,6 +29,8 @@ pub const BUNDLED_SEED_HISTORY: &[u8] = include_bytes!("../snapshots/seed-histor
 pub mod document;
 pub mod history;
 pub mod model;
+pub mod query;
+pub mod reload;
 pub mod snapshot;
 pub mod standalone;
 pub mod state;

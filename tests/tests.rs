@@ -3,7 +3,9 @@
 
 mod util;
 
+mod api;
 mod cli;
 mod crash;
+mod reload;
 mod seed;
 mod snapshots;

@@ -91,6 +91,15 @@ pub enum Command {
     /// List, show, prune or roll back published versions.
     #[command(subcommand)]
     Snapshots(SnapshotsCommand),
+    /// Answer the public API from the newest snapshot, reloading it as new ones land.
+    ///
+    /// Starts fine on an empty or missing data dir (answering 503 data_unavailable) and
+    /// begins serving the moment the first snapshot is published. SIGINT/SIGTERM stop
+    /// accepting connections and let in-flight requests finish (at most 10 s).
+    #[command(
+        after_help = "Examples:\n  resetctl --data-dir /var/lib/resetctl serve --listen 0.0.0.0:8080\n  RUST_LOG=resetctl::access=info resetctl serve"
+    )]
+    Serve(ServeArgs),
     /// Print a shell completion script.
     #[command(
         after_help = "Examples:\n  resetctl completions bash > /etc/bash_completion.d/resetctl"
@@ -105,6 +114,26 @@ pub enum Command {
         /// Target directory.
         dir: PathBuf,
     },
+}
+
+/// `resetctl serve` flags.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Address to listen on. Default: 127.0.0.1:8080.
+    #[arg(long, env = "RESETCTL_LISTEN", value_name = "ADDR")]
+    pub listen: Option<std::net::SocketAddr>,
+    /// How to notice new snapshots: file events with a polling fallback (auto), or polling only.
+    #[arg(long, env = "RESETCTL_WATCH", value_enum, value_name = "MODE")]
+    pub watch: Option<WatchArg>,
+}
+
+/// `--watch` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum WatchArg {
+    /// File events (inotify), falling back to polling if they cannot be set up.
+    Auto,
+    /// Poll the data dir every 200 ms.
+    Poll,
 }
 
 /// `resetctl snapshots …`.

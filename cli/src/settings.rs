@@ -22,6 +22,10 @@ pub struct Settings {
     pub keep: usize,
     /// Lock wait.
     pub lock_timeout: Duration,
+    /// The log filter (`--log`, env, file); `RUST_LOG` wins over it.
+    pub log: Option<String>,
+    /// The config file's values, for command-specific settings.
+    pub file: resetctl::config::FileConfig,
 }
 
 impl Settings {
@@ -51,6 +55,8 @@ impl Settings {
             now: global.now.unwrap_or_else(Timestamp::now),
             keep,
             lock_timeout: Duration::from_secs_f64(lock_timeout),
+            log: global.log.clone().or_else(|| file.log.clone()),
+            file: file.clone(),
         })
     }
 

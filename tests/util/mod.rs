@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod server;
+
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 
@@ -64,6 +66,28 @@ impl World {
     pub fn seed_bundled(&self) {
         self.run(&["--now", "2026-11-20T10:00:00.000Z", "seed"])
             .success();
+    }
+
+    /// Publishes `records` (JSON values) as a standalone snapshot through the
+    /// library's store, as a publisher would; returns the sequence.
+    pub fn publish_records(&self, records: &[serde_json::Value], generated_at: &str) -> u64 {
+        use resetctl::snapshot::{Draft, Mode, SnapshotStore};
+        let records: Vec<resetctl::model::Record> = records
+            .iter()
+            .map(|r| serde_json::from_value(r.clone()).expect("a valid record"))
+            .collect();
+        let store = SnapshotStore::new(self.data_dir());
+        let lock = store
+            .lock(std::time::Duration::from_secs(30), "test")
+            .unwrap();
+        let at = resetctl::model::Timestamp::parse(generated_at).unwrap();
+        let draft = Draft {
+            mode: Mode::Standalone,
+            generated_at: at,
+            last_successful_check_at: None,
+            records,
+        };
+        store.publish(&lock, draft, at, 1000).unwrap().sequence
     }
 
     /// The current snapshot file, parsed.

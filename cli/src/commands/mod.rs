@@ -1,6 +1,7 @@
 //! One function per subcommand; `dispatch` picks it.
 
 mod data;
+mod serve;
 mod snapshots;
 
 use clap::CommandFactory;
@@ -21,12 +22,14 @@ pub fn dispatch(cli: Cli) -> Result<(), CliError> {
         Command::Man { dir } => write_man_pages(&dir),
         command => {
             let settings = Settings::resolve(&cli.global)?;
+            crate::logging::init(settings.log.as_deref());
             match command {
                 Command::Seed { file } => data::seed(&settings, file.as_deref()),
                 Command::Publish => data::publish(&settings),
                 Command::Export { output } => data::export(&settings, output.as_deref()),
                 Command::Status { json } => data::status(&settings, json),
                 Command::Snapshots(sub) => snapshots::run(&settings, sub),
+                Command::Serve(args) => serve::run(&settings, &args),
                 Command::Completions { .. } | Command::Man { .. } => unreachable!("handled above"),
             }
         }

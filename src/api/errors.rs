@@ -1,0 +1,99 @@
+//! The error bodies of section 7 and the one mapping from error to status.
+
+use warp::http::{header, HeaderValue, StatusCode};
+use warp::reply::Response;
+
+use super::responses::{json, push_json_str};
+
+/// Every error the API answers with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ApiError {
+    /// 422: the query string breaks a rule; the detail names the parameter.
+    InvalidQuery(String),
+    /// 429: the client's quota is used up; retry after this many seconds.
+    RateLimited {
+        /// Whole seconds, at least 1.
+        retry_after: u64,
+    },
+    /// 503: the rate-limit store cannot answer (fail closed).
+    RateLimitUnavailable,
+    /// 503: nothing is published yet.
+    DataUnavailable,
+    /// 500: something unexpected; no detail leaves the server.
+    Internal,
+    /// 404: no such path.
+    NotFound,
+    /// 405: the path exists, the method does not.
+    MethodNotAllowed,
+}
+
+impl ApiError {
+    /// The status, code and detail of the body.
+    pub fn parts(&self) -> (StatusCode, &'static str, String) {
+        match self {
+            ApiError::InvalidQuery(detail) => (
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "invalid_query",
+                detail.clone(),
+            ),
+            ApiError::RateLimited { retry_after } => (
+                StatusCode::TOO_MANY_REQUESTS,
+                "rate_limited",
+                format!("rate limit exceeded; retry after {retry_after} s"),
+            ),
+            ApiError::RateLimitUnavailable => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "rate_limit_unavailable",
+                "the rate-limit store is unavailable; the documentation still works".into(),
+            ),
+            ApiError::DataUnavailable => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "data_unavailable",
+                "no published snapshot exists yet".into(),
+            ),
+            ApiError::Internal => (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "internal_error",
+                "internal server error".into(),
+            ),
+            ApiError::NotFound => (StatusCode::NOT_FOUND, "not_found", "no such path".into()),
+            ApiError::MethodNotAllowed => (
+                StatusCode::METHOD_NOT_ALLOWED,
+                "method_not_allowed",
+                "method not allowed; this path answers GET, HEAD and OPTIONS".into(),
+            ),
+        }
+    }
+
+    /// The response: `{ok: false, error, detail, retryAfter}` and its headers.
+    pub fn response(&self) -> Response {
+        let (status, code, detail) = self.parts();
+        let retry_after = match self {
+            ApiError::RateLimited { retry_after } => Some(*retry_after),
+            _ => None,
+        };
+        let mut body = Vec::with_capacity(96 + detail.len());
+        body.extend_from_slice(b"{\"ok\":false,\"error\":\"");
+        body.extend_from_slice(code.as_bytes());
+        body.extend_from_slice(b"\",\"detail\":");
+        push_json_str(&mut body, &detail);
+        body.extend_from_slice(b",\"retryAfter\":");
+        match retry_after {
+            Some(seconds) => body.extend_from_slice(seconds.to_string().as_bytes()),
+            None => body.extend_from_slice(b"null"),
+        }
+        body.push(b'}');
+        let mut response = json(status, body);
+        let headers = response.headers_mut();
+        if let Some(seconds) = retry_after {
+            headers.insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+        }
+        if *self == ApiError::MethodNotAllowed {
+            headers.insert(
+                header::ALLOW,
+                HeaderValue::from_static("GET, HEAD, OPTIONS"),
+            );
+        }
+        response
+    }
+}

@@ -1,0 +1,41 @@
+//! Response construction shared by every handler: content types, CORS and
+//! the exact JSON envelopes, written straight into one buffer.
+
+use warp::http::{header, HeaderValue, StatusCode};
+use warp::reply::{Reply, Response as WarpResponse};
+
+/// Headers browser scripts may read (decisions.md, "Details pinned").
+pub const EXPOSED_HEADERS: &str =
+    "X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Window, X-RateLimit-Reset, Retry-After";
+
+/// A response with `body`, `content_type` and the CORS headers every response carries.
+pub fn with_body(status: StatusCode, content_type: &'static str, body: impl Reply) -> WarpResponse {
+    let mut response = body.into_response();
+    *response.status_mut() = status;
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    cors(headers);
+    response
+}
+
+/// A JSON response.
+pub fn json(status: StatusCode, body: Vec<u8>) -> WarpResponse {
+    with_body(status, "application/json", body)
+}
+
+/// Adds the CORS headers of a public read-only API.
+pub fn cors(headers: &mut warp::http::HeaderMap) {
+    headers.insert(
+        header::ACCESS_CONTROL_ALLOW_ORIGIN,
+        HeaderValue::from_static("*"),
+    );
+    headers.insert(
+        header::ACCESS_CONTROL_EXPOSE_HEADERS,
+        HeaderValue::from_static(EXPOSED_HEADERS),
+    );
+}
+
+/// Appends a JSON string literal (quotes and escapes included).
+pub fn push_json_str(out: &mut Vec<u8>, text: &str) {
+    serde_json::to_writer(&mut *out, text).expect("writing to a Vec cannot fail");
+}

@@ -1,0 +1,107 @@
+//! Filters and the total ordering (spec 4.4, decisions.md "Ordering details").
+//!
+//! "Descending" puts null last; ids that are both numeric compare as
+//! numbers, otherwise bytewise. Ids are unique, so every order is total and
+//! a page boundary never depends on the request.
+
+use std::cmp::Ordering;
+
+use super::KindFilter;
+use crate::model::{Kind, Record, ScheduleState};
+
+/// Whether `record` belongs in `filter`'s list.
+pub fn visible_in(record: &Record, filter: KindFilter) -> bool {
+    match filter {
+        KindFilter::All => record.schedule_state != Some(ScheduleState::Fulfilled),
+        KindFilter::Scheduled => record.kind == Kind::Scheduled,
+        KindFilter::Completed => record.kind == Kind::Completed,
+    }
+}
+
+/// Indexes of the records in `filter`'s list, in the public order.
+pub fn order_for(records: &[Record], filter: KindFilter) -> Vec<u32> {
+    let mut indexes: Vec<u32> = (0..records.len() as u32)
+        .filter(|&i| visible_in(&records[i as usize], filter))
+        .collect();
+    let cmp = match filter {
+        KindFilter::Scheduled => compare_scheduled,
+        KindFilter::All | KindFilter::Completed => compare_live,
+    };
+    indexes.sort_unstable_by(|&a, &b| cmp(&records[a as usize], &records[b as usize]));
+    indexes
+}
+
+/// Ids compared numerically when both are numeric strings, else bytewise.
+pub fn compare_ids(a: &str, b: &str) -> Ordering {
+    let numeric = |s: &str| !s.is_empty() && s.bytes().all(|c| c.is_ascii_digit());
+    if numeric(a) && numeric(b) {
+        let (a, b) = (a.trim_start_matches('0'), b.trim_start_matches('0'));
+        a.len().cmp(&b.len()).then_with(|| a.cmp(b))
+    } else {
+        a.as_bytes().cmp(b.as_bytes())
+    }
+}
+
+/// Descending with `None` last.
+fn desc_nulls_last<T: Ord>(a: Option<T>, b: Option<T>) -> Ordering {
+    match (a, b) {
+        (Some(a), Some(b)) => b.cmp(&a),
+        (Some(_), None) => Ordering::Less,
+        (None, Some(_)) => Ordering::Greater,
+        (None, None) => Ordering::Equal,
+    }
+}
+
+/// `reset_scheduled`: effectiveAt descending, then id descending.
+fn compare_scheduled(a: &Record, b: &Record) -> Ordering {
+    desc_nulls_last(a.effective_at, b.effective_at).then_with(|| compare_ids(&b.id, &a.id))
+}
+
+/// `all` and `reset_completed`: pending schedules first (soonest window start,
+/// then id ascending); then announcedAt, completedAt, effectiveAt, id, each descending.
+fn compare_live(a: &Record, b: &Record) -> Ordering {
+    let pending_start = |r: &Record| {
+        (r.schedule_state == Some(ScheduleState::Pending))
+            .then(|| r.schedule_window.map(|w| w.start_at))
+    };
+    match (pending_start(a), pending_start(b)) {
+        (Some(sa), Some(sb)) => {
+            // Ascending, a (never expected) missing window last.
+            let by_start = match (sa, sb) {
+                (Some(x), Some(y)) => x.cmp(&y),
+                (Some(_), None) => Ordering::Less,
+                (None, Some(_)) => Ordering::Greater,
+                (None, None) => Ordering::Equal,
+            };
+            by_start.then_with(|| compare_ids(&a.id, &b.id))
+        }
+        (Some(_), None) => Ordering::Less,
+        (None, Some(_)) => Ordering::Greater,
+        (None, None) => desc_nulls_last(a.announced_at, b.announced_at)
+            .then_with(|| desc_nulls_last(a.completed_at, b.completed_at))
+            .then_with(|| desc_nulls_last(a.effective_at, b.effective_at))
+            .then_with(|| compare_ids(&b.id, &a.id)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numeric_ids_compare_as_numbers() {
+        assert_eq!(compare_ids("9", "10"), Ordering::Less);
+        assert_eq!(compare_ids("0010", "9"), Ordering::Greater);
+        assert_eq!(
+            compare_ids("2086972802457063486", "2086972802457063400"),
+            Ordering::Greater
+        );
+        assert_eq!(compare_ids("op_b", "op_a"), Ordering::Greater);
+        assert_eq!(compare_ids("9", "op_a"), Ordering::Less);
+        assert_eq!(
+            compare_ids("seed:9", "seed:10"),
+            Ordering::Greater,
+            "not numeric: bytewise"
+        );
+    }
+}

@@ -1,0 +1,174 @@
+//! Hot reload: watch the data dir and swap in a newly published snapshot.
+//!
+//! The server holds one immutable [`PublishedView`] behind an atomic pointer
+//! (`arc-swap`); requests load it without a lock. The reloader wakes on a
+//! file event (`notify`) or a poll tick, debounces the burst, loads and
+//! validates the new version off to the side (a blocking task), and swaps it
+//! in only on success. A corrupt file is logged and the old view kept
+//! ("reload cannot make things worse"). If the watch cannot be set up
+//! (inotify limits, missing directory), it falls back to polling and says so.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use arc_swap::ArcSwapOption;
+use notify::{RecursiveMode, Watcher};
+use tokio::sync::mpsc;
+
+use crate::query::PublishedView;
+use crate::snapshot::SnapshotStore;
+
+/// The shared, atomically swapped view (`None` until a snapshot exists).
+#[derive(Debug, Clone, Default)]
+pub struct ViewHandle(Arc<ArcSwapOption<PublishedView>>);
+
+impl ViewHandle {
+    /// The current view (a cheap guard; never blocks on reload).
+    pub fn load(&self) -> arc_swap::Guard<Option<Arc<PublishedView>>> {
+        self.0.load()
+    }
+
+    /// Replaces the view.
+    pub fn store(&self, view: PublishedView) {
+        self.0.store(Some(Arc::new(view)));
+    }
+
+    /// The sequence of the current view.
+    pub fn sequence(&self) -> Option<u64> {
+        self.0.load().as_ref().map(|v| v.sequence())
+    }
+}
+
+/// How the reloader notices new versions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum WatchMode {
+    /// File events, with a slow safety poll; polling if the watch fails.
+    #[default]
+    Auto,
+    /// Polling only (file systems without events, e.g. some network mounts).
+    Poll,
+}
+
+/// How often to poll when there are no file events.
+const POLL_INTERVAL: Duration = Duration::from_millis(200);
+/// With file events working, a slow poll still catches anything missed.
+const SAFETY_POLL_INTERVAL: Duration = Duration::from_secs(2);
+/// Events arrive in bursts (temp file, rename, pointer); wait this long for the rest.
+const DEBOUNCE: Duration = Duration::from_millis(5);
+
+/// Loads the current version (before returning, so a server never answers
+/// 503 for data that exists), then keeps the view up to date until aborted.
+pub async fn spawn_reloader(
+    data_dir: PathBuf,
+    view: ViewHandle,
+    mode: WatchMode,
+) -> tokio::task::JoinHandle<()> {
+    let mut reloader = Reloader {
+        store: SnapshotStore::new(&data_dir),
+        view,
+        failed: None,
+    };
+    reloader.check().await;
+    tokio::spawn(async move {
+        let (tx, mut rx) = mpsc::unbounded_channel::<()>();
+        let watcher = match mode {
+            WatchMode::Poll => {
+                tracing::info!(
+                    "watching {} by polling every {:?}",
+                    data_dir.display(),
+                    POLL_INTERVAL
+                );
+                None
+            }
+            WatchMode::Auto => match watch(&data_dir, tx) {
+                Ok(watcher) => Some(watcher),
+                Err(e) => {
+                    tracing::warn!(
+                        "cannot watch {} ({e}); polling every {:?} instead",
+                        data_dir.display(),
+                        POLL_INTERVAL
+                    );
+                    None
+                }
+            },
+        };
+        let interval = if watcher.is_some() {
+            SAFETY_POLL_INTERVAL
+        } else {
+            POLL_INTERVAL
+        };
+        loop {
+            tokio::select! {
+                event = rx.recv(), if watcher.is_some() => {
+                    if event.is_none() { break; }
+                    tokio::time::sleep(DEBOUNCE).await;
+                    while rx.try_recv().is_ok() {}
+                }
+                _ = tokio::time::sleep(interval) => {}
+            }
+            reloader.check().await;
+        }
+        drop(watcher);
+    })
+}
+
+/// Sets up the file watch on the data dir and its snapshots directory.
+fn watch(
+    data_dir: &Path,
+    tx: mpsc::UnboundedSender<()>,
+) -> notify::Result<notify::RecommendedWatcher> {
+    let snapshots = data_dir.join("snapshots");
+    std::fs::create_dir_all(&snapshots).map_err(notify::Error::io)?;
+    let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
+        if event.is_ok() {
+            let _ = tx.send(());
+        }
+    })?;
+    watcher.watch(data_dir, RecursiveMode::NonRecursive)?;
+    watcher.watch(&snapshots, RecursiveMode::NonRecursive)?;
+    Ok(watcher)
+}
+
+struct Reloader {
+    store: SnapshotStore,
+    view: ViewHandle,
+    /// The last sequence that failed to load, so a broken file is logged once.
+    failed: Option<u64>,
+}
+
+impl Reloader {
+    /// Swaps in the pointer's version if it differs from the served one.
+    async fn check(&mut self) {
+        let wanted = match self.store.current_sequence() {
+            Ok(Some(seq)) => seq,
+            Ok(None) => return,
+            Err(e) => {
+                tracing::warn!("keeping the served snapshot: {e}");
+                return;
+            }
+        };
+        if Some(wanted) == self.view.sequence() || Some(wanted) == self.failed {
+            return;
+        }
+        let store = self.store.clone();
+        let loaded = tokio::task::spawn_blocking(move || {
+            store
+                .load(wanted)
+                .map(|snapshot| PublishedView::build(&snapshot, None))
+        })
+        .await;
+        match loaded {
+            Ok(Ok(view)) => {
+                tracing::info!(sequence = wanted, "serving snapshot {wanted}");
+                self.view.store(view);
+                self.failed = None;
+            }
+            Ok(Err(e)) => {
+                tracing::error!("not serving snapshot {wanted}, keeping the current one: {e}");
+                self.failed = Some(wanted);
+            }
+            Err(e) => tracing::error!("snapshot loader failed: {e}"),
+        }
+    }
+}
