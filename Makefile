@@ -5,9 +5,11 @@ CARGO    ?= cargo
 DATA_DIR ?= $(CURDIR)/data
 BIN      := target/release/resetctl
 
-.PHONY: run test test-deps bench man lint fmt clean
+.PHONY: run test test-deps bench bench-deps man lint fmt clean
 
-## run: build, seed ./data with the bundled history when it is empty, and show what is published
+LISTEN   ?= 127.0.0.1:8080
+
+## run: build, seed ./data with the bundled history when it is empty, and serve it on $(LISTEN)
 run:
 	$(CARGO) build --release --locked
 	@if ! $(BIN) --data-dir "$(DATA_DIR)" status >/dev/null 2>&1; then \
@@ -15,19 +17,44 @@ run:
 		$(BIN) --data-dir "$(DATA_DIR)" seed; \
 	fi
 	$(BIN) --data-dir "$(DATA_DIR)" status
+	$(BIN) --data-dir "$(DATA_DIR)" serve --listen "$(LISTEN)"
 
-## test-deps: install what the tests need (nothing beyond the Rust toolchain yet)
+VENV     := $(CURDIR)/.venv
+APT_GET  := $(shell [ "$$(id -u)" = 0 ] && echo apt-get || echo sudo apt-get)
+
+## test-deps: install what the tests need: redis-server and nginx (apt-get), schemathesis (PyPI, into .venv)
 test-deps:
-	@true
+	@missing=""; \
+	command -v redis-server >/dev/null 2>&1 || missing="$$missing redis-server"; \
+	command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || missing="$$missing nginx"; \
+	if [ -n "$$missing" ]; then \
+		echo "installing$$missing with apt-get"; \
+		$(APT_GET) update -qq && DEBIAN_FRONTEND=noninteractive $(APT_GET) install -y -qq $$missing; \
+	fi
+	@[ -x "$(VENV)/bin/schemathesis" ] || { \
+		echo "installing schemathesis into $(VENV)"; \
+		python3 -m venv "$(VENV)" && "$(VENV)/bin/pip" install --quiet --disable-pip-version-check schemathesis; }
 
 ## test: set up, then run every test (unit, black-box, man-page freshness)
 test: test-deps
 	$(CARGO) build --locked --all-targets
 	$(CARGO) test --locked --workspace
 
-## bench: criterion figures for the hot functions (see docs/benchmarks.md)
-bench:
-	$(CARGO) bench --locked --bench snapshot
+## bench-deps: install wrk and nginx with apt-get when they are missing
+bench-deps:
+	@missing=""; \
+	command -v wrk >/dev/null 2>&1 || missing="$$missing wrk"; \
+	command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || missing="$$missing nginx"; \
+	if [ -n "$$missing" ]; then \
+		$(APT_GET) update -qq && DEBIAN_FRONTEND=noninteractive $(APT_GET) install -y -qq $$missing; \
+	fi
+
+## bench: criterion for hot functions, then wrk against resetctl and nginx (see docs/benchmarks.md)
+bench: bench-deps
+	$(CARGO) bench --locked --bench snapshot --bench limiter
+	$(CARGO) build --release --locked
+	mkdir -p bench-out
+	PATH="$$PATH:/usr/sbin" python3 bench/http_bench.py | tee bench-out/http.md
 
 ## man: regenerate man/ from the clap definitions
 man:

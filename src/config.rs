@@ -26,6 +26,18 @@ pub struct FileConfig {
     pub log: Option<String>,
     /// `serve --listen`.
     pub listen: Option<String>,
+    /// `--rate-limit N/SECONDS`.
+    pub rate_limit: Option<String>,
+    /// `--no-rate-limit`.
+    pub no_rate_limit: Option<bool>,
+    /// `--rate-limit-store`.
+    pub rate_limit_store: Option<String>,
+    /// `--trust-proxy` (a list).
+    pub trust_proxy: Option<Vec<String>>,
+    /// `--ipv6-prefix-len`.
+    pub ipv6_prefix_len: Option<u8>,
+    /// `--flood-guard`.
+    pub flood_guard: Option<String>,
 }
 
 /// A config file that could not be used.

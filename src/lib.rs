@@ -28,6 +28,7 @@ pub mod config;
 pub const BUNDLED_SEED_HISTORY: &[u8] = include_bytes!("../snapshots/seed-history.json");
 pub mod document;
 pub mod history;
+pub mod limit;
 pub mod model;
 pub mod query;
 pub mod reload;

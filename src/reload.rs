@@ -64,6 +64,29 @@ pub async fn spawn_reloader(
     view: ViewHandle,
     mode: WatchMode,
 ) -> tokio::task::JoinHandle<()> {
+    // The watch goes up before the first load, so a publish in between is not missed.
+    let (tx, mut rx) = mpsc::unbounded_channel::<()>();
+    let watcher = match mode {
+        WatchMode::Poll => {
+            tracing::info!(
+                "watching {} by polling every {:?}",
+                data_dir.display(),
+                POLL_INTERVAL
+            );
+            None
+        }
+        WatchMode::Auto => match watch(&data_dir, tx) {
+            Ok(watcher) => Some(watcher),
+            Err(e) => {
+                tracing::warn!(
+                    "cannot watch {} ({e}); polling every {:?} instead",
+                    data_dir.display(),
+                    POLL_INTERVAL
+                );
+                None
+            }
+        },
+    };
     let mut reloader = Reloader {
         store: SnapshotStore::new(&data_dir),
         view,
@@ -71,28 +94,6 @@ pub async fn spawn_reloader(
     };
     reloader.check().await;
     tokio::spawn(async move {
-        let (tx, mut rx) = mpsc::unbounded_channel::<()>();
-        let watcher = match mode {
-            WatchMode::Poll => {
-                tracing::info!(
-                    "watching {} by polling every {:?}",
-                    data_dir.display(),
-                    POLL_INTERVAL
-                );
-                None
-            }
-            WatchMode::Auto => match watch(&data_dir, tx) {
-                Ok(watcher) => Some(watcher),
-                Err(e) => {
-                    tracing::warn!(
-                        "cannot watch {} ({e}); polling every {:?} instead",
-                        data_dir.display(),
-                        POLL_INTERVAL
-                    );
-                    None
-                }
-            },
-        };
         let interval = if watcher.is_some() {
             SAFETY_POLL_INTERVAL
         } else {

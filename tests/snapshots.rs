@@ -22,10 +22,11 @@ fn current(w: &World) -> u64 {
 fn status_reports_mode_snapshot_age_and_counts() {
     let w = World::new();
     let empty = w.run(&["status"]).code(69);
+    let limits = "limits:\n  quota:           20 requests per 3600 s per client, in process\n  client key:      peer IP, IPv6 by /64\n  trusted proxies: none (forwarding headers ignored)\n  flood guard:     50/s per client, burst 200\n";
     assert_eq!(
         empty.stdout,
         format!(
-            "data dir:  {}\nsnapshot:  none published\n",
+            "data dir:  {}\nsnapshot:  none published\n{limits}",
             w.data_dir().display()
         )
     );
@@ -41,7 +42,7 @@ fn status_reports_mode_snapshot_age_and_counts() {
     assert_eq!(
         run.stdout,
         format!(
-            "data dir:  {}\nmode:      standalone\nsnapshot:  #1 ({})\ngenerated: 2026-11-20T10:00:00.000Z (2h ago)\npublished: 2026-11-20T10:00:00.000Z\nchecked:   never\nrecords:   16 (reset_completed 8, reset_scheduled 8)\nschedules: elapsed 4, fulfilled 3, pending 0, unknown 1\nversions:  1 on disk\n",
+            "data dir:  {}\nmode:      standalone\nsnapshot:  #1 ({})\ngenerated: 2026-11-20T10:00:00.000Z (2h ago)\npublished: 2026-11-20T10:00:00.000Z\nchecked:   never\nrecords:   16 (reset_completed 8, reset_scheduled 8)\nschedules: elapsed 4, fulfilled 3, pending 0, unknown 1\nversions:  1 on disk\n{limits}",
             w.data_dir().display(),
             path.display()
         )

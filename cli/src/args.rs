@@ -83,10 +83,16 @@ pub enum Command {
         output: Option<PathBuf>,
     },
     /// Show what is published and how fresh it is; exit 69 when nothing is.
+    ///
+    /// Also shows the quota settings a `resetctl serve` with the same flags,
+    /// environment and config file would use.
     Status {
         /// Print the report as JSON.
         #[arg(long)]
         json: bool,
+        /// The quota settings to report.
+        #[command(flatten)]
+        limits: LimiterArgs,
     },
     /// List, show, prune or roll back published versions.
     #[command(subcommand)]
@@ -125,6 +131,32 @@ pub struct ServeArgs {
     /// How to notice new snapshots: file events with a polling fallback (auto), or polling only.
     #[arg(long, env = "RESETCTL_WATCH", value_enum, value_name = "MODE")]
     pub watch: Option<WatchArg>,
+    /// The quota.
+    #[command(flatten)]
+    pub limits: LimiterArgs,
+}
+
+/// Quota flags, shared by `serve` and `status`.
+#[derive(Debug, Args, Clone)]
+pub struct LimiterArgs {
+    /// Requests per sliding window per client, as N/SECONDS. Default: 20/3600.
+    #[arg(long, env = "RESETCTL_RATE_LIMIT", value_name = "N/SECONDS", value_parser = parse_rate_limit)]
+    pub rate_limit: Option<resetctl::limit::QuotaPolicy>,
+    /// Turn the quota off (and drop the X-RateLimit-* headers).
+    #[arg(long, env = "RESETCTL_NO_RATE_LIMIT", conflicts_with = "rate_limit")]
+    pub no_rate_limit: bool,
+    /// Where the quota lives: "memory" (default) or redis://HOST:PORT/DB to share it between instances.
+    #[arg(long, env = "RESETCTL_RATE_LIMIT_STORE", value_name = "URL")]
+    pub rate_limit_store: Option<String>,
+    /// Believe Forwarded / X-Forwarded-For from peers in this range (repeatable, or comma-separated in the env).
+    #[arg(long = "trust-proxy", env = "RESETCTL_TRUST_PROXY", value_name = "CIDR", value_delimiter = ',', value_parser = parse_cidr)]
+    pub trust_proxy: Vec<resetctl::limit::client::Cidr>,
+    /// IPv6 clients are keyed by this prefix length. Default: 64.
+    #[arg(long, env = "RESETCTL_IPV6_PREFIX_LEN", value_name = "BITS", value_parser = clap::value_parser!(u8).range(1..=128))]
+    pub ipv6_prefix_len: Option<u8>,
+    /// Burst guard of the uncounted routes, as PER_SECOND/BURST per client, or "off". Default: 50/200.
+    #[arg(long, env = "RESETCTL_FLOOD_GUARD", value_name = "RATE/BURST")]
+    pub flood_guard: Option<String>,
 }
 
 /// `--watch` values.
@@ -168,6 +200,14 @@ pub enum SnapshotsCommand {
 
 fn parse_time(text: &str) -> Result<Timestamp, String> {
     parse_operator_time(text)
+}
+
+fn parse_rate_limit(text: &str) -> Result<resetctl::limit::QuotaPolicy, String> {
+    resetctl::limit::QuotaPolicy::parse(text)
+}
+
+fn parse_cidr(text: &str) -> Result<resetctl::limit::client::Cidr, String> {
+    resetctl::limit::client::Cidr::parse(text)
 }
 
 fn parse_seconds(text: &str) -> Result<f64, String> {

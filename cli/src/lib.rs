@@ -6,6 +6,7 @@
 pub mod args;
 mod commands;
 mod exit;
+mod limits;
 mod logging;
 pub mod man;
 mod output;

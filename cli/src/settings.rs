@@ -18,6 +18,8 @@ pub struct Settings {
     pub data_dir: PathBuf,
     /// The clock: `--now` or the system time at start.
     pub now: Timestamp,
+    /// `--now` as given (a frozen clock for the server), if it was.
+    pub now_flag: Option<Timestamp>,
     /// Retention.
     pub keep: usize,
     /// Lock wait.
@@ -53,6 +55,7 @@ impl Settings {
         Ok(Self {
             data_dir,
             now: global.now.unwrap_or_else(Timestamp::now),
+            now_flag: global.now,
             keep,
             lock_timeout: Duration::from_secs_f64(lock_timeout),
             log: global.log.clone().or_else(|| file.log.clone()),

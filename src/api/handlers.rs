@@ -4,7 +4,9 @@
 //! lock shared with reload) and write the envelope around pre-serialised
 //! records, so a request costs O(pageSize).
 
+use std::convert::Infallible;
 use std::io::Write;
+use std::net::IpAddr;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
@@ -15,6 +17,8 @@ use super::assets::{DOCS_HTML, OPENAPI_JSON, SKILL_MD};
 use super::errors::ApiError;
 use super::responses::{json, with_body};
 use super::server::AppState;
+use crate::limit::{QuotaDecision, QuotaPolicy};
+use crate::model::Timestamp;
 use crate::query::{parse_latest_query, parse_list_query, PublishedView};
 
 /// The paths this server answers (for 405 versus 404).
@@ -42,11 +46,95 @@ fn maybe_panic(state: &AppState, raw_query: &str) {
     }
 }
 
+/// Counts the request against the client's quota, then answers with
+/// `respond` (admitted, headers added) or the 429/503 of the quota.
+/// Admitted requests count even when `respond` ends in 422, 500 or 503.
+async fn counted(state: &AppState, client: IpAddr, respond: impl FnOnce() -> Response) -> Response {
+    let decision = match state.limiter.check(client, state.clock.now()).await {
+        Ok(decision) => decision,
+        Err(e) => {
+            tracing::warn!("answering 503 rate_limit_unavailable: {}", e.0);
+            return ApiError::RateLimitUnavailable.response();
+        }
+    };
+    let policy = state.limiter.policy();
+    match (decision, policy) {
+        (
+            Some(QuotaDecision::Admitted {
+                remaining,
+                reset_at,
+            }),
+            Some(policy),
+        ) => {
+            let mut response = guarded(respond);
+            quota_headers(&mut response, policy, remaining, reset_at);
+            response
+        }
+        (
+            Some(QuotaDecision::Limited {
+                reset_at,
+                retry_after,
+            }),
+            Some(policy),
+        ) => {
+            let mut response = ApiError::RateLimited { retry_after }.response();
+            quota_headers(&mut response, policy, 0, reset_at);
+            response
+        }
+        _ => guarded(respond),
+    }
+}
+
+/// The `X-RateLimit-*` headers of section 8.
+fn quota_headers(
+    response: &mut Response,
+    policy: QuotaPolicy,
+    remaining: u32,
+    reset_at: Timestamp,
+) {
+    let headers = response.headers_mut();
+    headers.insert("x-ratelimit-limit", HeaderValue::from(policy.limit));
+    headers.insert("x-ratelimit-remaining", HeaderValue::from(remaining));
+    headers.insert(
+        "x-ratelimit-window",
+        HeaderValue::from(policy.window_seconds),
+    );
+    headers.insert(
+        "x-ratelimit-reset",
+        HeaderValue::from_str(&reset_at.to_string()).expect("timestamps are ASCII"),
+    );
+}
+
+/// Lets an uncounted request through the flood guard, or answers its 429.
+pub fn uncounted(state: &AppState, client: IpAddr, respond: impl FnOnce() -> Response) -> Response {
+    match state.flood.as_ref().map(|f| f.check(client)) {
+        Some(Err(retry_after)) => ApiError::RateLimited { retry_after }.response(),
+        _ => respond(),
+    }
+}
+
 /// `GET /openapi/v1/records/latest`.
-pub fn latest(raw_query: String, state: Arc<AppState>) -> Response {
-    guarded(|| {
-        maybe_panic(&state, &raw_query);
-        let query = match parse_latest_query(&raw_query) {
+pub async fn latest(
+    raw_query: String,
+    client: IpAddr,
+    state: Arc<AppState>,
+) -> Result<Response, Infallible> {
+    Ok(counted(&state, client, || latest_body(&raw_query, &state)).await)
+}
+
+/// `GET /openapi/v1/records`.
+pub async fn list(
+    raw_query: String,
+    client: IpAddr,
+    state: Arc<AppState>,
+) -> Result<Response, Infallible> {
+    Ok(counted(&state, client, || list_body(&raw_query, &state)).await)
+}
+
+fn latest_body(raw_query: &str, state: &AppState) -> Response {
+    {
+        maybe_panic(state, raw_query);
+        let query = match parse_latest_query(raw_query) {
             Ok(query) => query,
             Err(e) => return ApiError::InvalidQuery(e.to_string()).response(),
         };
@@ -60,14 +148,13 @@ pub fn latest(raw_query: String, state: Arc<AppState>) -> Response {
         body.extend_from_slice(record.unwrap_or("null").as_bytes());
         push_meta(&mut body, view);
         json(StatusCode::OK, body)
-    })
+    }
 }
 
-/// `GET /openapi/v1/records`.
-pub fn list(raw_query: String, state: Arc<AppState>) -> Response {
-    guarded(|| {
-        maybe_panic(&state, &raw_query);
-        let query = match parse_list_query(&raw_query) {
+fn list_body(raw_query: &str, state: &AppState) -> Response {
+    {
+        maybe_panic(state, raw_query);
+        let query = match parse_list_query(raw_query) {
             Ok(query) => query,
             Err(e) => return ApiError::InvalidQuery(e.to_string()).response(),
         };
@@ -92,7 +179,7 @@ pub fn list(raw_query: String, state: Arc<AppState>) -> Response {
         );
         push_meta(&mut body, view);
         json(StatusCode::OK, body)
-    })
+    }
 }
 
 fn push_meta(body: &mut Vec<u8>, view: &PublishedView) {

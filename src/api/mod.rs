@@ -13,4 +13,7 @@ pub mod routes;
 mod server;
 
 pub use routes::routes;
-pub use server::{serve, AppState, ServeOptions};
+pub use server::{serve, AppState, LimiterSettings, ServeOptions};
+
+#[cfg(test)]
+mod tests;

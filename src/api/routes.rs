@@ -1,6 +1,7 @@
 //! Route composition: which filter chain answers which method and path.
 
 use std::convert::Infallible;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 
 use warp::Filter;
@@ -17,6 +18,30 @@ fn with_state(
     state: Arc<AppState>,
 ) -> impl Filter<Extract = (Arc<AppState>,), Error = Infallible> + Clone {
     warp::any().map(move || state.clone())
+}
+
+/// The client key of the request: the peer IP, or what a trusted proxy says.
+fn client(state: Arc<AppState>) -> impl Filter<Extract = (IpAddr,), Error = Infallible> + Clone {
+    warp::addr::remote()
+        .and(optional_header("forwarded"))
+        .and(optional_header("x-forwarded-for"))
+        .map(
+            move |peer: Option<SocketAddr>, forwarded: Option<String>, xff: Option<String>| {
+                let peer = peer.map_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED), |a| a.ip());
+                state
+                    .client_keys
+                    .client_key(peer, forwarded.as_deref(), xff.as_deref())
+            },
+        )
+}
+
+/// A header as text, or `None` when absent or not visible ASCII (never a rejection).
+fn optional_header(
+    name: &'static str,
+) -> impl Filter<Extract = (Option<String>,), Error = Infallible> + Clone {
+    warp::header::optional::<String>(name)
+        .or(warp::any().map(|| None))
+        .unify()
 }
 
 /// GET or HEAD (hyper drops the body of a HEAD answer).
@@ -49,37 +74,49 @@ pub fn routes(
     let latest = warp::path!("openapi" / "v1" / "records" / "latest")
         .and(read_method())
         .and(raw_query())
+        .and(client(state.clone()))
         .and(with_state(state.clone()))
-        .map(handlers::latest);
+        .and_then(handlers::latest);
     let list = warp::path!("openapi" / "v1" / "records")
         .and(read_method())
         .and(raw_query())
+        .and(client(state.clone()))
         .and(with_state(state.clone()))
-        .map(handlers::list);
+        .and_then(handlers::list);
+    // Uncounted routes pass the flood guard instead of the quota.
+    let free = |respond: fn() -> warp::reply::Response| {
+        let state = state.clone();
+        client(state.clone()).map(move |ip| handlers::uncounted(&state, ip, respond))
+    };
     let openapi = warp::path!("openapi" / "v1" / "openapi.json")
         .and(read_method())
-        .map(handlers::openapi);
+        .and(free(handlers::openapi));
     let docs = warp::path!("openapi" / "v1" / "docs")
         .and(read_method())
-        .map(handlers::docs);
+        .and(free(handlers::docs));
     let skill = warp::path!("openapi" / "v1" / "skill.md")
         .and(read_method())
-        .map(handlers::skill);
+        .and(free(handlers::skill));
     let healthz = warp::path!("healthz")
         .and(read_method())
-        .and(with_state(state))
+        .and(with_state(state.clone()))
         .map(handlers::healthz);
+    let guard_state = state.clone();
     let preflight = warp::options()
         .and(warp::path::full())
-        .and(warp::header::optional::<String>(
-            "access-control-request-headers",
-        ))
+        .and(optional_header("access-control-request-headers"))
+        .and(client(state))
         .and_then(
-            |path: warp::path::FullPath, request_headers: Option<String>| async move {
-                if handlers::KNOWN_PATHS.contains(&path.as_str()) {
-                    Ok(handlers::preflight(request_headers))
-                } else {
-                    Err(warp::reject::not_found())
+            move |path: warp::path::FullPath, request_headers: Option<String>, ip: IpAddr| {
+                let state = guard_state.clone();
+                async move {
+                    if handlers::KNOWN_PATHS.contains(&path.as_str()) {
+                        Ok(handlers::uncounted(&state, ip, || {
+                            handlers::preflight(request_headers)
+                        }))
+                    } else {
+                        Err(warp::reject::not_found())
+                    }
                 }
             },
         );

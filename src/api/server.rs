@@ -9,6 +9,9 @@ use tokio::net::TcpListener;
 
 use super::routes;
 use crate::clock::Clock;
+use crate::limit::client::ClientKeyPolicy;
+use crate::limit::flood::FloodGuard;
+use crate::limit::{Limiter, MemoryLimiter, QuotaPolicy, RedisLimiter};
 use crate::reload::{spawn_reloader, ViewHandle, WatchMode};
 
 /// What every handler can reach.
@@ -21,6 +24,87 @@ pub struct AppState {
     /// Test hook: a data request with exactly this raw query panics (to
     /// prove a panic becomes a clean 500). `None` in production.
     pub panic_on_query: Option<String>,
+    /// The quota.
+    pub limiter: Limiter,
+    /// How a request's client key is found.
+    pub client_keys: ClientKeyPolicy,
+    /// The burst guard of uncounted routes (`None`: off).
+    pub flood: Option<FloodGuard>,
+}
+
+/// The quota settings of a server (and of `resetctl status`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LimiterSettings {
+    /// `None` with `--no-rate-limit`.
+    pub policy: Option<QuotaPolicy>,
+    /// `None` for the in-process store, else the Redis URL.
+    pub redis_url: Option<String>,
+    /// Client keys.
+    pub client_keys: ClientKeyPolicy,
+    /// Flood guard: (per second, burst), `None` when off.
+    pub flood: Option<(std::num::NonZeroU32, std::num::NonZeroU32)>,
+}
+
+impl Default for LimiterSettings {
+    fn default() -> Self {
+        Self {
+            policy: Some(QuotaPolicy::default()),
+            redis_url: None,
+            client_keys: ClientKeyPolicy::default(),
+            flood: Some((
+                std::num::NonZeroU32::new(50).unwrap(),
+                std::num::NonZeroU32::new(200).unwrap(),
+            )),
+        }
+    }
+}
+
+impl LimiterSettings {
+    /// One line per setting, for `resetctl status` and the startup log.
+    pub fn describe(&self) -> Vec<(&'static str, String)> {
+        let quota = match (&self.policy, &self.redis_url) {
+            (None, _) => "off".to_owned(),
+            (Some(p), None) => format!(
+                "{} requests per {} s per client, in process",
+                p.limit, p.window_seconds
+            ),
+            (Some(p), Some(url)) => format!(
+                "{} requests per {} s per client, in Redis at {url}",
+                p.limit, p.window_seconds
+            ),
+        };
+        let proxies = if self.client_keys.trusted_proxies.is_empty() {
+            "none (forwarding headers ignored)".to_owned()
+        } else {
+            self.client_keys
+                .trusted_proxies
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let flood = self.flood.map_or("off".to_owned(), |(rate, burst)| {
+            format!("{rate}/s per client, burst {burst}")
+        });
+        vec![
+            ("quota", quota),
+            (
+                "client key",
+                format!("peer IP, IPv6 by /{}", self.client_keys.ipv6_prefix),
+            ),
+            ("trusted proxies", proxies),
+            ("flood guard", flood),
+        ]
+    }
+
+    /// Builds the limiter these settings describe.
+    pub fn build(&self) -> Result<Limiter, String> {
+        Ok(match (&self.policy, &self.redis_url) {
+            (None, _) => Limiter::Off,
+            (Some(p), None) => Limiter::Memory(MemoryLimiter::new(*p)),
+            (Some(p), Some(url)) => Limiter::Redis(RedisLimiter::new(url, *p)?),
+        })
+    }
 }
 
 /// How to run the server.
@@ -32,7 +116,12 @@ pub struct ServeOptions {
     pub watch: WatchMode,
     /// See [`AppState::panic_on_query`].
     pub panic_on_query: Option<String>,
+    /// The quota and related guards.
+    pub limits: LimiterSettings,
 }
+
+/// How often idle quota entries are dropped.
+const EVICT_INTERVAL: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// Serves until `shutdown` resolves, then lets in-flight requests finish.
 pub async fn serve(
@@ -40,18 +129,42 @@ pub async fn serve(
     options: ServeOptions,
     clock: Arc<dyn Clock>,
     shutdown: impl Future<Output = ()> + Send + 'static,
-) {
+) -> Result<(), String> {
+    let limiter = options.limits.build()?;
     let view = ViewHandle::default();
     let reloader = spawn_reloader(options.data_dir.clone(), view.clone(), options.watch).await;
     let state = Arc::new(AppState {
         view,
         clock,
         panic_on_query: options.panic_on_query,
+        limiter,
+        client_keys: options.limits.client_keys.clone(),
+        flood: options
+            .limits
+            .flood
+            .map(|(rate, burst)| FloodGuard::new(rate, burst)),
     });
+    let evictor = tokio::spawn(evict_idle(state.clone()));
     warp::serve(routes(state))
         .incoming(listener)
         .graceful(shutdown)
         .run()
         .await;
     reloader.abort();
+    evictor.abort();
+    Ok(())
+}
+
+/// Keeps quota memory bounded by the clients active in the last window.
+async fn evict_idle(state: Arc<AppState>) {
+    loop {
+        tokio::time::sleep(EVICT_INTERVAL).await;
+        if let Limiter::Memory(memory) = &state.limiter {
+            let left = memory.evict_idle(state.clock.now());
+            tracing::debug!(clients = left, "evicted idle quota entries");
+        }
+        if let Some(flood) = &state.flood {
+            flood.evict_idle();
+        }
+    }
 }

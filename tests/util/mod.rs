@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+pub mod redis;
 pub mod server;
 
 use std::path::{Path, PathBuf};

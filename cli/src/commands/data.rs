@@ -73,13 +73,29 @@ pub fn export(settings: &Settings, output: Option<&Path>) -> Result<(), CliError
     }
 }
 
-pub fn status(settings: &Settings, as_json: bool) -> Result<(), CliError> {
+pub fn status(
+    settings: &Settings,
+    as_json: bool,
+    limits: &crate::args::LimiterArgs,
+) -> Result<(), CliError> {
     let report = status_report(&settings.store(), settings.now)?;
-    print(&if as_json {
-        json(&report)
+    let limits = crate::limits::resolve(limits, &settings.file)?.describe();
+    if as_json {
+        let mut value = serde_json::to_value(&report).expect("plain data");
+        let quota: serde_json::Map<String, serde_json::Value> = limits
+            .into_iter()
+            .map(|(k, v)| (camel_case(k), v.into()))
+            .collect();
+        value["limits"] = quota.into();
+        print(&json(&value))?;
     } else {
-        render(&report)
-    })?;
+        let mut text = render(&report);
+        text.push_str("limits:\n");
+        for (name, value) in limits {
+            text.push_str(&format!("  {:<17}{value}\n", format!("{name}:")));
+        }
+        print(&text)?;
+    }
     if report.snapshot.is_none() {
         return Err(nothing_published());
     }
@@ -140,4 +156,18 @@ fn human_age(seconds: i64) -> String {
         7200..=172_799 => format!("{}h", s / 3600),
         _ => format!("{}d", s / 86_400),
     }
+}
+
+/// `trusted proxies` → `trustedProxies`.
+fn camel_case(label: &str) -> String {
+    let mut words = label.split(' ');
+    let mut out = words.next().unwrap_or_default().to_owned();
+    for word in words {
+        let mut chars = word.chars();
+        if let Some(first) = chars.next() {
+            out.extend(first.to_uppercase());
+            out.push_str(chars.as_str());
+        }
+    }
+    out
 }

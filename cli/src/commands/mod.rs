@@ -27,7 +27,7 @@ pub fn dispatch(cli: Cli) -> Result<(), CliError> {
                 Command::Seed { file } => data::seed(&settings, file.as_deref()),
                 Command::Publish => data::publish(&settings),
                 Command::Export { output } => data::export(&settings, output.as_deref()),
-                Command::Status { json } => data::status(&settings, json),
+                Command::Status { json, limits } => data::status(&settings, json, &limits),
                 Command::Snapshots(sub) => snapshots::run(&settings, sub),
                 Command::Serve(args) => serve::run(&settings, &args),
                 Command::Completions { .. } | Command::Man { .. } => unreachable!("handled above"),

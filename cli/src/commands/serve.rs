@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use resetctl::api::{serve, ServeOptions};
-use resetctl::clock::SystemClock;
+use resetctl::clock::{Clock, ManualClock, SystemClock};
 use resetctl::reload::WatchMode;
 
 use crate::args::{ServeArgs, WatchArg};
@@ -34,6 +34,12 @@ pub fn run(settings: &Settings, args: &ServeArgs) -> Result<(), CliError> {
             WatchArg::Poll => WatchMode::Poll,
         },
         panic_on_query: std::env::var("RESETCTL_TEST_PANIC_QUERY").ok(),
+        limits: crate::limits::resolve(&args.limits, &settings.file)?,
+    };
+    // `--now` freezes the server's clock (tests and demos); otherwise the system clock.
+    let clock: Arc<dyn Clock> = match settings.now_flag {
+        Some(at) => Arc::new(ManualClock::new(at)),
+        None => Arc::new(SystemClock),
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -48,6 +54,9 @@ pub fn run(settings: &Settings, args: &ServeArgs) -> Result<(), CliError> {
             .map_err(|e| CliError::new(Code::IoErr, e.to_string()))?;
         print(&format!("listening on http://{local}\n"))?;
         tracing::info!(data_dir = %options.data_dir.display(), "listening on http://{local}");
+        for (name, value) in options.limits.describe() {
+            tracing::info!("{name}: {value}");
+        }
         let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
         tokio::spawn(async move {
             shutdown_signal().await;
@@ -56,11 +65,11 @@ pub fn run(settings: &Settings, args: &ServeArgs) -> Result<(), CliError> {
         });
         let mut drained = stop_rx.clone();
         let mut stop = stop_rx;
-        let server = serve(listener, options, Arc::new(SystemClock), async move {
+        let server = serve(listener, options, clock, async move {
             let _ = stop.wait_for(|s| *s).await;
         });
         tokio::select! {
-            () = server => {}
+            result = server => result.map_err(|e| CliError::new(Code::Usage, e))?,
             _ = async {
                 let _ = drained.wait_for(|s| *s).await;
                 tokio::time::sleep(DRAIN_TIMEOUT).await;

@@ -1,0 +1,246 @@
+//! Who a request counts against: the peer IP (IPv6 by its /64 by default),
+//! or, only when the peer is a trusted proxy, the right-most address in
+//! `Forwarded` / `X-Forwarded-For` that is not itself a trusted proxy.
+
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+/// An address range (`10.0.0.0/8`, `2001:db8::/32`, or a bare address).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Cidr {
+    network: IpAddr,
+    prefix: u8,
+}
+
+impl Cidr {
+    /// Parses `ADDR/LEN` or a bare address.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let fail = || format!("{text:?} is not an address range like 10.0.0.0/8 or 2001:db8::/32");
+        let (addr, len) = match text.split_once('/') {
+            Some((a, l)) => (a, Some(l)),
+            None => (text, None),
+        };
+        let network: IpAddr = addr.trim().parse().map_err(|_| fail())?;
+        let max = if network.is_ipv4() { 32 } else { 128 };
+        let prefix = match len {
+            Some(l) => l
+                .trim()
+                .parse::<u8>()
+                .ok()
+                .filter(|p| *p <= max)
+                .ok_or_else(fail)?,
+            None => max,
+        };
+        Ok(Self {
+            network: mask(network, prefix),
+            prefix,
+        })
+    }
+
+    /// Whether `ip` is inside the range (IPv4-mapped IPv6 counts as IPv4).
+    pub fn contains(&self, ip: IpAddr) -> bool {
+        let ip = canonical(ip);
+        ip.is_ipv4() == self.network.is_ipv4() && mask(ip, self.prefix) == self.network
+    }
+}
+
+impl std::fmt::Display for Cidr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.network, self.prefix)
+    }
+}
+
+fn canonical(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(ip, IpAddr::V4),
+        v4 => v4,
+    }
+}
+
+/// `ip` with all but the first `prefix` bits cleared.
+pub fn mask(ip: IpAddr, prefix: u8) -> IpAddr {
+    match ip {
+        IpAddr::V4(v4) => {
+            let bits = if prefix == 0 {
+                0
+            } else {
+                u32::MAX << (32 - u32::from(prefix.min(32)))
+            };
+            IpAddr::V4(Ipv4Addr::from(u32::from(v4) & bits))
+        }
+        IpAddr::V6(v6) => {
+            let bits = if prefix == 0 {
+                0
+            } else {
+                u128::MAX << (128 - u32::from(prefix.min(128)))
+            };
+            IpAddr::V6(Ipv6Addr::from(u128::from(v6) & bits))
+        }
+    }
+}
+
+/// How client keys are derived.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClientKeyPolicy {
+    /// IPv6 clients are keyed by this prefix (default 64).
+    pub ipv6_prefix: u8,
+    /// Proxies whose forwarding headers are believed.
+    pub trusted_proxies: Vec<Cidr>,
+}
+
+impl Default for ClientKeyPolicy {
+    fn default() -> Self {
+        Self {
+            ipv6_prefix: 64,
+            trusted_proxies: Vec::new(),
+        }
+    }
+}
+
+impl ClientKeyPolicy {
+    fn trusted(&self, ip: IpAddr) -> bool {
+        self.trusted_proxies.iter().any(|c| c.contains(ip))
+    }
+
+    /// The key for a request from `peer` with these header values.
+    pub fn client_key(
+        &self,
+        peer: IpAddr,
+        forwarded: Option<&str>,
+        x_forwarded_for: Option<&str>,
+    ) -> IpAddr {
+        let mut client = canonical(peer);
+        if self.trusted(client) {
+            let hops: Vec<Option<IpAddr>> = match (forwarded, x_forwarded_for) {
+                (Some(f), _) => forwarded_for_values(f).map(parse_node).collect(),
+                (None, Some(x)) => x.split(',').map(|v| parse_node(v.trim())).collect(),
+                (None, None) => Vec::new(),
+            };
+            // Walk from the nearest hop outwards; stop at the first address a
+            // trusted proxy did not add, or at anything unreadable.
+            for hop in hops.into_iter().rev() {
+                match hop.map(canonical) {
+                    Some(ip) => {
+                        client = ip;
+                        if !self.trusted(ip) {
+                            break;
+                        }
+                    }
+                    None => break,
+                }
+            }
+        }
+        match client {
+            IpAddr::V6(_) => mask(client, self.ipv6_prefix),
+            v4 => v4,
+        }
+    }
+}
+
+/// The `for=` values of a `Forwarded` header, in order.
+fn forwarded_for_values(header: &str) -> impl Iterator<Item = &str> {
+    header
+        .split(',')
+        .flat_map(|element| element.split(';'))
+        .filter_map(|pair| {
+            let (name, value) = pair.split_once('=')?;
+            name.trim()
+                .eq_ignore_ascii_case("for")
+                .then(|| value.trim().trim_matches('"'))
+        })
+}
+
+/// An address from a forwarding header: `1.2.3.4`, `1.2.3.4:80`, `[2001:db8::1]:80`, `2001:db8::1`.
+fn parse_node(value: &str) -> Option<IpAddr> {
+    if let Ok(ip) = value.parse() {
+        return Some(ip);
+    }
+    if let Some(rest) = value.strip_prefix('[') {
+        return rest.split(']').next()?.parse().ok();
+    }
+    value
+        .rsplit_once(':')
+        .and_then(|(host, _)| host.parse::<Ipv4Addr>().ok())
+        .map(IpAddr::V4)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ip(s: &str) -> IpAddr {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn ipv6_is_keyed_by_its_prefix() {
+        let p = ClientKeyPolicy::default();
+        assert_eq!(
+            p.client_key(ip("2001:db8:1:2:aaaa::1"), None, None),
+            ip("2001:db8:1:2::")
+        );
+        let p48 = ClientKeyPolicy {
+            ipv6_prefix: 48,
+            ..ClientKeyPolicy::default()
+        };
+        assert_eq!(
+            p48.client_key(ip("2001:db8:1:2::1"), None, None),
+            ip("2001:db8:1::")
+        );
+        assert_eq!(
+            p.client_key(ip("::ffff:192.0.2.7"), None, None),
+            ip("192.0.2.7")
+        );
+    }
+
+    #[test]
+    fn forwarding_headers_count_only_behind_a_trusted_proxy() {
+        let untrusted = ClientKeyPolicy::default();
+        assert_eq!(
+            untrusted.client_key(ip("203.0.113.9"), None, Some("198.51.100.1")),
+            ip("203.0.113.9")
+        );
+        let p = ClientKeyPolicy {
+            trusted_proxies: vec![Cidr::parse("10.0.0.0/8").unwrap()],
+            ..ClientKeyPolicy::default()
+        };
+        assert_eq!(
+            p.client_key(ip("203.0.113.9"), None, Some("198.51.100.1")),
+            ip("203.0.113.9")
+        );
+        // Right-most untrusted address wins; a spoofed left-most entry changes nothing.
+        assert_eq!(
+            p.client_key(
+                ip("10.0.0.1"),
+                None,
+                Some("1.1.1.1, 198.51.100.1, 10.0.0.2")
+            ),
+            ip("198.51.100.1")
+        );
+        assert_eq!(
+            p.client_key(
+                ip("10.0.0.1"),
+                Some("for=192.0.2.60;proto=http, for=\"[2001:db8:cafe::17]:4711\""),
+                None
+            ),
+            ip("2001:db8:cafe::")
+        );
+        assert_eq!(
+            p.client_key(ip("10.0.0.1"), None, Some("192.0.2.5:1234")),
+            ip("192.0.2.5")
+        );
+        // Garbage stops the walk at the last trusted hop.
+        assert_eq!(
+            p.client_key(ip("10.0.0.1"), None, Some("198.51.100.1, unknown")),
+            ip("10.0.0.1")
+        );
+        assert_eq!(p.client_key(ip("10.0.0.1"), None, None), ip("10.0.0.1"));
+    }
+
+    #[test]
+    fn cidr_parsing() {
+        assert_eq!(Cidr::parse("10.1.2.3/8").unwrap().to_string(), "10.0.0.0/8");
+        assert_eq!(Cidr::parse("::1").unwrap().to_string(), "::1/128");
+        assert!(Cidr::parse("10.0.0.0/33").is_err());
+        assert!(Cidr::parse("ten").is_err());
+    }
+}

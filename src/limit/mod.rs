@@ -1,0 +1,136 @@
+//! The per-client quota (spec section 8, decisions.md "Rate limiting").
+//!
+//! An exact sliding log: a request is admitted when fewer than `limit` of
+//! the client's admitted requests fall in the last `window`. Two backends
+//! answer the same question: [`MemoryLimiter`] (in process, the default) and
+//! [`RedisLimiter`] (shared by several instances, atomic per request). The
+//! client key and trusted-proxy rules live in [`client`]; the separate burst
+//! guard for uncounted routes in [`flood`]. Decisions are plain enums: this
+//! runs on every request.
+
+pub mod client;
+pub mod flood;
+mod memory;
+mod redis;
+
+use std::fmt;
+use std::net::IpAddr;
+
+pub use self::memory::MemoryLimiter;
+pub use self::redis::RedisLimiter;
+
+use crate::model::Timestamp;
+
+/// `N` requests per `window_seconds` (default 20 per 3600).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct QuotaPolicy {
+    /// Admitted requests per window.
+    pub limit: u32,
+    /// The sliding window, in seconds.
+    pub window_seconds: u32,
+}
+
+impl Default for QuotaPolicy {
+    fn default() -> Self {
+        Self {
+            limit: 20,
+            window_seconds: 3600,
+        }
+    }
+}
+
+impl QuotaPolicy {
+    /// The window in milliseconds.
+    pub fn window_millis(self) -> i64 {
+        i64::from(self.window_seconds) * 1000
+    }
+
+    /// Parses `N/SECONDS` (both at least 1).
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let fail = || {
+            format!(
+                "{text:?} is not a rate limit like 20/3600 (requests per seconds, both at least 1)"
+            )
+        };
+        let (n, secs) = text.split_once('/').ok_or_else(fail)?;
+        let limit: u32 = n.trim().parse().map_err(|_| fail())?;
+        let window_seconds: u32 = secs.trim().parse().map_err(|_| fail())?;
+        if limit == 0 || window_seconds == 0 {
+            return Err(fail());
+        }
+        Ok(Self {
+            limit,
+            window_seconds,
+        })
+    }
+}
+
+impl fmt::Display for QuotaPolicy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.limit, self.window_seconds)
+    }
+}
+
+/// What the quota says about one request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QuotaDecision {
+    /// Counted and let through.
+    Admitted {
+        /// Requests left in the window after this one.
+        remaining: u32,
+        /// When the oldest counted request leaves the window.
+        reset_at: Timestamp,
+    },
+    /// Refused (not counted).
+    Limited {
+        /// When the oldest counted request leaves the window.
+        reset_at: Timestamp,
+        /// Whole seconds until then, rounded up, at least 1.
+        retry_after: u64,
+    },
+}
+
+/// The quota's backing store could not answer (fail closed: 503).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LimiterUnavailable(pub String);
+
+/// Whole seconds from `now` until `at`, rounded up, at least 1.
+pub fn retry_after_seconds(now: Timestamp, at: Timestamp) -> u64 {
+    let millis = (at.as_millis() - now.as_millis()).max(0) as u64;
+    millis.div_ceil(1000).max(1)
+}
+
+/// The configured quota: off, in process, or in Redis.
+#[derive(Debug)]
+pub enum Limiter {
+    /// `--no-rate-limit`: nothing is counted, no headers are sent.
+    Off,
+    /// The in-process sliding log.
+    Memory(MemoryLimiter),
+    /// The Redis sliding log.
+    Redis(RedisLimiter),
+}
+
+impl Limiter {
+    /// The policy, or `None` when limiting is off.
+    pub fn policy(&self) -> Option<QuotaPolicy> {
+        match self {
+            Limiter::Off => None,
+            Limiter::Memory(m) => Some(m.policy()),
+            Limiter::Redis(r) => Some(r.policy()),
+        }
+    }
+
+    /// Counts one request of `client` at `now` (the Redis backend uses Redis's clock).
+    pub async fn check(
+        &self,
+        client: IpAddr,
+        now: Timestamp,
+    ) -> Result<Option<QuotaDecision>, LimiterUnavailable> {
+        match self {
+            Limiter::Off => Ok(None),
+            Limiter::Memory(m) => Ok(Some(m.check(client, now))),
+            Limiter::Redis(r) => r.check(client).await.map(Some),
+        }
+    }
+}

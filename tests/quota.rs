@@ -1,0 +1,452 @@
+//! The quota against the real binary: exact headers, what counts, client
+//! keys, concurrency, and the Redis backend against a real redis-server.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::json;
+
+use crate::util::redis::Redis;
+use crate::util::server::{raw_request, Reply, Server};
+use crate::util::World;
+
+const NOW: &str = "2026-11-20T10:00:00.000Z";
+
+fn seeded() -> World {
+    let w = World::new();
+    w.run(&["--now", NOW, "seed"]).success();
+    w
+}
+
+fn quota_headers(reply: &Reply) -> (Option<&str>, Option<&str>, Option<&str>, Option<&str>) {
+    (
+        reply.header("x-ratelimit-limit"),
+        reply.header("x-ratelimit-remaining"),
+        reply.header("x-ratelimit-window"),
+        reply.header("x-ratelimit-reset"),
+    )
+}
+
+#[test]
+fn twenty_admitted_then_429_with_exact_headers_and_body() {
+    let w = seeded();
+    // A frozen clock makes Reset and Retry-After exact.
+    let s = Server::start(&w, &["--now", NOW], &[]);
+    for n in 0..20u32 {
+        let path = if n % 2 == 0 {
+            "/openapi/v1/records"
+        } else {
+            "/openapi/v1/records/latest"
+        };
+        let reply = s.get(path);
+        assert_eq!(reply.status, 200);
+        let remaining = (19 - n).to_string();
+        assert_eq!(
+            quota_headers(&reply),
+            (
+                Some("20"),
+                Some(remaining.as_str()),
+                Some("3600"),
+                Some("2026-11-20T11:00:00.000Z")
+            )
+        );
+        assert_eq!(reply.header("retry-after"), None);
+    }
+    let limited = s.get("/openapi/v1/records");
+    assert_eq!(limited.status, 429);
+    assert_eq!(
+        limited.json(),
+        json!({"ok": false, "error": "rate_limited", "detail": "rate limit exceeded; retry after 3600 s", "retryAfter": 3600})
+    );
+    assert_eq!(limited.header("retry-after"), Some("3600"));
+    assert_eq!(
+        quota_headers(&limited),
+        (
+            Some("20"),
+            Some("0"),
+            Some("3600"),
+            Some("2026-11-20T11:00:00.000Z")
+        )
+    );
+    // A 429 is not counted: the next answer is the same.
+    let again = s.get("/openapi/v1/records/latest?kind=all");
+    assert_eq!(again.status, 429);
+    assert_eq!(again.header("retry-after"), Some("3600"));
+}
+
+#[test]
+fn what_counts_and_what_does_not() {
+    let w = seeded();
+    let s = Server::start(&w, &["--now", NOW], &[]);
+    // Uncounted: 404, 405, OPTIONS, docs, spec, skill, healthz.
+    s.get("/nope");
+    s.request("POST", "/openapi/v1/records", &[("Content-Length", "0")]);
+    s.request("OPTIONS", "/openapi/v1/records", &[]);
+    for path in [
+        "/openapi/v1/docs",
+        "/openapi/v1/openapi.json",
+        "/openapi/v1/skill.md",
+        "/healthz",
+    ] {
+        let reply = s.get(path);
+        assert_eq!(reply.status, 200, "{path}");
+        assert_eq!(
+            reply.header("x-ratelimit-remaining"),
+            None,
+            "{path} carries no quota headers"
+        );
+    }
+    let first = s.get("/openapi/v1/records");
+    assert_eq!(first.header("x-ratelimit-remaining"), Some("19"));
+    // A 422 counts and carries the headers.
+    let bad = s.get("/openapi/v1/records?page=0");
+    assert_eq!(bad.status, 422);
+    assert_eq!(bad.header("x-ratelimit-remaining"), Some("18"));
+    assert_eq!(
+        s.get("/openapi/v1/records").header("x-ratelimit-remaining"),
+        Some("17")
+    );
+}
+
+#[test]
+fn a_500_and_a_503_data_unavailable_count_too() {
+    let w = World::new();
+    let s = Server::start(
+        &w,
+        &["--now", NOW],
+        &[("RESETCTL_TEST_PANIC_QUERY", "page=5")],
+    );
+    let unavailable = s.get("/openapi/v1/records");
+    assert_eq!(unavailable.status, 503);
+    assert_eq!(unavailable.header("x-ratelimit-remaining"), Some("19"));
+    let failed = s.get("/openapi/v1/records?page=5");
+    assert_eq!(failed.status, 500);
+    assert_eq!(failed.header("x-ratelimit-remaining"), Some("18"));
+}
+
+#[test]
+fn clients_behind_a_trusted_proxy_have_their_own_quota() {
+    let w = seeded();
+    let s = Server::start(
+        &w,
+        &[
+            "--now",
+            NOW,
+            "--rate-limit",
+            "2/60",
+            "--trust-proxy",
+            "127.0.0.0/8",
+        ],
+        &[],
+    );
+    let get = |xff: &str| {
+        raw_request(
+            s.addr,
+            "GET",
+            "/openapi/v1/records",
+            &[("X-Forwarded-For", xff)],
+        )
+    };
+    assert_eq!(
+        get("198.51.100.1").header("x-ratelimit-remaining"),
+        Some("1")
+    );
+    assert_eq!(
+        get("198.51.100.1").header("x-ratelimit-remaining"),
+        Some("0")
+    );
+    assert_eq!(get("198.51.100.1").status, 429);
+    // Another client, and a spoofed left-most entry does not help the first.
+    assert_eq!(
+        get("198.51.100.2").header("x-ratelimit-remaining"),
+        Some("1")
+    );
+    assert_eq!(get("203.0.113.7, 198.51.100.1").status, 429);
+    // The Forwarded header works the same way.
+    let fwd = raw_request(
+        s.addr,
+        "GET",
+        "/openapi/v1/records",
+        &[("Forwarded", "for=\"[2001:db8::1]:4711\"")],
+    );
+    assert_eq!(fwd.header("x-ratelimit-remaining"), Some("1"));
+    // Same /64: same quota.
+    let same64 = raw_request(
+        s.addr,
+        "GET",
+        "/openapi/v1/records",
+        &[("Forwarded", "for=\"[2001:db8::ffff]\"")],
+    );
+    assert_eq!(same64.header("x-ratelimit-remaining"), Some("0"));
+}
+
+#[test]
+fn an_untrusted_forwarded_for_is_ignored() {
+    let w = seeded();
+    let s = Server::start(&w, &["--now", NOW, "--rate-limit", "2/60"], &[]);
+    let get = |xff: &str| {
+        raw_request(
+            s.addr,
+            "GET",
+            "/openapi/v1/records",
+            &[("X-Forwarded-For", xff)],
+        )
+    };
+    assert_eq!(
+        get("198.51.100.1").header("x-ratelimit-remaining"),
+        Some("1")
+    );
+    assert_eq!(
+        get("198.51.100.2").header("x-ratelimit-remaining"),
+        Some("0")
+    );
+    assert_eq!(get("198.51.100.3").status, 429);
+}
+
+#[test]
+fn no_rate_limit_drops_the_headers_and_custom_limits_show() {
+    let w = seeded();
+    let off = Server::start(&w, &["--no-rate-limit"], &[]);
+    for _ in 0..25 {
+        let reply = off.get("/openapi/v1/records");
+        assert_eq!(reply.status, 200);
+        assert_eq!(quota_headers(&reply), (None, None, None, None));
+    }
+    let custom = Server::start(&w, &["--now", NOW, "--rate-limit", "3/60"], &[]);
+    let reply = custom.get("/openapi/v1/records");
+    assert_eq!(
+        quota_headers(&reply),
+        (
+            Some("3"),
+            Some("2"),
+            Some("60"),
+            Some("2026-11-20T10:01:00.000Z")
+        )
+    );
+    let bad = w.run(&["serve", "--rate-limit", "0/60"]).code(64);
+    assert!(
+        bad.stderr
+            .contains("\"0/60\" is not a rate limit like 20/3600"),
+        "{}",
+        bad.stderr
+    );
+    let store = w
+        .run(&["serve", "--rate-limit-store", "memcached://x"])
+        .code(64);
+    assert!(
+        store
+            .stderr
+            .contains("must be \"memory\" or a redis:// URL"),
+        "{}",
+        store.stderr
+    );
+}
+
+/// Fires `n` requests at once (each on its own connection) and counts statuses.
+fn burst(addr: std::net::SocketAddr, n: usize) -> (usize, usize, usize) {
+    let barrier = Arc::new(std::sync::Barrier::new(n));
+    let handles: Vec<_> = (0..n)
+        .map(|_| {
+            let barrier = barrier.clone();
+            std::thread::spawn(move || {
+                barrier.wait();
+                raw_request(addr, "GET", "/openapi/v1/records/latest", &[]).status
+            })
+        })
+        .collect();
+    let statuses: Vec<u16> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    let count = |s| statuses.iter().filter(|&&x| x == s).count();
+    (
+        count(200),
+        count(429),
+        statuses.len() - count(200) - count(429),
+    )
+}
+
+#[test]
+fn two_hundred_concurrent_requests_admit_exactly_twenty_in_process() {
+    let w = seeded();
+    let s = Server::start(&w, &["--log", "warn"], &[]);
+    assert_eq!(burst(s.addr, 200), (20, 180, 0));
+}
+
+#[test]
+fn redis_backend_admits_exactly_twenty_across_two_servers() {
+    let redis = Redis::start();
+    let w = seeded();
+    let a = Server::start(
+        &w,
+        &["--log", "warn", "--rate-limit-store", &redis.url()],
+        &[],
+    );
+    assert_eq!(burst(a.addr, 200), (20, 180, 0));
+    // A fresh client key for the two-server run: a trusted proxy header.
+    let b = Server::start(
+        &w,
+        &[
+            "--log",
+            "warn",
+            "--rate-limit-store",
+            &redis.url(),
+            "--trust-proxy",
+            "127.0.0.1",
+        ],
+        &[],
+    );
+    let c = Server::start(
+        &w,
+        &[
+            "--log",
+            "warn",
+            "--rate-limit-store",
+            &redis.url(),
+            "--trust-proxy",
+            "127.0.0.1",
+        ],
+        &[],
+    );
+    let barrier = Arc::new(std::sync::Barrier::new(100));
+    let handles: Vec<_> = (0..100)
+        .map(|i| {
+            let addr = if i % 2 == 0 { b.addr } else { c.addr };
+            let barrier = barrier.clone();
+            std::thread::spawn(move || {
+                barrier.wait();
+                raw_request(
+                    addr,
+                    "GET",
+                    "/openapi/v1/records",
+                    &[("X-Forwarded-For", "198.51.100.77")],
+                )
+            })
+        })
+        .collect();
+    let replies: Vec<Reply> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    assert_eq!(
+        replies.iter().filter(|r| r.status == 200).count(),
+        20,
+        "exactly 20 admitted in total"
+    );
+    assert_eq!(replies.iter().filter(|r| r.status == 429).count(), 80);
+    let limited = replies.iter().find(|r| r.status == 429).unwrap();
+    let retry: u64 = limited.header("retry-after").unwrap().parse().unwrap();
+    assert!((3590..=3600).contains(&retry), "Retry-After {retry}");
+    assert_eq!(limited.json()["retryAfter"], retry);
+    let admitted = replies.iter().filter(|r| r.status == 200);
+    let mut remaining: Vec<u32> = admitted
+        .map(|r| r.header("x-ratelimit-remaining").unwrap().parse().unwrap())
+        .collect();
+    remaining.sort_unstable();
+    assert_eq!(
+        remaining,
+        (0..20).collect::<Vec<_>>(),
+        "each admitted request saw its own count"
+    );
+}
+
+#[test]
+fn redis_down_fails_closed_on_data_and_recovers_without_restart() {
+    let mut redis = Redis::start();
+    let w = seeded();
+    let s = Server::start(&w, &["--rate-limit-store", &redis.url()], &[]);
+    assert_eq!(s.get("/openapi/v1/records").status, 200);
+    redis.kill();
+    let down = s.wait_for("/openapi/v1/records", Duration::from_secs(5), |r| {
+        r.status == 503
+    });
+    assert_eq!(
+        down.json(),
+        json!({"ok": false, "error": "rate_limit_unavailable", "detail": "the rate-limit store is unavailable; the documentation still works", "retryAfter": null})
+    );
+    assert_eq!(down.header("x-ratelimit-remaining"), None);
+    assert_eq!(s.get("/openapi/v1/records/latest").status, 503);
+    for path in [
+        "/openapi/v1/docs",
+        "/openapi/v1/openapi.json",
+        "/openapi/v1/skill.md",
+        "/healthz",
+    ] {
+        assert_eq!(s.get(path).status, 200, "{path} keeps working");
+    }
+    redis.restart();
+    let back = s.wait_for("/openapi/v1/records", Duration::from_secs(10), |r| {
+        r.status == 200
+    });
+    assert_eq!(back.header("x-ratelimit-limit"), Some("20"));
+}
+
+#[test]
+fn a_redis_that_is_down_at_start_only_makes_data_fail_closed() {
+    let mut redis = Redis::start();
+    let url = redis.url();
+    redis.kill();
+    let w = seeded();
+    let s = Server::start(&w, &["--rate-limit-store", &url], &[]);
+    assert_eq!(s.get("/openapi/v1/records").status, 503);
+    assert_eq!(s.get("/healthz").status, 200);
+    redis.restart();
+    s.wait_for("/openapi/v1/records", Duration::from_secs(10), |r| {
+        r.status == 200
+    });
+}
+
+#[test]
+fn status_shows_the_limiter_settings() {
+    let w = seeded();
+    let json = w
+        .run(&[
+            "status",
+            "--json",
+            "--rate-limit",
+            "5/60",
+            "--rate-limit-store",
+            "redis://127.0.0.1:6399/2",
+            "--trust-proxy",
+            "10.0.0.0/8",
+            "--ipv6-prefix-len",
+            "56",
+        ])
+        .success()
+        .json();
+    assert_eq!(
+        json["limits"],
+        json!({
+            "quota": "5 requests per 60 s per client, in Redis at redis://127.0.0.1:6399/2",
+            "clientKey": "peer IP, IPv6 by /56",
+            "trustedProxies": "10.0.0.0/8",
+            "floodGuard": "50/s per client, burst 200"
+        })
+    );
+    let off = w
+        .run(&[
+            "status",
+            "--json",
+            "--no-rate-limit",
+            "--flood-guard",
+            "off",
+        ])
+        .success()
+        .json();
+    assert_eq!(off["limits"]["quota"], "off");
+    assert_eq!(off["limits"]["floodGuard"], "off");
+}
+
+#[test]
+fn the_flood_guard_limits_uncounted_routes_without_touching_the_quota() {
+    let w = seeded();
+    let s = Server::start(&w, &["--now", NOW, "--flood-guard", "1/3"], &[]);
+    let statuses: Vec<u16> = (0..6).map(|_| s.get("/openapi/v1/docs").status).collect();
+    assert_eq!(&statuses[..3], &[200, 200, 200]);
+    assert!(statuses[3..].contains(&429), "{statuses:?}");
+    let flooded = s.get("/openapi/v1/openapi.json");
+    assert_eq!(flooded.status, 429);
+    assert_eq!(flooded.json()["error"], "rate_limited");
+    assert_eq!(flooded.header("retry-after"), Some("1"));
+    assert_eq!(flooded.json()["retryAfter"], 1);
+    assert_eq!(flooded.header("x-ratelimit-remaining"), None);
+    // The data quota is untouched.
+    assert_eq!(
+        s.get("/openapi/v1/records").header("x-ratelimit-remaining"),
+        Some("19")
+    );
+}
