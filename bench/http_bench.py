@@ -132,8 +132,8 @@ def main():
 local n = 0
 request = function()
   n = n + 1
-  local ip = string.format("10.%d.%d.%d", (n // 65536) % 256, (n // 256) % 256, n % {args.limiter_clients} % 256)
-  return wrk.format("GET", "{PATH}", {{["X-Forwarded-For"] = "198.51." .. ((n % {args.limiter_clients}) // 256) .. "." .. (n % 256)}})
+  local c = n % {args.limiter_clients}
+  return wrk.format("GET", "{PATH}", {{["X-Forwarded-For"] = "198.51." .. math.floor(c / 256) .. "." .. (c % 256)}})
 end
 """)
             cmd = ["wrk", "-t", "1", "-c", str(args.connections), "-d", f"{args.duration}s", "--latency", "-s", script, f"http://127.0.0.1:{port}"]

@@ -38,6 +38,28 @@ pub struct FileConfig {
     pub ipv6_prefix_len: Option<u8>,
     /// `--flood-guard`.
     pub flood_guard: Option<String>,
+    /// `sync --upstream`.
+    pub upstream: Option<String>,
+    /// `sync --page-url`.
+    pub page_url: Option<String>,
+    /// `sync --source-id`.
+    pub source_id: Option<String>,
+    /// `sync --source-name`.
+    pub source_name: Option<String>,
+    /// `sync --interval-minutes`.
+    pub interval_minutes: Option<u32>,
+    /// `sync --max-age-minutes`.
+    pub max_age_minutes: Option<u32>,
+    /// `sync --backoff-cap-minutes`.
+    pub backoff_cap_minutes: Option<u32>,
+    /// `sync --connect-timeout`.
+    pub connect_timeout: Option<f64>,
+    /// `sync --timeout`.
+    pub timeout: Option<f64>,
+    /// `sync --max-body-bytes`.
+    pub max_body_bytes: Option<u64>,
+    /// `sync --max-redirects`.
+    pub max_redirects: Option<usize>,
 }
 
 /// A config file that could not be used.

@@ -15,7 +15,8 @@
 //! - [`query`]: strict query parsing, filters, ordering, the precomputed view;
 //! - [`reload`]: watches the data dir and swaps the published view atomically;
 //! - [`api`]: warp routes, handlers, error bodies (translation only);
-//! - [`clock`]: the injectable clock.
+//! - [`clock`]: the injectable clock;
+//! - [`sync`]: upstream-sync mode (conditional GET, sync state, back-off).
 //!
 //! Nothing here knows about clap; HTTP lives only in `api`.
 
@@ -37,3 +38,4 @@ pub mod standalone;
 pub mod state;
 pub mod status;
 pub mod store;
+pub mod sync;

@@ -16,8 +16,10 @@ use arc_swap::ArcSwapOption;
 use notify::{RecursiveMode, Watcher};
 use tokio::sync::mpsc;
 
+use crate::clock::Clock;
 use crate::query::PublishedView;
-use crate::snapshot::SnapshotStore;
+use crate::snapshot::{Mode, SnapshotStore};
+use crate::sync::state::load_sync_state;
 
 /// The shared, atomically swapped view (`None` until a snapshot exists).
 #[derive(Debug, Clone, Default)]
@@ -63,6 +65,7 @@ pub async fn spawn_reloader(
     data_dir: PathBuf,
     view: ViewHandle,
     mode: WatchMode,
+    clock: Arc<dyn Clock>,
 ) -> tokio::task::JoinHandle<()> {
     // The watch goes up before the first load, so a publish in between is not missed.
     let (tx, mut rx) = mpsc::unbounded_channel::<()>();
@@ -91,6 +94,7 @@ pub async fn spawn_reloader(
         store: SnapshotStore::new(&data_dir),
         view,
         failed: None,
+        clock,
     };
     reloader.check().await;
     tokio::spawn(async move {
@@ -136,11 +140,47 @@ struct Reloader {
     view: ViewHandle,
     /// The last sequence that failed to load, so a broken file is logged once.
     failed: Option<u64>,
+    /// For the sync status, which turns `stale` as the cache ages.
+    clock: Arc<dyn Clock>,
 }
 
 impl Reloader {
-    /// Swaps in the pointer's version if it differs from the served one.
+    /// Swaps in a new version, then a new `dataSource`, if either changed.
     async fn check(&mut self) {
+        self.check_snapshot().await;
+        self.check_sync_state();
+    }
+
+    /// The `dataSource` the sync state describes now (upstream snapshots only).
+    fn data_source(&self) -> Option<crate::model::DataSource> {
+        match load_sync_state(self.store.data_dir()) {
+            Ok(state) => state.map(|s| s.data_source(self.clock.now(), true)),
+            Err(e) => {
+                tracing::warn!("keeping the served sync state: {e}");
+                self.view
+                    .load()
+                    .as_ref()
+                    .and_then(|v| v.data_source().cloned())
+            }
+        }
+    }
+
+    /// Rebuilds the meta when the sync state (or its age) changed what it says.
+    fn check_sync_state(&mut self) {
+        let guard = self.view.load();
+        let Some(view) = guard.as_ref().filter(|v| v.mode() == Mode::Upstream) else {
+            return;
+        };
+        let data_source = self.data_source();
+        if data_source.as_ref() != view.data_source() {
+            let next = view.with_data_source(data_source);
+            drop(guard);
+            self.view.store(next);
+        }
+    }
+
+    /// Swaps in the pointer's version if it differs from the served one.
+    async fn check_snapshot(&mut self) {
         let wanted = match self.store.current_sequence() {
             Ok(Some(seq)) => seq,
             Ok(None) => return,

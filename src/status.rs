@@ -9,6 +9,7 @@ use serde::Serialize;
 
 use crate::model::{Kind, ScheduleState, Timestamp};
 use crate::snapshot::{SnapshotError, SnapshotStore};
+use crate::sync::state::{load_sync_state, SyncState};
 
 /// The whole report.
 #[derive(Debug, Clone, Serialize)]
@@ -20,6 +21,19 @@ pub struct StatusReport {
     pub mode: Option<&'static str>,
     /// The current snapshot, or null when nothing is published.
     pub snapshot: Option<SnapshotStatus>,
+    /// The upstream sync state, or null when this data dir was never synced.
+    pub sync: Option<SyncReport>,
+}
+
+/// The sync state as `status` shows it.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SyncReport {
+    /// The status now (an `ok` cache past its maximum age shows `stale`).
+    pub status: crate::model::DataSourceStatus,
+    /// Everything the sync state file holds.
+    #[serde(flatten)]
+    pub state: SyncState,
 }
 
 /// The current snapshot.
@@ -48,13 +62,25 @@ pub struct SnapshotStatus {
     pub versions_on_disk: usize,
 }
 
-/// Builds the report for the store at `now`.
+/// Builds the report for the store at `now`. An unreadable sync state is
+/// logged and left out rather than hiding the rest of the report.
 pub fn status_report(store: &SnapshotStore, now: Timestamp) -> Result<StatusReport, SnapshotError> {
+    let sync = match load_sync_state(store.data_dir()) {
+        Ok(state) => state.map(|state| SyncReport {
+            status: state.effective_status(now),
+            state,
+        }),
+        Err(e) => {
+            tracing::warn!("{e}");
+            None
+        }
+    };
     let Some(snapshot) = store.load_current()? else {
         return Ok(StatusReport {
             data_dir: store.data_dir().to_owned(),
             mode: None,
             snapshot: None,
+            sync,
         });
     };
     let mut by_kind: BTreeMap<&'static str, usize> =
@@ -83,5 +109,6 @@ pub fn status_report(store: &SnapshotStore, now: Timestamp) -> Result<StatusRepo
             by_schedule_state: by_state,
             versions_on_disk,
         }),
+        sync,
     })
 }

@@ -106,6 +106,15 @@ pub enum Command {
         after_help = "Examples:\n  resetctl --data-dir /var/lib/resetctl serve --listen 0.0.0.0:8080\n  RUST_LOG=resetctl::access=info resetctl serve"
     )]
     Serve(ServeArgs),
+    /// Fetch the upstream document (conditional GET), validate it and publish it when it changed.
+    ///
+    /// --once runs one attempt (for cron); --daemon repeats every interval, backing off
+    /// exponentially (with jitter, capped) after failures. A failed sync never removes the
+    /// last good snapshot: it only records the error, the status and the next attempt.
+    /// A cron run and a daemon never overlap (a lock file); the second waits up to
+    /// --lock-timeout, then exits 75 naming the holder.
+    #[command(after_help = SYNC_EXAMPLES)]
+    Sync(SyncArgs),
     /// Print a shell completion script.
     #[command(
         after_help = "Examples:\n  resetctl completions bash > /etc/bash_completion.d/resetctl"
@@ -120,6 +129,76 @@ pub enum Command {
         /// Target directory.
         dir: PathBuf,
     },
+}
+
+const SYNC_EXAMPLES: &str = "\
+Examples:
+  resetctl sync --upstream https://other.example/records.json --once
+  resetctl sync --upstream https://other.example/records.json --interval-minutes 10 --daemon
+
+crontab (every 5 minutes; exit 75 while backing off is expected):
+  */5 * * * * resetctl --data-dir /var/lib/resetctl sync --upstream https://other.example/records.json --once
+
+systemd unit (/etc/systemd/system/resetctl-sync.service):
+  [Unit]
+  Description=resetctl upstream sync
+  After=network-online.target
+  [Service]
+  ExecStart=/usr/local/bin/resetctl --data-dir /var/lib/resetctl sync --daemon --upstream https://other.example/records.json
+  Restart=on-failure
+  User=resetctl
+  [Install]
+  WantedBy=multi-user.target
+
+Exit codes: 0 synced (published, unchanged or 304), 65 invalid upstream document,
+69 upstream unreachable or not 200/304, 75 backing off or another sync running.";
+
+/// `resetctl sync` flags.
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("mode").required(true).args(["once", "daemon"])))]
+pub struct SyncArgs {
+    /// The upstream document's URL (another instance's export, or a static copy of it).
+    #[arg(long, env = "RESETCTL_UPSTREAM", value_name = "URL")]
+    pub upstream: Option<String>,
+    /// The upstream's public page (dataSource.pageUrl). Default: the upstream's origin.
+    #[arg(long, env = "RESETCTL_PAGE_URL", value_name = "URL")]
+    pub page_url: Option<String>,
+    /// dataSource.sourceId. Default: the upstream's host.
+    #[arg(long, env = "RESETCTL_SOURCE_ID", value_name = "ID")]
+    pub source_id: Option<String>,
+    /// dataSource.name. Default: the upstream's host.
+    #[arg(long, env = "RESETCTL_SOURCE_NAME", value_name = "NAME")]
+    pub source_name: Option<String>,
+    /// Minutes between syncs (at least 5). Default: 5.
+    #[arg(long, env = "RESETCTL_INTERVAL_MINUTES", value_name = "N")]
+    pub interval_minutes: Option<u32>,
+    /// Minutes after which a cache with no good sync is stale. Default: 3 × interval.
+    #[arg(long, env = "RESETCTL_MAX_AGE_MINUTES", value_name = "N")]
+    pub max_age_minutes: Option<u32>,
+    /// Longest back-off after failures, in minutes. Default: 360.
+    #[arg(long, env = "RESETCTL_BACKOFF_CAP_MINUTES", value_name = "N")]
+    pub backoff_cap_minutes: Option<u32>,
+    /// Run one sync attempt and exit.
+    #[arg(long)]
+    pub once: bool,
+    /// Sync now and then every interval until SIGINT/SIGTERM.
+    #[arg(long)]
+    pub daemon: bool,
+    /// Try now even while backing off.
+    #[arg(long)]
+    pub force: bool,
+    /// Connect timeout in seconds. Default: 10.
+    #[arg(long, env = "RESETCTL_CONNECT_TIMEOUT", value_name = "SECONDS", value_parser = parse_seconds)]
+    pub connect_timeout: Option<f64>,
+    /// Whole-request timeout in seconds, body included. Default: 30.
+    #[arg(long, env = "RESETCTL_TIMEOUT", value_name = "SECONDS", value_parser = parse_seconds)]
+    pub timeout: Option<f64>,
+    /// Largest accepted body in bytes, enforced while streaming. Default: 16777216.
+    #[arg(long, env = "RESETCTL_MAX_BODY_BYTES", value_name = "BYTES")]
+    pub max_body_bytes: Option<u64>,
+    /// Most redirects followed. Default: 5.
+    #[arg(long, env = "RESETCTL_MAX_REDIRECTS", value_name = "N")]
+    pub max_redirects: Option<usize>,
 }
 
 /// `resetctl serve` flags.

@@ -132,7 +132,13 @@ pub async fn serve(
 ) -> Result<(), String> {
     let limiter = options.limits.build()?;
     let view = ViewHandle::default();
-    let reloader = spawn_reloader(options.data_dir.clone(), view.clone(), options.watch).await;
+    let reloader = spawn_reloader(
+        options.data_dir.clone(),
+        view.clone(),
+        options.watch,
+        clock.clone(),
+    )
+    .await;
     let state = Arc::new(AppState {
         view,
         clock,

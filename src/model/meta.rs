@@ -31,6 +31,24 @@ pub enum DataSourceStatus {
     Pending,
 }
 
+impl DataSourceStatus {
+    /// The wire spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DataSourceStatus::Ok => "ok",
+            DataSourceStatus::Stale => "stale",
+            DataSourceStatus::Error => "error",
+            DataSourceStatus::Pending => "pending",
+        }
+    }
+}
+
+impl std::fmt::Display for DataSourceStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// Translation status of the upstream texts (no translation exists yet: always `ok`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -11,21 +11,31 @@ use crate::snapshot::{Mode, Snapshot};
 use super::{order_for, KindFilter};
 
 /// One immutable published version, ready to answer queries.
+///
+/// The records part is shared (`Arc`), so a change of `meta` alone (a new
+/// sync state) makes a new view without touching the records.
 #[derive(Debug)]
 pub struct PublishedView {
+    index: std::sync::Arc<RecordIndex>,
+    /// The serialised `meta` object.
+    meta_json: String,
+    /// The `dataSource` inside it (upstream mode only).
+    data_source: Option<DataSource>,
+}
+
+/// The records of one snapshot, serialised and ordered once.
+#[derive(Debug)]
+struct RecordIndex {
     sequence: u64,
     mode: Mode,
     generated_at: Timestamp,
+    last_successful_check_at: Option<Timestamp>,
     /// Every record's JSON, back to back.
     record_bytes: String,
     /// `record_bytes[spans[i].0..spans[i].1]` is record `i`.
     spans: Vec<(u32, u32)>,
     /// Per filter (indexed by [`KindFilter::index`]): record indexes in public order.
     orders: [Vec<u32>; 3],
-    /// The serialised `meta` object.
-    meta_json: String,
-    /// The sync status shown by `/healthz` in upstream mode.
-    sync_status: Option<crate::model::DataSourceStatus>,
 }
 
 /// Which slice of a filter's list a page covers, and its Page fields.
@@ -51,51 +61,68 @@ impl PublishedView {
         let mut spans = Vec::with_capacity(records.len());
         for record in records {
             let start = record_bytes.len() as u32;
-            // Writing into a String through serde_json cannot fail for these types.
             record_bytes.push_str(&serde_json::to_string(record).expect("records serialise"));
             spans.push((start, record_bytes.len() as u32));
         }
-        let data_source = if snapshot.mode == Mode::Upstream {
+        let index = RecordIndex {
+            sequence: snapshot.sequence,
+            mode: snapshot.mode,
+            generated_at: snapshot.generated_at,
+            last_successful_check_at: snapshot.last_successful_check_at,
+            record_bytes,
+            spans,
+            orders: KindFilter::ALL.map(|k| order_for(records, k)),
+        };
+        Self::with_index(std::sync::Arc::new(index), data_source)
+    }
+
+    fn with_index(index: std::sync::Arc<RecordIndex>, data_source: Option<DataSource>) -> Self {
+        let data_source = if index.mode == Mode::Upstream {
             data_source
         } else {
             None
         };
-        let sync_status = data_source.as_ref().map(|d| d.status);
         let meta = Meta {
-            generated_at: snapshot.generated_at,
-            last_successful_check_at: snapshot.last_successful_check_at,
-            data_source,
+            generated_at: index.generated_at,
+            last_successful_check_at: index.last_successful_check_at,
+            data_source: data_source.clone(),
         };
+        let meta_json = serde_json::to_string(&meta).expect("meta serialises");
         Self {
-            sequence: snapshot.sequence,
-            mode: snapshot.mode,
-            generated_at: snapshot.generated_at,
-            record_bytes,
-            spans,
-            orders: KindFilter::ALL.map(|k| order_for(records, k)),
-            meta_json: serde_json::to_string(&meta).expect("meta serialises"),
-            sync_status,
+            index,
+            meta_json,
+            data_source,
         }
+    }
+
+    /// The same records with another `dataSource` (cheap: records are shared).
+    pub fn with_data_source(&self, data_source: Option<DataSource>) -> Self {
+        Self::with_index(self.index.clone(), data_source)
     }
 
     /// The snapshot's sequence number.
     pub fn sequence(&self) -> u64 {
-        self.sequence
+        self.index.sequence
     }
 
     /// The snapshot's mode.
     pub fn mode(&self) -> Mode {
-        self.mode
+        self.index.mode
     }
 
     /// `meta.generatedAt`.
     pub fn generated_at(&self) -> Timestamp {
-        self.generated_at
+        self.index.generated_at
+    }
+
+    /// The `dataSource` served (upstream mode only).
+    pub fn data_source(&self) -> Option<&DataSource> {
+        self.data_source.as_ref()
     }
 
     /// The sync status (upstream mode only).
     pub fn sync_status(&self) -> Option<crate::model::DataSourceStatus> {
-        self.sync_status
+        self.data_source.as_ref().map(|d| d.status)
     }
 
     /// The serialised `meta` object.
@@ -105,13 +132,13 @@ impl PublishedView {
 
     /// The records of `filter`, in public order (as indexes).
     pub fn ordered(&self, filter: KindFilter) -> &[u32] {
-        &self.orders[filter.index()]
+        &self.index.orders[filter.index()]
     }
 
     /// The serialised record at `index`.
     pub fn record_json(&self, index: u32) -> &str {
-        let (start, end) = self.spans[index as usize];
-        &self.record_bytes[start as usize..end as usize]
+        let (start, end) = self.index.spans[index as usize];
+        &self.index.record_bytes[start as usize..end as usize]
     }
 
     /// The first record of `filter`'s list (what `/records/latest` returns).

@@ -113,6 +113,7 @@ fn render(report: &StatusReport) -> String {
     let mut out = format!("data dir:  {}\n", report.data_dir.display());
     let Some(s) = &report.snapshot else {
         out.push_str("snapshot:  none published\n");
+        out.push_str(&render_sync(report));
         return out;
     };
     let counts = |map: &std::collections::BTreeMap<&str, usize>| {
@@ -145,6 +146,70 @@ fn render(report: &StatusReport) -> String {
     ));
     out.push_str(&format!("schedules: {}\n", counts(&s.by_schedule_state)));
     out.push_str(&format!("versions:  {} on disk\n", s.versions_on_disk));
+    out.push_str(&render_sync(report));
+    out
+}
+
+fn render_sync(report: &StatusReport) -> String {
+    let Some(sync) = &report.sync else {
+        return String::new();
+    };
+    let s = &sync.state;
+    let time =
+        |t: Option<resetctl::model::Timestamp>| t.map_or("never".to_owned(), |t| t.to_string());
+    let status = sync.status;
+    let mut out = format!(
+        "sync:      {status} ({})\n",
+        match sync.status {
+            resetctl::model::DataSourceStatus::Ok => "the cache is fresh",
+            resetctl::model::DataSourceStatus::Stale =>
+                "serving the last good snapshot; the last sync failed or it is too old",
+            resetctl::model::DataSourceStatus::Error => "no usable cache and the last sync failed",
+            resetctl::model::DataSourceStatus::Pending => "waiting for the first sync",
+        }
+    );
+    out.push_str(&format!(
+        "  upstream:        {} ({})\n",
+        s.source.url, s.source.name
+    ));
+    out.push_str(&format!(
+        "  interval:        {} min (stale after {} min)\n",
+        s.source.interval_minutes, s.source.max_age_minutes
+    ));
+    out.push_str(&format!("  last synced:     {}\n", time(s.synced_at)));
+    out.push_str(&format!("  last fetched:    {}\n", time(s.fetched_at)));
+    out.push_str(&format!(
+        "  upstream data:   generated {}\n",
+        time(s.upstream_generated_at)
+    ));
+    out.push_str(&format!(
+        "  last error:      {}\n",
+        s.last_error.as_deref().unwrap_or("none")
+    ));
+    out.push_str(&format!(
+        "  failures:        {} in a row\n",
+        s.consecutive_failures
+    ));
+    out.push_str(&format!(
+        "  next attempt:    {}\n",
+        s.next_attempt_at.map_or("any time".to_owned(), |t| format!(
+            "not before {t} (backing off)"
+        ))
+    ));
+    if let Some(monitor) = &s.upstream_monitor {
+        out.push_str(&format!(
+            "  feed monitor:    {}{}\n",
+            monitor.status,
+            monitor
+                .error_code
+                .as_deref()
+                .map(|c| format!(" ({c})"))
+                .unwrap_or_default()
+        ));
+    }
+    if !s.skipped.is_empty() {
+        out.push_str(&format!("  skipped records: {}\n", s.skipped.join("; ")));
+    }
     out
 }
 

@@ -3,6 +3,7 @@
 mod data;
 mod serve;
 mod snapshots;
+mod sync;
 
 use clap::CommandFactory;
 
@@ -30,6 +31,7 @@ pub fn dispatch(cli: Cli) -> Result<(), CliError> {
                 Command::Status { json, limits } => data::status(&settings, json, &limits),
                 Command::Snapshots(sub) => snapshots::run(&settings, sub),
                 Command::Serve(args) => serve::run(&settings, &args),
+                Command::Sync(args) => sync::run(&settings, &args),
                 Command::Completions { .. } | Command::Man { .. } => unreachable!("handled above"),
             }
         }

@@ -79,7 +79,7 @@ pub fn run(settings: &Settings, args: &ServeArgs) -> Result<(), CliError> {
     })
 }
 
-async fn shutdown_signal() {
+pub async fn shutdown_signal() {
     let ctrl_c = tokio::signal::ctrl_c();
     #[cfg(unix)]
     {

@@ -1,0 +1,168 @@
+//! `resetctl sync`: resolve the settings, run once or as a daemon, map the
+//! outcome to a line and an exit code.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use resetctl::clock::{Clock, ManualClock, SystemClock};
+use resetctl::sync::fetch::FetchSettings;
+use resetctl::sync::state::SourceSettings;
+use resetctl::sync::{run_daemon, sync_once, SyncError, SyncOutcome, SyncSettings};
+
+use crate::args::SyncArgs;
+use crate::exit::{CliError, Code};
+use crate::output::print;
+use crate::settings::Settings;
+
+fn usage(message: impl Into<String>) -> CliError {
+    CliError::new(Code::Usage, message)
+}
+
+/// Flags > env > config file > defaults, validated.
+fn resolve(settings: &Settings, args: &SyncArgs) -> Result<SyncSettings, CliError> {
+    let file = &settings.file;
+    let url_text = args
+        .upstream
+        .clone()
+        .or_else(|| file.upstream.clone())
+        .ok_or_else(|| usage("no upstream: pass --upstream URL (or set RESETCTL_UPSTREAM, or upstream = \"…\" in the config file)"))?;
+    let url = reqwest::Url::parse(&url_text)
+        .map_err(|e| usage(format!("--upstream {url_text:?} is not a URL: {e}")))?;
+    if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none() {
+        return Err(usage(format!(
+            "--upstream {url_text:?} must be an http:// or https:// URL"
+        )));
+    }
+    let host = url.host_str().unwrap_or_default().to_owned();
+    let origin = url.origin().ascii_serialization();
+    let interval_minutes = args.interval_minutes.or(file.interval_minutes).unwrap_or(5);
+    if interval_minutes < 5 {
+        return Err(usage(format!(
+            "--interval-minutes must be at least 5 (the spec's minimum), got {interval_minutes}"
+        )));
+    }
+    let max_age_minutes = args
+        .max_age_minutes
+        .or(file.max_age_minutes)
+        .unwrap_or(interval_minutes.saturating_mul(3));
+    if max_age_minutes == 0 {
+        return Err(usage("--max-age-minutes must be at least 1"));
+    }
+    let page_url = args
+        .page_url
+        .clone()
+        .or_else(|| file.page_url.clone())
+        .unwrap_or(format!("{origin}/"));
+    reqwest::Url::parse(&page_url)
+        .map_err(|e| usage(format!("--page-url {page_url:?} is not a URL: {e}")))?;
+    let defaults = FetchSettings::default();
+    let seconds = |flag: Option<f64>, file: Option<f64>, default: Duration| {
+        flag.or(file).map_or(default, Duration::from_secs_f64)
+    };
+    let fetch = FetchSettings {
+        connect_timeout: seconds(
+            args.connect_timeout,
+            file.connect_timeout,
+            defaults.connect_timeout,
+        ),
+        timeout: seconds(args.timeout, file.timeout, defaults.timeout),
+        max_body_bytes: args
+            .max_body_bytes
+            .or(file.max_body_bytes)
+            .unwrap_or(defaults.max_body_bytes),
+        max_redirects: args
+            .max_redirects
+            .or(file.max_redirects)
+            .unwrap_or(defaults.max_redirects),
+    };
+    let cap_minutes = args
+        .backoff_cap_minutes
+        .or(file.backoff_cap_minutes)
+        .unwrap_or(360);
+    Ok(SyncSettings {
+        source: SourceSettings {
+            source_id: args
+                .source_id
+                .clone()
+                .or_else(|| file.source_id.clone())
+                .unwrap_or_else(|| host.clone()),
+            name: args
+                .source_name
+                .clone()
+                .or_else(|| file.source_name.clone())
+                .unwrap_or(host),
+            url: url_text,
+            page_url,
+            interval_minutes,
+            max_age_minutes,
+        },
+        fetch,
+        backoff_cap: Duration::from_secs(u64::from(cap_minutes.max(1)) * 60),
+        force: args.force,
+        lock_timeout: settings.lock_timeout,
+        keep: settings.keep,
+    })
+}
+
+fn describe(outcome: &SyncOutcome, url: &str) -> String {
+    match outcome {
+        SyncOutcome::Published { sequence, records } => {
+            format!("published snapshot {sequence} ({records} records) from {url}")
+        }
+        SyncOutcome::Unchanged => format!("fetched {url}: content unchanged, no new snapshot"),
+        SyncOutcome::NotModified => format!("{url} not modified (304); sync time updated"),
+    }
+}
+
+fn to_cli_error(err: SyncError) -> CliError {
+    let code = match &err {
+        SyncError::BackingOff { .. } | SyncError::Busy(_) => Code::TempFail,
+        SyncError::Fetch { .. } => Code::Unavailable,
+        SyncError::Invalid { .. } => Code::DataErr,
+        SyncError::State(_) => Code::IoErr,
+        SyncError::Snapshot(_) => {
+            return CliError::from(match err {
+                SyncError::Snapshot(e) => e,
+                _ => unreachable!(),
+            })
+        }
+    };
+    CliError::new(code, err.to_string())
+}
+
+pub fn run(settings: &Settings, args: &SyncArgs) -> Result<(), CliError> {
+    let sync = resolve(settings, args)?;
+    let clock: Arc<dyn Clock> = match settings.now_flag {
+        Some(at) => Arc::new(ManualClock::new(at)),
+        None => Arc::new(SystemClock),
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| CliError::new(Code::IoErr, format!("cannot start the runtime: {e}")))?;
+    let data_dir = settings.data_dir.clone();
+    if args.once {
+        let outcome = runtime
+            .block_on(sync_once(&data_dir, &sync, clock.as_ref()))
+            .map_err(to_cli_error)?;
+        return print(&format!("{}\n", describe(&outcome, &sync.source.url)));
+    }
+    tracing::info!(
+        upstream = %sync.source.url,
+        "sync daemon: every {} min, back-off capped at {} min",
+        sync.source.interval_minutes,
+        sync.backoff_cap.as_secs() / 60
+    );
+    runtime.block_on(run_daemon(
+        &data_dir,
+        &sync,
+        clock,
+        crate::commands::serve::shutdown_signal(),
+        |result| match result {
+            Ok(outcome) => tracing::info!("{}", describe(outcome, &sync.source.url)),
+            Err(e) => tracing::warn!("{e}"),
+        },
+    ));
+    tracing::info!("sync daemon stopped");
+    Ok(())
+}

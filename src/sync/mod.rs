@@ -1,0 +1,15 @@
+//! Upstream-sync mode: fetch the upstream document with a conditional GET,
+//! validate it whole, publish it as a snapshot when it changed, and keep the
+//! sync state (ETag, times, status, errors, back-off) next to the snapshots.
+//!
+//! - [`fetch`]: the HTTP client (limits, timeouts, redirects, conditional headers);
+//! - [`state`]: the sync-state file and the `dataSource` object built from it;
+//! - [`backoff`]: exponential back-off with jitter after failures;
+//! - [`run`]: one sync attempt from start to finish, and the daemon loop.
+
+pub mod backoff;
+pub mod fetch;
+mod run;
+pub mod state;
+
+pub use run::{run_daemon, sync_once, SyncError, SyncOutcome, SyncSettings};

@@ -1,0 +1,192 @@
+//! The sync state, `<data-dir>/sync-state.json`: written atomically by
+//! `resetctl sync` under the data-dir lock, read by `serve` and `status`.
+//! It carries the source settings too, so the server can build the 17
+//! fields of `meta.dataSource` without being told how sync was run.
+
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::model::{DataSource, DataSourceStatus, Timestamp, TranslationStatus};
+use crate::store::{write_atomic, AtomicWriteError, DataDirLock};
+
+/// The file name of the sync state.
+pub const SYNC_STATE_FILE: &str = "sync-state.json";
+
+/// Where the upstream is and how often it is synced.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SourceSettings {
+    /// `dataSource.sourceId`.
+    pub source_id: String,
+    /// `dataSource.name`.
+    pub name: String,
+    /// The upstream document's URL.
+    pub url: String,
+    /// The upstream's public page.
+    pub page_url: String,
+    /// Sync interval (≥ 5).
+    pub interval_minutes: u32,
+    /// After this long without a good sync the cache is `stale`.
+    pub max_age_minutes: u32,
+}
+
+/// The feed's own health (`monitor` of the public feed), shown by `status`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UpstreamMonitor {
+    /// `ok` or `degraded`, as the feed says.
+    pub status: String,
+    /// The feed's error code, if any.
+    pub error_code: Option<String>,
+}
+
+/// Everything a sync remembers between runs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SyncState {
+    /// The source settings of the last run.
+    pub source: SourceSettings,
+    /// The validator to send as `If-None-Match`.
+    pub etag: Option<String>,
+    /// The validator to send as `If-Modified-Since`.
+    pub last_modified: Option<String>,
+    /// Last fetch or successful conditional validation.
+    pub synced_at: Option<Timestamp>,
+    /// Last time a body was fetched.
+    pub fetched_at: Option<Timestamp>,
+    /// The upstream document's `generatedAt`.
+    pub upstream_generated_at: Option<Timestamp>,
+    /// Status as of the last run.
+    pub status: DataSourceStatus,
+    /// The last error, null after a good sync.
+    pub last_error: Option<String>,
+    /// Failures in a row.
+    pub consecutive_failures: u32,
+    /// While backing off: the next permitted attempt.
+    pub next_attempt_at: Option<Timestamp>,
+    /// When the last attempt (good or bad) ran.
+    pub last_attempt_at: Option<Timestamp>,
+    /// The feed's own monitor status (public feed only).
+    #[serde(default)]
+    pub upstream_monitor: Option<UpstreamMonitor>,
+    /// Records the last document yielded but that could not be converted.
+    #[serde(default)]
+    pub skipped: Vec<String>,
+}
+
+impl SyncState {
+    /// The state before the first sync.
+    pub fn pending(source: SourceSettings) -> Self {
+        Self {
+            source,
+            etag: None,
+            last_modified: None,
+            synced_at: None,
+            fetched_at: None,
+            upstream_generated_at: None,
+            status: DataSourceStatus::Pending,
+            last_error: None,
+            consecutive_failures: 0,
+            next_attempt_at: None,
+            last_attempt_at: None,
+            upstream_monitor: None,
+            skipped: Vec::new(),
+        }
+    }
+
+    /// The status at `now`: an `ok` cache older than its maximum age is `stale`.
+    pub fn effective_status(&self, now: Timestamp) -> DataSourceStatus {
+        let max_age_ms = i64::from(self.source.max_age_minutes) * 60_000;
+        match (self.status, self.synced_at) {
+            (DataSourceStatus::Ok, Some(at)) if now.as_millis() - at.as_millis() > max_age_ms => {
+                DataSourceStatus::Stale
+            }
+            (status, _) => status,
+        }
+    }
+
+    /// `meta.dataSource` (section 2.8) at `now`; `cached` says whether a
+    /// usable upstream snapshot is being served.
+    pub fn data_source(&self, now: Timestamp, cached: bool) -> DataSource {
+        DataSource {
+            type_: "upstream".into(),
+            mode: "upstream".into(),
+            source_id: self.source.source_id.clone(),
+            name: self.source.name.clone(),
+            url: self.source.url.clone(),
+            page_url: self.source.page_url.clone(),
+            synced_at: self.synced_at,
+            last_synced_at: self.synced_at,
+            fetched_at: self.fetched_at,
+            upstream_generated_at: self.upstream_generated_at,
+            status: self.effective_status(now),
+            last_error: self.last_error.clone(),
+            next_attempt_at: self.next_attempt_at,
+            interval_minutes: self.source.interval_minutes,
+            cached,
+            translation_status: TranslationStatus::Ok,
+            translation_error: None,
+        }
+    }
+}
+
+/// Why the sync state could not be read or written.
+#[derive(Debug, thiserror::Error)]
+pub enum SyncStateError {
+    /// Reading failed.
+    #[error("cannot read {path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: io::Error,
+    },
+    /// The file is not a sync state.
+    #[error("{path} is corrupt: {message}")]
+    Corrupt {
+        /// The file.
+        path: PathBuf,
+        /// What the decoder said.
+        message: String,
+    },
+    /// Writing failed.
+    #[error(transparent)]
+    Write(#[from] AtomicWriteError),
+}
+
+/// The sync-state file of `data_dir`.
+pub fn sync_state_path(data_dir: &Path) -> PathBuf {
+    data_dir.join(SYNC_STATE_FILE)
+}
+
+/// Reads the sync state, `None` before the first sync.
+pub fn load_sync_state(data_dir: &Path) -> Result<Option<SyncState>, SyncStateError> {
+    let path = sync_state_path(data_dir);
+    match fs::read(&path) {
+        Ok(bytes) => {
+            serde_json::from_slice(&bytes)
+                .map(Some)
+                .map_err(|e| SyncStateError::Corrupt {
+                    path,
+                    message: e.to_string(),
+                })
+        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(source) => Err(SyncStateError::Read { path, source }),
+    }
+}
+
+/// Writes the sync state atomically; the caller holds the data-dir lock.
+pub fn save_sync_state(
+    _lock: &DataDirLock,
+    data_dir: &Path,
+    state: &SyncState,
+) -> Result<(), SyncStateError> {
+    let bytes = serde_json::to_vec_pretty(state).expect("plain data");
+    write_atomic(&sync_state_path(data_dir), &bytes)?;
+    Ok(())
+}
