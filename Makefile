@@ -54,7 +54,8 @@ bench: bench-deps
 	$(CARGO) bench --locked --bench snapshot --bench limiter
 	$(CARGO) build --release --locked
 	mkdir -p bench-out
-	PATH="$$PATH:/usr/sbin" python3 bench/http_bench.py | tee bench-out/http.md
+	PATH="$$PATH:/usr/sbin" python3 bench/http_bench.py > bench-out/http.md
+	cat bench-out/http.md
 
 ## man: regenerate man/ from the clap definitions
 man:

@@ -9,7 +9,8 @@ Prints a Markdown table; `make bench` appends it to bench-out/http.md.
 import argparse, json, os, re, shutil, signal, socket, subprocess, sys, tempfile, time, urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BIN = os.path.join(ROOT, "target", "release", "resetctl")
+TARGET = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
+BIN = os.environ.get("RESETCTL_BIN", os.path.join(TARGET, "release", "resetctl"))
 PATH = "/openapi/v1/records?page=1"
 
 
@@ -50,7 +51,15 @@ def wrk(url, duration, connections, headers=()):
     cmd = ["wrk", "-t", "1", "-c", str(connections), "-d", f"{duration}s", "--latency"]
     for h in headers:
         cmd += ["-H", h]
-    out = subprocess.run(cmd + [url], capture_output=True, text=True, check=True).stdout
+    return parse_wrk(subprocess.run(cmd + [url], capture_output=True, text=True, check=True).stdout)
+
+
+def wrk_script(url, script, duration, connections):
+    cmd = ["wrk", "-t", "1", "-c", str(connections), "-d", f"{duration}s", "--latency", "-s", script, url]
+    return parse_wrk(subprocess.run(cmd, capture_output=True, text=True, check=True).stdout)
+
+
+def parse_wrk(out):
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
     def pct(p):
         m = re.search(rf"\s{p}%\s+([\d.]+)(us|ms|s)\b", out)
@@ -103,6 +112,7 @@ def main():
     rows = []
     for n in [int(x) for x in args.records.split(",")]:
         tmp = tempfile.mkdtemp(prefix="resetctl-bench-")
+        os.chmod(tmp, 0o755)  # nginx workers run as an unprivileged user
         data = os.path.join(tmp, "data")
         seed = os.path.join(tmp, "seed.json")
         with open(seed, "w") as f:
@@ -121,11 +131,8 @@ def main():
         rows.append((n, "resetctl (limiter off)", ours, theirs))
         server.send_signal(signal.SIGTERM); server.wait()
         if args.limiter_clients:
-            # Limiter on, 10,000 distinct clients through a trusted proxy, a limit generous enough to admit all.
-            port = free_port()
-            server = subprocess.Popen([BIN, "--data-dir", data, "--log", "warn", "serve", "--listen", f"127.0.0.1:{port}",
-                                       "--rate-limit", "1000000000/3600", "--trust-proxy", "127.0.0.1/32"], stdout=subprocess.DEVNULL)
-            wait_http(f"http://127.0.0.1:{port}/healthz")
+            # The same client script (one of N X-Forwarded-For addresses per request) against
+            # the limiter off and on (trusted proxy, a limit generous enough to admit all).
             script = os.path.join(tmp, "clients.lua")
             with open(script, "w") as f:
                 f.write(f"""
@@ -136,16 +143,19 @@ request = function()
   return wrk.format("GET", "{PATH}", {{["X-Forwarded-For"] = "198.51." .. math.floor(c / 256) .. "." .. (c % 256)}})
 end
 """)
-            cmd = ["wrk", "-t", "1", "-c", str(args.connections), "-d", f"{args.duration}s", "--latency", "-s", script, f"http://127.0.0.1:{port}"]
-            out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
-            rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
-            non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
-            rows.append((n, f"resetctl (in-process limiter, {args.limiter_clients} clients)", {"rps": rps, "p50": float("nan"), "p99": float("nan"),
-                        "non2xx": int(non2xx.group(1)) if non2xx else 0}, ours))
-            server.send_signal(signal.SIGTERM); server.wait()
+            results = {}
+            for label, flags in [("off", ["--no-rate-limit"]), ("on", ["--rate-limit", "1000000000/3600", "--trust-proxy", "127.0.0.1/32"])]:
+                port = free_port()
+                server = subprocess.Popen([BIN, "--data-dir", data, "--log", "warn", "serve", "--listen", f"127.0.0.1:{port}"] + flags,
+                                          stdout=subprocess.DEVNULL)
+                wait_http(f"http://127.0.0.1:{port}/healthz")
+                results[label] = wrk_script(f"http://127.0.0.1:{port}", script, args.duration, args.connections)
+                server.send_signal(signal.SIGTERM); server.wait()
+            rows.append((n, f"resetctl, {args.limiter_clients} clients via X-Forwarded-For, limiter ON", results["on"], results["off"]))
         nginx.send_signal(signal.SIGQUIT); nginx.wait()
         shutil.rmtree(tmp, ignore_errors=True)
     print(f"wrk -t1 -c{args.connections} -d{args.duration}s, GET {PATH}, body identical for both servers\n")
+    print("Reference: nginx serving the same bytes, or (limiter rows) the same run with the limiter off.\n")
     print("| records | server | req/s | p50 ms | p99 ms | non-2xx | reference req/s | ratio | reference p99 ms |")
     print("|---|---|---|---|---|---|---|---|---|")
     for n, name, ours, ref in rows:

@@ -24,6 +24,8 @@ pub struct FileConfig {
     pub lock_timeout: Option<f64>,
     /// `--log`: a tracing filter.
     pub log: Option<String>,
+    /// `--match-tolerance-minutes`.
+    pub match_tolerance_minutes: Option<u32>,
     /// `serve --listen`.
     pub listen: Option<String>,
     /// `--rate-limit N/SECONDS`.

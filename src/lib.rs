@@ -21,6 +21,7 @@
 //! Nothing here knows about clap; HTTP lives only in `api`.
 
 pub mod api;
+pub mod civil;
 pub mod clock;
 pub mod config;
 
@@ -28,7 +29,9 @@ pub mod config;
 /// built into the binary so `resetctl seed` works on a fresh machine.
 pub const BUNDLED_SEED_HISTORY: &[u8] = include_bytes!("../snapshots/seed-history.json");
 pub mod document;
+pub mod feed;
 pub mod history;
+pub mod ledger;
 pub mod limit;
 pub mod model;
 pub mod query;

@@ -16,7 +16,12 @@ use crate::history::{
 use crate::model::validate::validate_records;
 use crate::model::Timestamp;
 use crate::snapshot::{Draft, Mode, Snapshot, SnapshotError, SnapshotStore};
-use crate::state::evaluate_states;
+
+use crate::ledger::{
+    append, derive_records, read_ledger, Action, Derived, Entry, LedgerError, RecordStatus,
+    TornLine,
+};
+use crate::model::{Kind, Record};
 use crate::store::DataDirLock;
 
 /// Settings every publishing command shares.
@@ -28,6 +33,8 @@ pub struct PublishSettings {
     pub keep: usize,
     /// How long to wait for the data-dir lock.
     pub lock_timeout: Duration,
+    /// How far outside a schedule window a completion still fulfils it (auto), in ms.
+    pub match_tolerance_ms: i64,
 }
 
 /// Why seeding or publishing failed; nothing was changed.
@@ -53,6 +60,12 @@ pub enum StandaloneError {
     /// The merged records break a rule (for example a reference to a seeded id).
     #[error("the merged records are invalid: {0}")]
     Invalid(#[from] crate::model::validate::ValidationError),
+    /// The ledger cannot be read or appended to.
+    #[error(transparent)]
+    Ledger(#[from] LedgerError),
+    /// An operator action was refused; nothing was recorded.
+    #[error("{0}")]
+    Refused(String),
 }
 
 fn describe_conflicts(conflicts: &[SeedConflict]) -> String {
@@ -117,22 +130,204 @@ pub fn publish(
     publish_locked(store, &lock, settings)
 }
 
+/// Everything a standalone data dir holds, derived at `now`.
+#[derive(Debug, Clone)]
+pub struct Instance {
+    /// The ledger entries, in order.
+    pub entries: Vec<Entry>,
+    /// Ledger lines that are not entries (a torn append), reported not dropped.
+    pub torn: Vec<TornLine>,
+    /// The derived records (published or not).
+    pub derived: Derived,
+}
+
+/// Reads history and ledger and derives the records at `settings.now`.
+pub fn load_instance(
+    store: &SnapshotStore,
+    settings: &PublishSettings,
+) -> Result<Instance, StandaloneError> {
+    let history = load_history(store.data_dir())?;
+    let ledger = read_ledger(store.data_dir())?;
+    let derived = derive_records(
+        history,
+        &ledger.entries,
+        settings.now,
+        settings.match_tolerance_ms,
+    );
+    Ok(Instance {
+        entries: ledger.entries,
+        torn: ledger.torn,
+        derived,
+    })
+}
+
 /// Builds and publishes the standalone records; the caller holds the lock.
 pub fn publish_locked(
     store: &SnapshotStore,
     lock: &DataDirLock,
     settings: PublishSettings,
 ) -> Result<Snapshot, StandaloneError> {
-    let mut records = load_history(store.data_dir())?;
-    evaluate_states(&mut records, settings.now);
+    let instance = load_instance(store, &settings)?;
+    let records = instance.derived.published();
     validate_records(&records)?;
     let draft = Draft {
         mode: Mode::Standalone,
         generated_at: settings.now,
-        last_successful_check_at: None,
+        last_successful_check_at: instance.derived.last_successful_check_at,
         records,
     };
     Ok(store.publish(lock, draft, settings.now, settings.keep)?)
+}
+
+/// Records one operator action and republishes: checked against the
+/// current records first, so a refusal changes nothing.
+pub fn record_action(
+    store: &SnapshotStore,
+    settings: PublishSettings,
+    actor: &str,
+    action: Action,
+) -> Result<(Entry, Snapshot), StandaloneError> {
+    let lock = store.lock(settings.lock_timeout, "resetctl record")?;
+    let instance = load_instance(store, &settings)?;
+    check_action(&instance, &action, settings.now)?;
+    let entry = append(&lock, store.data_dir(), settings.now, actor, action)?;
+    let snapshot = publish_locked(store, &lock, settings)?;
+    Ok((entry, snapshot))
+}
+
+fn refuse<T>(message: String) -> Result<T, StandaloneError> {
+    Err(StandaloneError::Refused(message))
+}
+
+/// The refusals of operator actions, each naming the problem.
+fn check_action(
+    instance: &Instance,
+    action: &Action,
+    now: Timestamp,
+) -> Result<(), StandaloneError> {
+    let derived = &instance.derived;
+    let existing = |id: &str| derived.get(id);
+    let active = |id: &str, kind: Option<Kind>, role: &str| -> Result<&Record, StandaloneError> {
+        let Some(r) = existing(id) else {
+            return refuse(format!("no record with id {id:?}"));
+        };
+        match r.status {
+            RecordStatus::Dismissed(e) => return refuse(format!("{id} was dismissed (entry {e})")),
+            RecordStatus::Undone(e) => return refuse(format!("{id} was undone (entry {e})")),
+            RecordStatus::Active => {}
+        }
+        if let Some(kind) = kind.filter(|k| *k != r.record.kind) {
+            return refuse(format!(
+                "{id} is a {}, not a {kind} ({role})",
+                r.record.kind
+            ));
+        }
+        Ok(&r.record)
+    };
+    match action {
+        Action::Add { record } => {
+            if let Some(r) = existing(&record.id) {
+                let by = r
+                    .added_by
+                    .map_or("seeded history".to_owned(), |e| format!("entry {e}"));
+                return refuse(format!(
+                    "a record with id {} already exists ({by})",
+                    record.id
+                ));
+            }
+            let mut probe = (**record).clone();
+            crate::state::evaluate_states(std::slice::from_mut(&mut probe), now);
+            validate_records(&[probe])
+                .map_err(|e| StandaloneError::Refused(format!("{}: {}", e.field, e.problem)))?;
+        }
+        Action::Complete { schedule_ids, .. } => {
+            for id in schedule_ids {
+                let r = active(id, Some(Kind::Scheduled), "complete takes schedules")?;
+                if r.fulfillment_origin == Some(crate::model::FulfillmentOrigin::Manual) {
+                    return refuse(format!(
+                        "{id} is already completed manually by {}",
+                        r.completion_record_id.as_deref().unwrap_or("?")
+                    ));
+                }
+            }
+        }
+        Action::Link {
+            completion_id,
+            schedule_id,
+        } => {
+            active(
+                completion_id,
+                Some(Kind::Completed),
+                "the first id is the completion",
+            )?;
+            let s = active(
+                schedule_id,
+                Some(Kind::Scheduled),
+                "the second id is the schedule",
+            )?;
+            if s.completion_record_id.as_deref() == Some(completion_id)
+                && s.fulfillment_origin != Some(crate::model::FulfillmentOrigin::Auto)
+            {
+                return refuse(format!(
+                    "{completion_id} is already linked to {schedule_id}"
+                ));
+            }
+        }
+        Action::Unlink {
+            completion_id,
+            schedule_id,
+        } => {
+            let s = active(
+                schedule_id,
+                Some(Kind::Scheduled),
+                "the second id is the schedule",
+            )?;
+            if s.completion_record_id.as_deref() != Some(completion_id.as_str()) {
+                return refuse(format!("{schedule_id} is not linked to {completion_id}"));
+            }
+            if s.fulfillment_origin == Some(crate::model::FulfillmentOrigin::Manual) {
+                return refuse(format!(
+                    "{schedule_id} was completed manually; undo that entry instead"
+                ));
+            }
+        }
+        Action::Dismiss { id } => {
+            active(id, None, "dismiss")?;
+        }
+        Action::Edit { id, changes } => {
+            let r = active(id, None, "edit")?;
+            if let Some(Some(c)) = changes.confidence {
+                if !(0.0..=1.0).contains(&c) {
+                    return refuse(format!("--confidence must be between 0 and 1, got {c}"));
+                }
+            }
+            if changes.effective_at.is_some() && r.kind == Kind::Scheduled {
+                return refuse(format!("{id} is a schedule: its time comes from its window; record a new schedule instead"));
+            }
+        }
+        Action::Undo { entry } => {
+            let Some(target) = instance.entries.iter().find(|e| e.entry == *entry) else {
+                return refuse(format!("no ledger entry {entry}"));
+            };
+            if matches!(target.action, Action::Undo { .. }) {
+                return refuse(format!(
+                    "entry {entry} is itself an undo; undo entries cannot be undone"
+                ));
+            }
+            if let Some(by) = instance
+                .entries
+                .iter()
+                .find(|e| matches!(e.action, Action::Undo { entry: t } if t == *entry))
+            {
+                return refuse(format!(
+                    "entry {entry} was already undone by entry {}",
+                    by.entry
+                ));
+            }
+        }
+        Action::Checked { .. } => {}
+    }
+    Ok(())
 }
 
 /// Whether `data_dir` holds a published snapshot.
@@ -142,4 +337,28 @@ pub fn is_published(data_dir: &Path) -> bool {
         .ok()
         .flatten()
         .is_some()
+}
+
+/// Republishes when the records derived now differ from the current
+/// standalone snapshot (a pending window ended, say); returns the new
+/// snapshot if one was published. An upstream snapshot is left alone.
+pub fn republish_if_changed(
+    store: &SnapshotStore,
+    settings: PublishSettings,
+) -> Result<Option<Snapshot>, StandaloneError> {
+    let current = store.load_current()?;
+    if current.as_ref().is_some_and(|s| s.mode != Mode::Standalone) {
+        return Ok(None);
+    }
+    let instance = load_instance(store, &settings)?;
+    let records = instance.derived.published();
+    let unchanged = current.as_ref().is_some_and(|s| {
+        s.records == records
+            && s.last_successful_check_at == instance.derived.last_successful_check_at
+    });
+    if unchanged || (current.is_none() && records.is_empty()) {
+        return Ok(None);
+    }
+    let lock = store.lock(settings.lock_timeout, "resetctl serve --republish")?;
+    publish_locked(store, &lock, settings).map(Some)
 }

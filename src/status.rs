@@ -25,16 +25,9 @@ pub struct StatusReport {
     pub sync: Option<SyncReport>,
 }
 
-/// The sync state as `status` shows it.
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SyncReport {
-    /// The status now (an `ok` cache past its maximum age shows `stale`).
-    pub status: crate::model::DataSourceStatus,
-    /// Everything the sync state file holds.
-    #[serde(flatten)]
-    pub state: SyncState,
-}
+/// The sync state as `status` shows it: the file's content, with `status`
+/// as of now (an `ok` cache past its maximum age shows `stale`).
+pub type SyncReport = SyncState;
 
 /// The current snapshot.
 #[derive(Debug, Clone, Serialize)]
@@ -66,9 +59,9 @@ pub struct SnapshotStatus {
 /// logged and left out rather than hiding the rest of the report.
 pub fn status_report(store: &SnapshotStore, now: Timestamp) -> Result<StatusReport, SnapshotError> {
     let sync = match load_sync_state(store.data_dir()) {
-        Ok(state) => state.map(|state| SyncReport {
-            status: state.effective_status(now),
-            state,
+        Ok(state) => state.map(|mut state| {
+            state.status = state.effective_status(now);
+            state
         }),
         Err(e) => {
             tracing::warn!("{e}");

@@ -45,6 +45,15 @@ pub struct GlobalArgs {
     /// Evaluate and publish as of this time instead of the clock (with an explicit offset).
     #[arg(long, global = true, env = "RESETCTL_NOW", value_name = "TIME", value_parser = parse_time)]
     pub now: Option<Timestamp>,
+    /// Auto-fulfilment tolerance: a completion up to this many minutes outside a schedule
+    /// window still fulfils it. Default: 180.
+    #[arg(
+        long,
+        global = true,
+        env = "RESETCTL_MATCH_TOLERANCE_MINUTES",
+        value_name = "MINUTES"
+    )]
+    pub match_tolerance_minutes: Option<u32>,
     /// How many snapshot versions to keep after a publish. Default: 50.
     #[arg(long, global = true, env = "RESETCTL_KEEP", value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub keep: Option<u32>,
@@ -115,6 +124,29 @@ pub enum Command {
     /// --lock-timeout, then exits 75 naming the holder.
     #[command(after_help = SYNC_EXAMPLES)]
     Sync(SyncArgs),
+    /// Print the records a public-feed document (or a records document) yields, as a records document.
+    ///
+    /// For operators checking a feed by hand: states are evaluated at --now (default: the
+    /// clock). Items that cannot be converted are listed on stderr (where, post id, why).
+    #[command(
+        after_help = "Examples:\n  resetctl convert status.json --now 2026-08-13T12:00:00Z\n  curl -s https://didcodexreset.com/api/status.json | resetctl convert -"
+    )]
+    Convert {
+        /// The document ("-" for stdin).
+        file: PathBuf,
+    },
+    /// Record what the reset source announced or did (standalone mode); every change republishes.
+    #[command(subcommand)]
+    Record(RecordCommand),
+    /// Record a successful monitor check (meta.lastSuccessfulCheckAt) and republish.
+    MarkChecked {
+        /// When the check succeeded (with an offset). Default: now.
+        #[arg(long, value_name = "TIME", value_parser = parse_time)]
+        at: Option<Timestamp>,
+        /// Who records it. Default: $USER@hostname.
+        #[arg(long, env = "RESETCTL_ACTOR", value_name = "NAME")]
+        actor: Option<String>,
+    },
     /// Print a shell completion script.
     #[command(
         after_help = "Examples:\n  resetctl completions bash > /etc/bash_completion.d/resetctl"
@@ -153,11 +185,182 @@ systemd unit (/etc/systemd/system/resetctl-sync.service):
 Exit codes: 0 synced (published, unchanged or 304), 65 invalid upstream document,
 69 upstream unreachable or not 200/304, 75 backing off or another sync running.";
 
+/// Where a record comes from: a post on the social platform, or an operator note.
+#[derive(Debug, Args, Clone)]
+#[group(required = true, multiple = false)]
+pub struct SourceArgs {
+    /// The source post: https://x.com/HANDLE/status/ID (the id becomes the record id).
+    #[arg(long, value_name = "URL")]
+    pub post_url: Option<String>,
+    /// An operator note: no source post; the id is op_ + 24 hex digits.
+    #[arg(long)]
+    pub operator: bool,
+}
+
+/// Facts shared by schedules and completions.
+#[derive(Debug, Args, Clone)]
+pub struct RecordFacts {
+    /// Which limits: global, banked or global_and_banked. Default: global.
+    #[arg(long = "type", value_name = "TYPE")]
+    pub reset_type: Option<String>,
+    /// Affected plans, comma-separated (all, unknown, or plan ids).
+    #[arg(long, value_name = "PLANS", value_delimiter = ',')]
+    pub scope_plans: Vec<String>,
+    /// Affected quota windows, comma-separated (five_hour, weekly, unknown…).
+    #[arg(long, value_name = "WINDOWS", value_delimiter = ',')]
+    pub scope_windows: Vec<String>,
+    /// Confidence, 0 to 1.
+    #[arg(long, value_name = "0..1", allow_negative_numbers = true)]
+    pub confidence: Option<f64>,
+    /// The post text or operator copy.
+    #[arg(long)]
+    pub text: Option<String>,
+    /// When the source was announced (with an offset). Default: now.
+    #[arg(long, value_name = "TIME", value_parser = parse_time)]
+    pub announced_at: Option<Timestamp>,
+    /// Who records it. Default: $USER@hostname.
+    #[arg(long, env = "RESETCTL_ACTOR", value_name = "NAME")]
+    pub actor: Option<String>,
+}
+
+/// `resetctl record …`.
+#[derive(Debug, Subcommand)]
+pub enum RecordCommand {
+    /// Record an announced (scheduled) reset.
+    #[command(
+        after_help = "Examples:\n  resetctl record schedule --post-url https://x.com/h/status/2090000000000000001 --at '2026-11-24 10:00 -08:00'\n  resetctl record schedule --post-url https://x.com/h/status/2090000000000000002 --date 2026-11-24 --tz America/Los_Angeles\n  resetctl record schedule --operator --window 2026-11-24T16:00:00Z 2026-11-24T20:00:00Z --basis contextual_inference --text 'Hinted for Monday afternoon'"
+    )]
+    Schedule {
+        /// Where the record comes from.
+        #[command(flatten)]
+        source: SourceArgs,
+        /// An exact time (datetime precision; window start = end).
+        #[arg(long, value_name = "TIME", value_parser = parse_time, group = "when")]
+        at: Option<Timestamp>,
+        /// A civil day (date precision), with --tz.
+        #[arg(long, value_name = "YYYY-MM-DD", group = "when", requires = "tz")]
+        date: Option<String>,
+        /// The time zone of --date, as Area/City.
+        #[arg(long, value_name = "AREA/CITY")]
+        tz: Option<String>,
+        /// A window START END (window precision).
+        #[arg(long, value_names = ["START", "END"], num_args = 2, value_parser = parse_time, group = "when")]
+        window: Vec<Timestamp>,
+        /// explicit (stated) or contextual_inference. Default: explicit.
+        #[arg(long, value_name = "BASIS")]
+        basis: Option<String>,
+        /// Facts about the record.
+        #[command(flatten)]
+        facts: RecordFacts,
+    },
+    /// Record a completed reset from a source post (or an operator note).
+    Completion {
+        /// Where the record comes from.
+        #[command(flatten)]
+        source: SourceArgs,
+        /// When the reset took effect (with an offset); default: unknown (completedAt = announcedAt).
+        #[arg(long, value_name = "TIME", value_parser = parse_time)]
+        at: Option<Timestamp>,
+        /// Facts about the record.
+        #[command(flatten)]
+        facts: RecordFacts,
+    },
+    /// Record a manual completion (manual: id) that fulfils these schedules.
+    Complete {
+        /// The schedule ids.
+        #[arg(required = true, value_name = "SCHEDULE_ID")]
+        schedule_ids: Vec<String>,
+        /// When the reset happened (with an offset). Default: now.
+        #[arg(long, value_name = "TIME", value_parser = parse_time)]
+        at: Option<Timestamp>,
+        /// Who records it.
+        #[arg(long, env = "RESETCTL_ACTOR", value_name = "NAME")]
+        actor: Option<String>,
+    },
+    /// Link a completion to the schedule it fulfils.
+    Link {
+        /// The completion.
+        completion_id: String,
+        /// The schedule.
+        schedule_id: String,
+        /// Who records it.
+        #[arg(long, env = "RESETCTL_ACTOR", value_name = "NAME")]
+        actor: Option<String>,
+    },
+    /// Remove a link (also an automatic match) between a completion and a schedule.
+    Unlink {
+        /// The completion.
+        completion_id: String,
+        /// The schedule.
+        schedule_id: String,
+        /// Who records it.
+        #[arg(long, env = "RESETCTL_ACTOR", value_name = "NAME")]
+        actor: Option<String>,
+    },
+    /// Take a record out of every filter (the ledger keeps it).
+    Dismiss {
+        /// The record.
+        id: String,
+        /// Who records it.
+        #[arg(long, env = "RESETCTL_ACTOR", value_name = "NAME")]
+        actor: Option<String>,
+    },
+    /// Revert one ledger entry (see `record log`).
+    Undo {
+        /// The entry number.
+        entry: u64,
+        /// Who records it.
+        #[arg(long, env = "RESETCTL_ACTOR", value_name = "NAME")]
+        actor: Option<String>,
+    },
+    /// Change fields of a record.
+    Edit {
+        /// The record.
+        id: String,
+        /// New text.
+        #[arg(long, conflicts_with = "clear_text")]
+        text: Option<String>,
+        /// Remove the text.
+        #[arg(long)]
+        clear_text: bool,
+        /// New confidence (0 to 1).
+        #[arg(long, allow_negative_numbers = true)]
+        confidence: Option<f64>,
+        /// New reset type.
+        #[arg(long = "type", value_name = "TYPE")]
+        reset_type: Option<String>,
+        /// New effective time of a completion (with an offset).
+        #[arg(long, value_name = "TIME", value_parser = parse_time)]
+        effective_at: Option<Timestamp>,
+        /// Who records it.
+        #[arg(long, env = "RESETCTL_ACTOR", value_name = "NAME")]
+        actor: Option<String>,
+    },
+    /// List every record, dismissed and undone ones marked.
+    List {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show one record (also dismissed or undone) and the entries that touched it.
+    Show {
+        /// The record.
+        id: String,
+    },
+    /// The ledger, newest first.
+    Log {
+        /// Print JSON lines.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
 /// `resetctl sync` flags.
 #[derive(Debug, Args)]
-#[command(group(clap::ArgGroup::new("mode").required(true).args(["once", "daemon"])))]
+#[command(group(clap::ArgGroup::new("mode").required(true).args(["once", "daemon", "check"])))]
 pub struct SyncArgs {
-    /// The upstream document's URL (another instance's export, or a static copy of it).
+    /// The upstream: a records document (another instance's export), the public status feed,
+    /// or "public" for the public feed's preset (URL, page URL, source id and name).
     #[arg(long, env = "RESETCTL_UPSTREAM", value_name = "URL")]
     pub upstream: Option<String>,
     /// The upstream's public page (dataSource.pageUrl). Default: the upstream's origin.
@@ -184,6 +387,9 @@ pub struct SyncArgs {
     /// Sync now and then every interval until SIGINT/SIGTERM.
     #[arg(long)]
     pub daemon: bool,
+    /// Resolve and print the settings (JSON) without fetching or writing anything.
+    #[arg(long)]
+    pub check: bool,
     /// Try now even while backing off.
     #[arg(long)]
     pub force: bool,
@@ -210,6 +416,13 @@ pub struct ServeArgs {
     /// How to notice new snapshots: file events with a polling fallback (auto), or polling only.
     #[arg(long, env = "RESETCTL_WATCH", value_enum, value_name = "MODE")]
     pub watch: Option<WatchArg>,
+    /// Standalone mode: re-evaluate states periodically and republish when they change
+    /// (so `elapsed` appears within a minute of a window's end).
+    #[arg(long, env = "RESETCTL_REPUBLISH")]
+    pub republish: bool,
+    /// With --republish: seconds between re-evaluations. Default: 15.
+    #[arg(long, env = "RESETCTL_REPUBLISH_EVERY", value_name = "SECONDS", value_parser = parse_seconds, requires = "republish")]
+    pub republish_every: Option<f64>,
     /// The quota.
     #[command(flatten)]
     pub limits: LimiterArgs,

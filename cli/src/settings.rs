@@ -24,6 +24,8 @@ pub struct Settings {
     pub keep: usize,
     /// Lock wait.
     pub lock_timeout: Duration,
+    /// Auto-fulfilment tolerance in minutes.
+    pub match_tolerance_minutes: u32,
     /// The log filter (`--log`, env, file); `RUST_LOG` wins over it.
     pub log: Option<String>,
     /// The config file's values, for command-specific settings.
@@ -56,6 +58,11 @@ impl Settings {
             data_dir,
             now: global.now.unwrap_or_else(Timestamp::now),
             now_flag: global.now,
+            match_tolerance_minutes: layer(
+                global.match_tolerance_minutes,
+                file.match_tolerance_minutes,
+                180,
+            ),
             keep,
             lock_timeout: Duration::from_secs_f64(lock_timeout),
             log: global.log.clone().or_else(|| file.log.clone()),
@@ -74,6 +81,7 @@ impl Settings {
             now: self.now,
             keep: self.keep,
             lock_timeout: self.lock_timeout,
+            match_tolerance_ms: i64::from(self.match_tolerance_minutes) * 60_000,
         }
     }
 }

@@ -118,6 +118,37 @@ pub struct ServeOptions {
     pub panic_on_query: Option<String>,
     /// The quota and related guards.
     pub limits: LimiterSettings,
+    /// Standalone mode: republish as states change (`serve --republish`), checking this often.
+    pub republish: Option<(crate::standalone::PublishSettings, std::time::Duration)>,
+}
+
+/// Republishes a standalone instance whenever its derived records change.
+async fn republish_loop(
+    data_dir: std::path::PathBuf,
+    settings: crate::standalone::PublishSettings,
+    every: std::time::Duration,
+    clock: Arc<dyn Clock>,
+) {
+    loop {
+        let settings = crate::standalone::PublishSettings {
+            now: clock.now(),
+            ..settings
+        };
+        let store = crate::snapshot::SnapshotStore::new(&data_dir);
+        match tokio::task::spawn_blocking(move || {
+            crate::standalone::republish_if_changed(&store, settings)
+        })
+        .await
+        {
+            Ok(Ok(Some(snapshot))) => {
+                tracing::info!(sequence = snapshot.sequence, "republished: states changed")
+            }
+            Ok(Ok(None)) => {}
+            Ok(Err(e)) => tracing::warn!("republish failed: {e}"),
+            Err(e) => tracing::error!("republish task failed: {e}"),
+        }
+        tokio::time::sleep(every).await;
+    }
 }
 
 /// How often idle quota entries are dropped.
@@ -151,6 +182,14 @@ pub async fn serve(
             .map(|(rate, burst)| FloodGuard::new(rate, burst)),
     });
     let evictor = tokio::spawn(evict_idle(state.clone()));
+    let republisher = options.republish.map(|(settings, every)| {
+        tokio::spawn(republish_loop(
+            options.data_dir.clone(),
+            settings,
+            every,
+            state.clock.clone(),
+        ))
+    });
     warp::serve(routes(state))
         .incoming(listener)
         .graceful(shutdown)
@@ -158,6 +197,9 @@ pub async fn serve(
         .await;
     reloader.abort();
     evictor.abort();
+    if let Some(task) = republisher {
+        task.abort();
+    }
     Ok(())
 }
 

@@ -15,7 +15,8 @@ use super::backoff::{backoff_delay, random_jitter};
 use super::fetch::{build_client, fetch, FetchError, FetchSettings, Fetched};
 use super::state::{load_sync_state, save_sync_state, SourceSettings, SyncState, SyncStateError};
 use crate::clock::Clock;
-use crate::document::{DocumentError, RecordsDocument};
+use crate::document::DocumentError;
+use crate::feed::{decode_upstream, UpstreamDocument};
 use crate::model::{DataSourceStatus, Record, Timestamp};
 use crate::snapshot::{Draft, Mode, Snapshot, SnapshotError, SnapshotStore};
 use crate::store::{DataDirLock, LockError};
@@ -78,7 +79,7 @@ pub enum SyncError {
         next_attempt_at: Timestamp,
     },
     /// The body is not a valid upstream document; the failure is recorded.
-    #[error("sync failed: the upstream document is invalid: {error}; the last good data stays served (status {status}, next attempt at {next_attempt_at})")]
+    #[error("sync failed: invalid upstream document: {error}; the last good data stays served (status {status}, next attempt at {next_attempt_at})")]
     Invalid {
         /// Why the document was refused.
         error: DocumentError,
@@ -152,27 +153,45 @@ pub async fn sync_once(
             state.synced_at = Some(now);
             succeed(&mut state);
             let lock = store.lock(settings.lock_timeout, "resetctl sync")?;
+            // A feed's states depend on the time: re-derive them from the stored
+            // feed, so a window that ends while the feed is unchanged turns elapsed.
+            let mut outcome = SyncOutcome::NotModified;
+            if let Some(bytes) = load_stored_feed(data_dir) {
+                if let Ok(doc) = decode_upstream(&bytes, now) {
+                    let content = Content::from(doc);
+                    if !content.same_as(current.as_ref()) {
+                        let records = content.records.len();
+                        let sequence = content.publish(&store, &lock, now, settings.keep)?;
+                        outcome = SyncOutcome::Published { sequence, records };
+                    }
+                }
+            }
             save_sync_state(&lock, data_dir, &state)?;
-            Ok(SyncOutcome::NotModified)
+            Ok(outcome)
         }
         Ok(Fetched::Body {
             bytes,
             etag,
             last_modified,
-        }) => match RecordsDocument::from_slice(&bytes) {
+        }) => match decode_upstream(&bytes, now) {
             Ok(doc) => {
+                let is_feed = matches!(doc, UpstreamDocument::Feed(_));
+                let content = Content::from(doc);
                 state.etag = etag;
                 state.last_modified = last_modified;
                 state.synced_at = Some(now);
                 state.fetched_at = Some(now);
-                state.upstream_generated_at = Some(doc.generated_at);
+                state.upstream_generated_at = Some(content.generated_at);
+                state.upstream_monitor = content.monitor.clone();
+                state.skipped = content.skipped.clone();
                 succeed(&mut state);
                 let lock = store.lock(settings.lock_timeout, "resetctl sync")?;
-                let outcome = if same_content(current.as_ref(), &doc) {
+                store_feed(&lock, data_dir, is_feed.then_some(bytes.as_slice()))?;
+                let outcome = if content.same_as(current.as_ref()) {
                     SyncOutcome::Unchanged
                 } else {
-                    let records = doc.records.len();
-                    let sequence = publish(&store, &lock, doc, now, settings.keep)?;
+                    let records = content.records.len();
+                    let sequence = content.publish(&store, &lock, now, settings.keep)?;
                     SyncOutcome::Published { sequence, records }
                 };
                 save_sync_state(&lock, data_dir, &state)?;
@@ -209,6 +228,87 @@ pub async fn sync_once(
     }
 }
 
+/// The last fetched public feed, kept so a 304 can re-derive states.
+const STORED_FEED: &str = "upstream-feed.json";
+
+fn load_stored_feed(data_dir: &Path) -> Option<Vec<u8>> {
+    std::fs::read(data_dir.join(STORED_FEED)).ok()
+}
+
+/// Keeps (or, for a records document, removes) the stored feed.
+fn store_feed(
+    _lock: &DataDirLock,
+    data_dir: &Path,
+    feed: Option<&[u8]>,
+) -> Result<(), SyncStateError> {
+    let path = data_dir.join(STORED_FEED);
+    match feed {
+        Some(bytes) => crate::store::write_atomic(&path, bytes).map_err(SyncStateError::Write),
+        None => match std::fs::remove_file(&path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                Err(SyncStateError::Read { path, source: e })
+            }
+            _ => Ok(()),
+        },
+    }
+}
+
+/// What a good upstream document amounts to, whichever kind it was.
+struct Content {
+    generated_at: Timestamp,
+    last_successful_check_at: Option<Timestamp>,
+    records: Vec<Record>,
+    monitor: Option<super::state::UpstreamMonitor>,
+    skipped: Vec<String>,
+}
+
+impl From<UpstreamDocument> for Content {
+    fn from(doc: UpstreamDocument) -> Self {
+        match doc {
+            UpstreamDocument::Records(d) => Content {
+                generated_at: d.generated_at,
+                last_successful_check_at: d.last_successful_check_at,
+                records: d.records,
+                monitor: None,
+                skipped: Vec::new(),
+            },
+            UpstreamDocument::Feed(f) => Content {
+                generated_at: f.generated_at,
+                last_successful_check_at: f.last_successful_check_at,
+                records: f.records,
+                monitor: f.monitor,
+                skipped: f.skipped.iter().map(ToString::to_string).collect(),
+            },
+        }
+    }
+}
+
+impl Content {
+    fn same_as(&self, current: Option<&Snapshot>) -> bool {
+        current.is_some_and(|s| {
+            s.generated_at == self.generated_at
+                && s.last_successful_check_at == self.last_successful_check_at
+                && s.records == self.records
+        })
+    }
+
+    fn publish(
+        self,
+        store: &SnapshotStore,
+        lock: &DataDirLock,
+        now: Timestamp,
+        keep: usize,
+    ) -> Result<u64, SnapshotError> {
+        let draft = Draft {
+            mode: Mode::Upstream,
+            generated_at: self.generated_at,
+            last_successful_check_at: self.last_successful_check_at,
+            records: self.records,
+        };
+        Ok(store.publish(lock, draft, now, keep)?.sequence)
+    }
+}
+
 fn succeed(state: &mut SyncState) {
     state.status = DataSourceStatus::Ok;
     state.last_error = None;
@@ -241,31 +341,6 @@ fn fail(
         DataSourceStatus::Error
     };
     (state.status, next)
-}
-
-fn same_content(current: Option<&Snapshot>, doc: &RecordsDocument) -> bool {
-    current.is_some_and(|s| {
-        s.generated_at == doc.generated_at
-            && s.last_successful_check_at == doc.last_successful_check_at
-            && s.records == doc.records
-    })
-}
-
-fn publish(
-    store: &SnapshotStore,
-    lock: &DataDirLock,
-    doc: RecordsDocument,
-    now: Timestamp,
-    keep: usize,
-) -> Result<u64, SnapshotError> {
-    let records: Vec<Record> = doc.records;
-    let draft = Draft {
-        mode: Mode::Upstream,
-        generated_at: doc.generated_at,
-        last_successful_check_at: doc.last_successful_check_at,
-        records,
-    };
-    Ok(store.publish(lock, draft, now, keep)?.sequence)
 }
 
 /// Syncs now and then every interval (or when back-off allows) until

@@ -3,8 +3,10 @@
 
 #![allow(dead_code)]
 
+pub mod nginx;
 pub mod redis;
 pub mod server;
+pub mod upstream;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};

@@ -154,7 +154,7 @@ fn render_sync(report: &StatusReport) -> String {
     let Some(sync) = &report.sync else {
         return String::new();
     };
-    let s = &sync.state;
+    let s = sync;
     let time =
         |t: Option<resetctl::model::Timestamp>| t.map_or("never".to_owned(), |t| t.to_string());
     let status = sync.status;
@@ -235,4 +235,35 @@ fn camel_case(label: &str) -> String {
         }
     }
     out
+}
+
+pub fn convert(settings: &Settings, file: &Path) -> Result<(), CliError> {
+    let bytes = if file == Path::new("-") {
+        let mut bytes = Vec::new();
+        std::io::stdin()
+            .read_to_end(&mut bytes)
+            .map_err(|e| CliError::new(Code::IoErr, format!("cannot read stdin: {e}")))?;
+        bytes
+    } else {
+        std::fs::read(file).map_err(|e| {
+            CliError::new(Code::IoErr, format!("cannot read {}: {e}", file.display()))
+        })?
+    };
+    let doc = resetctl::feed::decode_upstream(&bytes, settings.now)
+        .map_err(|e| CliError::new(Code::DataErr, format!("{}: {e}", file.display())))?;
+    let (document, skipped) = match doc {
+        resetctl::feed::UpstreamDocument::Records(d) => (d, Vec::new()),
+        resetctl::feed::UpstreamDocument::Feed(f) => (
+            resetctl::document::RecordsDocument {
+                generated_at: f.generated_at,
+                last_successful_check_at: f.last_successful_check_at,
+                records: f.records,
+            },
+            f.skipped,
+        ),
+    };
+    for item in &skipped {
+        eprintln!("resetctl: skipped {item}");
+    }
+    print(&json(&document))
 }

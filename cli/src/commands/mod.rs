@@ -1,6 +1,7 @@
 //! One function per subcommand; `dispatch` picks it.
 
 mod data;
+mod record;
 mod serve;
 mod snapshots;
 mod sync;
@@ -32,6 +33,9 @@ pub fn dispatch(cli: Cli) -> Result<(), CliError> {
                 Command::Snapshots(sub) => snapshots::run(&settings, sub),
                 Command::Serve(args) => serve::run(&settings, &args),
                 Command::Sync(args) => sync::run(&settings, &args),
+                Command::Convert { file } => data::convert(&settings, &file),
+                Command::Record(sub) => record::run(&settings, sub),
+                Command::MarkChecked { at, actor } => record::mark_checked(&settings, at, actor),
                 Command::Completions { .. } | Command::Man { .. } => unreachable!("handled above"),
             }
         }

@@ -35,6 +35,11 @@ pub fn run(settings: &Settings, args: &ServeArgs) -> Result<(), CliError> {
         },
         panic_on_query: std::env::var("RESETCTL_TEST_PANIC_QUERY").ok(),
         limits: crate::limits::resolve(&args.limits, &settings.file)?,
+        republish: args.republish.then(|| {
+            let every =
+                std::time::Duration::from_secs_f64(args.republish_every.unwrap_or(15.0).max(0.1));
+            (settings.publish(), every)
+        }),
     };
     // `--now` freezes the server's clock (tests and demos); otherwise the system clock.
     let clock: Arc<dyn Clock> = match settings.now_flag {

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use resetctl::clock::{Clock, ManualClock, SystemClock};
+use resetctl::feed::PUBLIC_FEED;
 use resetctl::sync::fetch::FetchSettings;
 use resetctl::sync::state::SourceSettings;
 use resetctl::sync::{run_daemon, sync_once, SyncError, SyncOutcome, SyncSettings};
@@ -26,6 +27,8 @@ fn resolve(settings: &Settings, args: &SyncArgs) -> Result<SyncSettings, CliErro
         .clone()
         .or_else(|| file.upstream.clone())
         .ok_or_else(|| usage("no upstream: pass --upstream URL (or set RESETCTL_UPSTREAM, or upstream = \"…\" in the config file)"))?;
+    let preset = (url_text == PUBLIC_FEED.name).then_some(PUBLIC_FEED);
+    let url_text = preset.map_or(url_text, |p| p.url.to_owned());
     let url = reqwest::Url::parse(&url_text)
         .map_err(|e| usage(format!("--upstream {url_text:?} is not a URL: {e}")))?;
     if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none() {
@@ -85,11 +88,13 @@ fn resolve(settings: &Settings, args: &SyncArgs) -> Result<SyncSettings, CliErro
                 .source_id
                 .clone()
                 .or_else(|| file.source_id.clone())
+                .or_else(|| preset.map(|p| p.source_id.to_owned()))
                 .unwrap_or_else(|| host.clone()),
             name: args
                 .source_name
                 .clone()
                 .or_else(|| file.source_name.clone())
+                .or_else(|| preset.map(|p| p.source_name.to_owned()))
                 .unwrap_or(host),
             url: url_text,
             page_url,
@@ -132,6 +137,19 @@ fn to_cli_error(err: SyncError) -> CliError {
 
 pub fn run(settings: &Settings, args: &SyncArgs) -> Result<(), CliError> {
     let sync = resolve(settings, args)?;
+    if args.check {
+        let fetch = &sync.fetch;
+        return print(&crate::output::json(&serde_json::json!({
+            "source": sync.source,
+            "fetch": {
+                "connectTimeoutSeconds": fetch.connect_timeout.as_secs_f64(),
+                "timeoutSeconds": fetch.timeout.as_secs_f64(),
+                "maxBodyBytes": fetch.max_body_bytes,
+                "maxRedirects": fetch.max_redirects,
+            },
+            "backoffCapMinutes": sync.backoff_cap.as_secs() / 60,
+        })));
+    }
     let clock: Arc<dyn Clock> = match settings.now_flag {
         Some(at) => Arc::new(ManualClock::new(at)),
         None => Arc::new(SystemClock),

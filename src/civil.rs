@@ -1,0 +1,44 @@
+//! Civil days as UTC windows: a date in a time zone (from the tz database,
+//! `chrono-tz`) becomes the window from its midnight to the next one, which
+//! is 23 or 25 hours long on daylight-saving days.
+
+use chrono::{NaiveDate, NaiveTime, TimeZone};
+use chrono_tz::Tz;
+
+use crate::model::{ScheduleWindow, Timestamp};
+
+/// The first instant of `date` in `tz`: midnight, or the first valid time
+/// after a gap at midnight (zones that switch at 00:00).
+fn start_of(date: NaiveDate, tz: Tz) -> Timestamp {
+    let mut local = date.and_time(NaiveTime::MIN);
+    loop {
+        if let Some(dt) = tz.from_local_datetime(&local).earliest() {
+            return Timestamp::from_datetime(&dt);
+        }
+        local += chrono::Duration::minutes(15);
+    }
+}
+
+/// The window of civil day `date` in `tz`, in UTC.
+pub fn civil_day(date: NaiveDate, tz: Tz) -> ScheduleWindow {
+    let next = date.succ_opt().expect("a next day");
+    ScheduleWindow {
+        start_at: start_of(date, tz),
+        end_at: start_of(next, tz),
+    }
+}
+
+/// The civil day in `tz` that holds `at`.
+pub fn civil_day_of(at: Timestamp, tz: Tz) -> ScheduleWindow {
+    civil_day(at.to_datetime().with_timezone(&tz).date_naive(), tz)
+}
+
+/// Parses `YYYY-MM-DD` and an `Area/City` zone name.
+pub fn parse_day(date: &str, tz: &str) -> Result<(NaiveDate, Tz), String> {
+    let day = NaiveDate::parse_from_str(date, "%Y-%m-%d")
+        .map_err(|_| format!("--date {date:?} is not a date like 2026-11-24"))?;
+    let zone: Tz = tz
+        .parse()
+        .map_err(|_| format!("--tz {tz:?} is not a time zone like America/Los_Angeles"))?;
+    Ok((day, zone))
+}

@@ -1,0 +1,68 @@
+//! The real upstream: the public status feed (`schemaVersion: 1`), and
+//! telling it apart from a records document.
+//!
+//! [`decode_upstream`] looks at the content: `records` means another
+//! instance's records document (published verbatim); `schemaVersion` with
+//! `events` means the public feed, whose records and states are derived by
+//! [`convert`] at every sync. Anything else is refused whole.
+
+mod convert;
+mod wire;
+
+pub use convert::{convert_feed, Converted, SkippedRecord};
+
+use crate::document::{DocumentError, RecordsDocument};
+use crate::model::Timestamp;
+
+/// What an upstream body turned out to be.
+#[derive(Debug, Clone)]
+pub enum UpstreamDocument {
+    /// Another instance's records document.
+    Records(RecordsDocument),
+    /// The public status feed, converted at `now`.
+    Feed(Converted),
+}
+
+/// Known upstream presets for `--upstream NAME`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Preset {
+    /// The preset's name.
+    pub name: &'static str,
+    /// The feed's URL.
+    pub url: &'static str,
+    /// The public page.
+    pub page_url: &'static str,
+    /// `dataSource.sourceId`.
+    pub source_id: &'static str,
+    /// `dataSource.name`.
+    pub source_name: &'static str,
+}
+
+/// `--upstream public`: the public status feed (upstream-feed.md).
+pub const PUBLIC_FEED: Preset = Preset {
+    name: "public",
+    url: "https://didcodexreset.com/api/status.json",
+    page_url: "https://didcodexreset.com/",
+    source_id: "didcodexreset",
+    source_name: "Did Codex Reset",
+};
+
+/// Decodes an upstream body by content, converting a feed at `now`.
+pub fn decode_upstream(bytes: &[u8], now: Timestamp) -> Result<UpstreamDocument, DocumentError> {
+    let value: serde_json::Value =
+        serde_json::from_slice(bytes).map_err(|e| DocumentError::Syntax(e.to_string()))?;
+    let object = value.as_object().ok_or_else(|| DocumentError::Document {
+        field: "(document)".into(),
+        problem: "is not a JSON object".into(),
+    })?;
+    if object.contains_key("records") {
+        return RecordsDocument::from_slice(bytes).map(UpstreamDocument::Records);
+    }
+    if object.contains_key("schemaVersion") && object.contains_key("events") {
+        return convert_feed(&value, now).map(UpstreamDocument::Feed);
+    }
+    Err(DocumentError::Document {
+        field: "(document)".into(),
+        problem: "is neither a records document (with `records`) nor the public status feed (with `schemaVersion` and `events`)".into(),
+    })
+}

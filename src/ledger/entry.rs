@@ -1,0 +1,124 @@
+//! Ledger entries: one operator action each, never rewritten.
+
+use serde::{Deserialize, Serialize};
+
+use crate::model::{Record, ResetType, Timestamp};
+
+/// One line of the ledger.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Entry {
+    /// 1-based, in append order.
+    pub entry: u64,
+    /// When it was recorded.
+    pub at: Timestamp,
+    /// Who recorded it (`--actor`, else `$USER@host`).
+    pub actor: String,
+    /// What was done.
+    pub action: Action,
+}
+
+/// Fields an operator may edit on a record.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Edit {
+    /// New text (`Some(None)` clears it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<Option<String>>,
+    /// New confidence (`Some(None)` clears it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confidence: Option<Option<f64>>,
+    /// New reset type.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reset_type: Option<ResetType>,
+    /// New effective time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub effective_at: Option<Timestamp>,
+}
+
+/// What an entry does.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Action {
+    /// A new schedule or completion (from a source post or an operator note).
+    Add {
+        /// The record as recorded (state fields are derived at publish).
+        record: Box<Record>,
+    },
+    /// A manual completion (`manual:` id) that fulfils these schedules.
+    Complete {
+        /// The manual completion's id.
+        id: String,
+        /// When the reset happened.
+        completed_at: Timestamp,
+        /// The schedules it fulfils.
+        schedule_ids: Vec<String>,
+    },
+    /// An operator links a completion to a schedule.
+    Link {
+        /// The completion.
+        completion_id: String,
+        /// The schedule.
+        schedule_id: String,
+    },
+    /// An operator removes a link (also an automatic match).
+    Unlink {
+        /// The completion.
+        completion_id: String,
+        /// The schedule.
+        schedule_id: String,
+    },
+    /// The record leaves every filter.
+    Dismiss {
+        /// The record.
+        id: String,
+    },
+    /// Fields of a record change.
+    Edit {
+        /// The record.
+        id: String,
+        /// The new values.
+        changes: Edit,
+    },
+    /// Reverts one earlier entry.
+    Undo {
+        /// The entry reverted.
+        entry: u64,
+    },
+    /// A successful monitor check (`meta.lastSuccessfulCheckAt`).
+    Checked {
+        /// When the check succeeded.
+        at: Timestamp,
+    },
+}
+
+impl Action {
+    /// One line for `record log`.
+    pub fn describe(&self) -> String {
+        match self {
+            Action::Add { record } => format!("add {} {}", record.kind, record.id),
+            Action::Complete {
+                id,
+                schedule_ids,
+                completed_at,
+            } => {
+                format!(
+                    "complete {} at {completed_at} as {id}",
+                    schedule_ids.join(", ")
+                )
+            }
+            Action::Link {
+                completion_id,
+                schedule_id,
+            } => format!("link {completion_id} → {schedule_id}"),
+            Action::Unlink {
+                completion_id,
+                schedule_id,
+            } => format!("unlink {completion_id} → {schedule_id}"),
+            Action::Dismiss { id } => format!("dismiss {id}"),
+            Action::Edit { id, .. } => format!("edit {id}"),
+            Action::Undo { entry } => format!("undo entry {entry}"),
+            Action::Checked { at } => format!("monitor check at {at}"),
+        }
+    }
+}

@@ -1,0 +1,148 @@
+//! The ledger file: JSON lines, appended and fsynced under the data-dir
+//! lock, never rewritten or truncated.
+//!
+//! A crash mid-append can leave a torn last line. Reading reports it with
+//! its line number and keeps every entry before it; the next append first
+//! ends the torn line, so it stays in the file (reported on every read)
+//! and the new entry starts on a line of its own. Nothing is dropped
+//! silently and nothing is deleted.
+
+use std::fs::{self, OpenOptions};
+use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use super::entry::{Action, Entry};
+use crate::model::Timestamp;
+use crate::store::DataDirLock;
+
+/// The ledger of `data_dir`.
+pub fn ledger_path(data_dir: &Path) -> PathBuf {
+    data_dir.join("ledger.jsonl")
+}
+
+/// A line that is not a complete entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TornLine {
+    /// 1-based line number.
+    pub line: usize,
+    /// What is wrong with it.
+    pub problem: String,
+}
+
+impl std::fmt::Display for TornLine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "ledger.jsonl line {} is not a complete entry ({}); it is kept and skipped",
+            self.line, self.problem
+        )
+    }
+}
+
+/// What reading the ledger found.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LedgerRead {
+    /// The intact entries, in order.
+    pub entries: Vec<Entry>,
+    /// Lines that are not entries (a torn append).
+    pub torn: Vec<TornLine>,
+}
+
+/// Why the ledger could not be read or appended to.
+#[derive(Debug, thiserror::Error)]
+pub enum LedgerError {
+    /// I/O on the ledger file.
+    #[error("ledger {path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: io::Error,
+    },
+}
+
+/// Reads every entry; a line that does not parse is reported, not fatal.
+pub fn read_ledger(data_dir: &Path) -> Result<LedgerRead, LedgerError> {
+    let path = ledger_path(data_dir);
+    let text = match fs::read(&path) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(LedgerRead::default()),
+        Err(source) => return Err(LedgerError::Io { path, source }),
+    };
+    let mut read = LedgerRead::default();
+    let ends_with_newline = text.last() == Some(&b'\n');
+    let lines: Vec<&[u8]> = text.split(|b| *b == b'\n').collect();
+    let count = if ends_with_newline {
+        lines.len() - 1
+    } else {
+        lines.len()
+    };
+    for (i, line) in lines.iter().take(count).enumerate() {
+        if line.is_empty() {
+            continue;
+        }
+        if i + 1 == count && !ends_with_newline {
+            read.torn.push(TornLine {
+                line: i + 1,
+                problem: "no line end: the append did not finish".into(),
+            });
+            continue;
+        }
+        match serde_json::from_slice::<Entry>(line) {
+            Ok(entry) => read.entries.push(entry),
+            Err(e) => read.torn.push(TornLine {
+                line: i + 1,
+                problem: e.to_string(),
+            }),
+        }
+    }
+    Ok(read)
+}
+
+/// Appends one action as the next entry and fsyncs; the caller holds the lock.
+pub fn append(
+    _lock: &DataDirLock,
+    data_dir: &Path,
+    at: Timestamp,
+    actor: &str,
+    action: Action,
+) -> Result<Entry, LedgerError> {
+    let path = ledger_path(data_dir);
+    let io_err = |source| LedgerError::Io {
+        path: path.clone(),
+        source,
+    };
+    let existing = read_ledger(data_dir)?;
+    let entry = Entry {
+        entry: existing.entries.last().map_or(0, |e| e.entry) + 1,
+        at,
+        actor: actor.to_owned(),
+        action,
+    };
+    let mut file = OpenOptions::new()
+        .read(true)
+        .append(true)
+        .create(true)
+        .open(&path)
+        .map_err(io_err)?;
+    let mut line = Vec::new();
+    // End a torn last line first, so the new entry starts on its own line.
+    let len = file.metadata().map_err(io_err)?.len();
+    if len > 0 {
+        let mut last = [0u8; 1];
+        file.seek(SeekFrom::Start(len - 1)).map_err(io_err)?;
+        file.read_exact(&mut last).map_err(io_err)?;
+        if last[0] != b'\n' {
+            line.push(b'\n');
+        }
+    }
+    serde_json::to_writer(&mut line, &entry).expect("entries serialise");
+    line.push(b'\n');
+    file.write_all(&line).map_err(io_err)?;
+    file.sync_all().map_err(io_err)?;
+    if len == 0 {
+        crate::store::sync_dir(data_dir).map_err(io_err)?;
+    }
+    Ok(entry)
+}

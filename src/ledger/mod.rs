@@ -1,0 +1,16 @@
+//! Standalone mode's operator ledger: an append-only log of every operator
+//! action (`<data-dir>/ledger.jsonl`), and the records derived from it.
+//!
+//! - [`entry`]: what an entry holds (who, when, what);
+//! - [`file`]: appending (fsync, under the data-dir lock) and reading back,
+//!   reporting a torn last line instead of dropping it;
+//! - [`derive`]: folding seeded history and the ledger into records, with
+//!   fulfilment (auto, link, manual) and states at the publish time.
+
+pub mod derive;
+pub mod entry;
+pub mod file;
+
+pub use derive::{derive_records, Derived, DerivedRecord, RecordStatus};
+pub use entry::{Action, Edit, Entry};
+pub use file::{append, read_ledger, LedgerError, LedgerRead, TornLine};

@@ -1,0 +1,625 @@
+//! Standalone mode: the operator ledger through the real binary, a whole
+//! story with a fake clock checked against the served API at each step,
+//! every refusal, torn lines and SIGKILL during `record`.
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::util::server::Server;
+use crate::util::{Rng, World};
+
+fn post(id: &str) -> String {
+    format!("https://x.com/ops/status/{id}")
+}
+
+/// Runs a record command at `now`; returns the published sequence.
+fn record(w: &World, now: &str, args: &[&str]) -> u64 {
+    let mut all = vec!["--now", now, "record"];
+    all.extend_from_slice(args);
+    let out = w.run(&all).success().stdout;
+    out.rsplit("published snapshot ")
+        .next()
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+fn ids(body: &Value) -> Vec<String> {
+    body["data"]["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+fn find(body: &Value, id: &str) -> Value {
+    body["data"]["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["id"] == id)
+        .cloned()
+        .unwrap_or(Value::Null)
+}
+
+/// Waits until the server serves `seq`, then returns (all, scheduled, completed) lists.
+fn served(s: &Server, seq: u64) -> (Value, Value, Value) {
+    s.wait_for("/healthz", Duration::from_secs(5), |r| {
+        r.json()["sequence"] == seq
+    });
+    let get = |kind: &str| s.get(&format!("/openapi/v1/records?kind={kind}")).json();
+    (get("all"), get("reset_scheduled"), get("reset_completed"))
+}
+
+#[test]
+fn a_whole_story_with_a_fake_clock() {
+    let w = World::new();
+    let s = Server::start(&w, &["--no-rate-limit"], &[]);
+    // 1. A schedule is announced: pending, first in `all`.
+    let seq = record(
+        &w,
+        "2026-11-20T10:00:00.000Z",
+        &[
+            "schedule",
+            "--post-url",
+            &post("100"),
+            "--at",
+            "2026-11-21 12:00 +00:00",
+            "--scope-plans",
+            "all",
+            "--confidence",
+            "0.9",
+            "--text",
+            "Reset tomorrow at noon UTC",
+        ],
+    );
+    let (all, _, _) = served(&s, seq);
+    assert_eq!(
+        find(&all, "100"),
+        json!({
+            "id": "100", "kind": "reset_scheduled", "resetType": "global",
+            "announcedAt": "2026-11-20T10:00:00.000Z", "effectiveAt": "2026-11-21T12:00:00.000Z",
+            "text": "Reset tomorrow at noon UTC", "confidence": 0.9,
+            "scope": {"plans": ["all"], "windows": ["unknown"]},
+            "source": {"origin": "x", "postId": "100", "handle": "ops", "url": "https://x.com/ops/status/100"},
+            "schedulePrecision": "datetime", "scheduleBasis": "explicit",
+            "scheduleWindow": {"startAt": "2026-11-21T12:00:00.000Z", "endAt": "2026-11-21T12:00:00.000Z"},
+            "scheduleState": "pending", "completedAt": null, "completionRecordId": null,
+            "fulfillmentOrigin": null, "relatedRecordIds": []
+        })
+    );
+    // 2. Another schedule whose window will pass, and a date schedule (civil day in a zone).
+    record(
+        &w,
+        "2026-11-20T10:05:00.000Z",
+        &[
+            "schedule",
+            "--post-url",
+            &post("200"),
+            "--window",
+            "2026-11-20T12:00:00Z",
+            "2026-11-20T14:00:00Z",
+        ],
+    );
+    let seq = record(
+        &w,
+        "2026-11-20T10:10:00.000Z",
+        &[
+            "schedule",
+            "--post-url",
+            &post("300"),
+            "--date",
+            "2026-11-23",
+            "--tz",
+            "America/Los_Angeles",
+            "--basis",
+            "contextual_inference",
+        ],
+    );
+    let (all, _, _) = served(&s, seq);
+    assert_eq!(
+        ids(&all),
+        ["200", "100", "300"],
+        "pending schedules, soonest window first"
+    );
+    assert_eq!(
+        find(&all, "300")["scheduleWindow"],
+        json!({"startAt": "2026-11-23T08:00:00.000Z", "endAt": "2026-11-24T08:00:00.000Z"})
+    );
+    assert_eq!(find(&all, "300")["schedulePrecision"], "date");
+
+    // 3. A completion post arrives inside 100's window (+ tolerance): auto-fulfilled.
+    let seq = record(
+        &w,
+        "2026-11-21T12:30:00.000Z",
+        &[
+            "completion",
+            "--post-url",
+            &post("101"),
+            "--at",
+            "2026-11-21T12:10:00Z",
+        ],
+    );
+    let (all, scheduled, completed) = served(&s, seq);
+    assert!(
+        !ids(&all).contains(&"100".to_owned()),
+        "a fulfilled schedule leaves `all`"
+    );
+    let hundred = find(&scheduled, "100");
+    assert_eq!(hundred["scheduleState"], "fulfilled");
+    assert_eq!(hundred["completedAt"], "2026-11-21T12:10:00.000Z");
+    assert_eq!(hundred["completionRecordId"], "101");
+    assert_eq!(hundred["fulfillmentOrigin"], "auto");
+    assert_eq!(find(&completed, "101")["relatedRecordIds"], json!(["100"]));
+    // 200's window passed with no completion: elapsed.
+    assert_eq!(find(&scheduled, "200")["scheduleState"], "elapsed");
+    assert_eq!(ids(&all), ["300", "101", "200"]);
+
+    // 4. 300 is completed manually.
+    let seq = record(
+        &w,
+        "2026-11-23T20:00:00.000Z",
+        &["complete", "300", "--at", "2026-11-23T19:00:00Z"],
+    );
+    let (_, scheduled, completed) = served(&s, seq);
+    let manual_id = "manual:entry-5";
+    assert_eq!(find(&scheduled, "300")["fulfillmentOrigin"], "manual");
+    assert_eq!(find(&scheduled, "300")["completionRecordId"], manual_id);
+    assert_eq!(
+        find(&completed, manual_id),
+        json!({
+            "id": manual_id, "kind": "reset_completed", "resetType": "global",
+            "announcedAt": null, "effectiveAt": "2026-11-23T19:00:00.000Z", "text": null, "confidence": null, "scope": null,
+            "source": {"origin": "operator", "postId": null, "handle": null, "url": null},
+            "schedulePrecision": null, "scheduleBasis": null, "scheduleWindow": null, "scheduleState": null,
+            "completedAt": "2026-11-23T19:00:00.000Z", "completionRecordId": null,
+            "fulfillmentOrigin": "manual", "relatedRecordIds": ["300"]
+        })
+    );
+
+    // 5. A schedule is dismissed: in no filter; the ledger keeps it.
+    record(
+        &w,
+        "2026-11-23T20:01:00.000Z",
+        &[
+            "schedule",
+            "--operator",
+            "--at",
+            "2026-11-30T00:00:00Z",
+            "--text",
+            "Operator note: maybe",
+        ],
+    );
+    let op_id = w
+        .run(&["record", "list", "--json"])
+        .success()
+        .json()
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()["record"]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(op_id.starts_with("op_") && op_id.len() == 27, "{op_id}");
+    let seq = record(&w, "2026-11-23T20:02:00.000Z", &["dismiss", &op_id]);
+    let (all, scheduled, _) = served(&s, seq);
+    assert!(!ids(&all).contains(&op_id) && !ids(&scheduled).contains(&op_id));
+    let list = w.run(&["record", "list"]).success().stdout;
+    assert!(
+        list.lines()
+            .any(|l| l.starts_with(&op_id) && l.ends_with("[dismissed (entry 7)]")),
+        "{list}"
+    );
+
+    // 6. One entry is undone: the manual completion of 300 goes, 300 is pending again.
+    let seq = record(&w, "2026-11-23T20:03:00.000Z", &["undo", "5"]);
+    let (all, _, completed) = served(&s, seq);
+    assert_eq!(find(&all, "300")["scheduleState"], "pending");
+    assert_eq!(find(&completed, manual_id), Value::Null);
+    let shown = w.run(&["record", "show", manual_id]).success().stdout;
+    assert!(shown.starts_with("status: undone (entry 8)\n"), "{shown}");
+
+    // 7. An operator link, then unlink (which also blocks the automatic match).
+    let seq = record(&w, "2026-11-23T20:04:00.000Z", &["link", "101", "200"]);
+    let (_, scheduled, completed) = served(&s, seq);
+    assert_eq!(find(&scheduled, "200")["fulfillmentOrigin"], "link");
+    assert_eq!(
+        find(&completed, "101")["relatedRecordIds"],
+        json!(["100", "200"])
+    );
+    let seq = record(&w, "2026-11-23T20:05:00.000Z", &["unlink", "101", "100"]);
+    let (_, scheduled, completed) = served(&s, seq);
+    assert_eq!(find(&scheduled, "100")["scheduleState"], "elapsed");
+    assert_eq!(find(&completed, "101")["relatedRecordIds"], json!(["200"]));
+
+    // 8. Edit and mark-checked.
+    let seq = record(
+        &w,
+        "2026-11-23T20:06:00.000Z",
+        &[
+            "edit",
+            "101",
+            "--text",
+            "Limits reset",
+            "--confidence",
+            "0.8",
+        ],
+    );
+    served(&s, seq);
+    let out = w
+        .run(&[
+            "--now",
+            "2026-11-23T20:07:00.000Z",
+            "mark-checked",
+            "--at",
+            "2026-11-23 12:06 -08:00",
+        ])
+        .success()
+        .stdout;
+    let seq: u64 = out
+        .rsplit("published snapshot ")
+        .next()
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let (_, _, completed) = served(&s, seq);
+    assert_eq!(find(&completed, "101")["text"], "Limits reset");
+    assert_eq!(
+        completed["meta"]["lastSuccessfulCheckAt"],
+        "2026-11-23T20:06:00.000Z"
+    );
+    assert!(completed["meta"].get("dataSource").is_none());
+
+    // The log, newest first, with who and when.
+    let log = w.run(&["record", "log"]).success().stdout;
+    let first = log.lines().next().unwrap();
+    assert!(
+        first.starts_with("   12  2026-11-23T20:07:00.000Z")
+            && first.ends_with("monitor check at 2026-11-23T20:06:00.000Z"),
+        "{first}"
+    );
+    assert_eq!(log.lines().count(), 12);
+    assert!(log
+        .lines()
+        .last()
+        .unwrap()
+        .ends_with("add reset_scheduled 100"));
+}
+
+#[test]
+fn every_refusal_names_the_problem_and_changes_nothing() {
+    let w = World::new();
+    record(
+        &w,
+        "2026-11-20T10:00:00.000Z",
+        &[
+            "schedule",
+            "--post-url",
+            &post("100"),
+            "--at",
+            "2026-11-21T12:00:00Z",
+        ],
+    );
+    record(
+        &w,
+        "2026-11-20T10:00:00.000Z",
+        &["completion", "--post-url", &post("101")],
+    );
+    let ledger = std::fs::read(w.data_dir().join("ledger.jsonl")).unwrap();
+    let cases: &[(&[&str], i32, &str)] = &[
+        (
+            &[
+                "schedule",
+                "--post-url",
+                "https://x.com/ops/status/102",
+                "--at",
+                "2026-11-21 12:00",
+            ],
+            64,
+            "\"2026-11-21 12:00\" has no UTC offset",
+        ),
+        (
+            &[
+                "schedule",
+                "--post-url",
+                "https://x.com/ops/status/100",
+                "--at",
+                "2026-11-21T12:00:00Z",
+            ],
+            64,
+            "a record with id 100 already exists (entry 1)",
+        ),
+        (
+            &[
+                "schedule",
+                "--post-url",
+                "https://example.org/p/1",
+                "--at",
+                "2026-11-21T12:00:00Z",
+            ],
+            64,
+            "is not a post URL like https://x.com/HANDLE/status/1234567890",
+        ),
+        (
+            &["schedule", "--post-url", &post("103")],
+            64,
+            "give one of --at TIME, --date YYYY-MM-DD --tz AREA/CITY, or --window START END",
+        ),
+        (
+            &[
+                "schedule",
+                "--post-url",
+                &post("103"),
+                "--date",
+                "2026-11-21",
+                "--tz",
+                "Mars/Olympus",
+            ],
+            64,
+            "--tz \"Mars/Olympus\" is not a time zone",
+        ),
+        (
+            &[
+                "schedule",
+                "--post-url",
+                &post("103"),
+                "--window",
+                "2026-11-21T12:00:00Z",
+                "2026-11-21T10:00:00Z",
+            ],
+            64,
+            "is after END",
+        ),
+        (
+            &[
+                "schedule",
+                "--post-url",
+                &post("103"),
+                "--at",
+                "2026-11-21T12:00:00Z",
+                "--confidence",
+                "2",
+            ],
+            64,
+            "--confidence must be between 0 and 1, got 2",
+        ),
+        (
+            &[
+                "schedule",
+                "--post-url",
+                &post("103"),
+                "--at",
+                "2026-11-21T12:00:00Z",
+                "--type",
+                "partial",
+            ],
+            64,
+            "--type \"partial\" must be global, banked or global_and_banked",
+        ),
+        (
+            &[
+                "schedule",
+                "--post-url",
+                &post("103"),
+                "--at",
+                "2026-11-21T12:00:00Z",
+                "--basis",
+                "guess",
+            ],
+            64,
+            "--basis \"guess\" must be explicit or contextual_inference",
+        ),
+        (
+            &[
+                "schedule",
+                "--operator",
+                "--post-url",
+                &post("103"),
+                "--at",
+                "2026-11-21T12:00:00Z",
+            ],
+            64,
+            "cannot be used with",
+        ),
+        (&["dismiss", "999"], 64, "no record with id \"999\""),
+        (
+            &["complete", "101"],
+            64,
+            "101 is a reset_completed, not a reset_scheduled (complete takes schedules)",
+        ),
+        (
+            &["link", "100", "101"],
+            64,
+            "100 is a reset_scheduled, not a reset_completed (the first id is the completion)",
+        ),
+        (&["unlink", "101", "100"], 64, "100 is not linked to 101"),
+        (&["undo", "42"], 64, "no ledger entry 42"),
+        (&["edit", "100"], 64, "nothing to change"),
+        (
+            &["edit", "100", "--confidence", "-1"],
+            64,
+            "--confidence must be between 0 and 1, got -1",
+        ),
+    ];
+    for (args, code, needle) in cases {
+        let mut all = vec!["--now", "2026-11-20T11:00:00.000Z", "record"];
+        all.extend_from_slice(args);
+        let run = w.run(&all);
+        assert_eq!(run.code, *code, "{args:?}: {}", run.stderr);
+        assert!(
+            run.stderr.contains(needle),
+            "{args:?}: expected {needle:?} in {}",
+            run.stderr
+        );
+    }
+    assert_eq!(
+        std::fs::read(w.data_dir().join("ledger.jsonl")).unwrap(),
+        ledger,
+        "no refusal wrote to the ledger"
+    );
+    assert_eq!(
+        w.run(&["snapshots", "list", "--json"])
+            .success()
+            .json()
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+    // Undo twice, and undoing an undo.
+    record(&w, "2026-11-20T11:00:00.000Z", &["undo", "2"]);
+    assert!(w
+        .run(&["record", "undo", "2"])
+        .code(64)
+        .stderr
+        .contains("entry 2 was already undone by entry 3"));
+    assert!(w
+        .run(&["record", "undo", "3"])
+        .code(64)
+        .stderr
+        .contains("entry 3 is itself an undo"));
+    assert!(w
+        .run(&["record", "dismiss", "101"])
+        .code(64)
+        .stderr
+        .contains("101 was undone (entry 3)"));
+}
+
+#[test]
+fn a_torn_last_line_is_reported_kept_and_the_next_append_works() {
+    let w = World::new();
+    record(
+        &w,
+        "2026-11-20T10:00:00.000Z",
+        &[
+            "schedule",
+            "--post-url",
+            &post("100"),
+            "--at",
+            "2026-11-21T12:00:00Z",
+        ],
+    );
+    record(
+        &w,
+        "2026-11-20T10:01:00.000Z",
+        &["completion", "--post-url", &post("101")],
+    );
+    let path = w.data_dir().join("ledger.jsonl");
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes.extend_from_slice(b"{\"entry\":3,\"at\":\"2026-11-20T10:0");
+    std::fs::write(&path, &bytes).unwrap();
+    let log = w.run(&["record", "log"]).success();
+    assert!(log.stderr.contains("resetctl: warning: ledger.jsonl line 3 is not a complete entry (no line end: the append did not finish"), "{}", log.stderr);
+    assert_eq!(log.stdout.lines().count(), 2, "entries 1 and 2 stay valid");
+    // The next append ends the torn line and goes on; the torn bytes stay in the file.
+    record(&w, "2026-11-20T10:02:00.000Z", &["dismiss", "101"]);
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        text.contains("{\"entry\":3,\"at\":\"2026-11-20T10:0\n{\"entry\":3,"),
+        "{text}"
+    );
+    let log = w.run(&["record", "log"]).success();
+    assert!(
+        log.stderr
+            .contains("ledger.jsonl line 3 is not a complete entry"),
+        "{}",
+        log.stderr
+    );
+    assert_eq!(log.stdout.lines().count(), 3);
+    assert!(log.stdout.lines().next().unwrap().ends_with("dismiss 101"));
+}
+
+#[test]
+fn sigkill_during_record_commands_loses_no_acknowledged_entry() {
+    let w = World::new();
+    let mut rng = Rng::from_time();
+    let mut acknowledged = Vec::new();
+    for i in 0..120u64 {
+        let id = (1000 + i).to_string();
+        let url = post(&id);
+        let mut child = w
+            .cmd()
+            .args(["record", "completion", "--post-url", &url])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        if i % 3 != 0 {
+            std::thread::sleep(Duration::from_micros(rng.below(15_000)));
+            let _ = child.kill();
+        }
+        if child.wait().unwrap().success() {
+            acknowledged.push(id);
+        }
+    }
+    let list = w.run(&["record", "list", "--json"]).success().json();
+    let present: Vec<String> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["record"]["id"].as_str().unwrap().to_owned())
+        .collect();
+    for id in &acknowledged {
+        assert!(present.contains(id), "acknowledged entry {id} lost");
+    }
+    assert!(
+        acknowledged.len() >= 40,
+        "only {} runs finished",
+        acknowledged.len()
+    );
+    // The ledger still takes entries, and the current snapshot loads.
+    record(
+        &w,
+        "2026-11-20T10:00:00.000Z",
+        &[
+            "schedule",
+            "--post-url",
+            &post("9999"),
+            "--at",
+            "2026-11-21T12:00:00Z",
+        ],
+    );
+    w.run(&["status"]).success();
+}
+
+#[test]
+fn serve_republish_turns_a_window_elapsed_without_a_command() {
+    let w = World::new();
+    let soon = chrono_now_plus(2);
+    record(
+        &w,
+        &chrono_now_plus(0),
+        &["schedule", "--post-url", &post("100"), "--at", &soon],
+    );
+    let s = Server::start(&w, &["--republish", "--republish-every", "0.5"], &[]);
+    assert_eq!(
+        s.get("/openapi/v1/records/latest").json()["data"]["scheduleState"],
+        "pending"
+    );
+    let reply = s.wait_for("/healthz", Duration::from_secs(10), |r| {
+        r.json()["sequence"] == 2
+    });
+    assert_eq!(reply.status, 200);
+    assert_eq!(
+        s.get("/openapi/v1/records/latest").json()["data"]["scheduleState"],
+        "elapsed"
+    );
+}
+
+/// The system time plus `secs`, as the one timestamp form.
+fn chrono_now_plus(secs: i64) -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
+    crate::util::chrono_like(now + secs)
+}

@@ -1,0 +1,85 @@
+//! nginx serving one file from a temp root on a free loopback port.
+
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+pub struct Nginx {
+    pub port: u16,
+    child: Child,
+    _dir: tempfile::TempDir,
+}
+
+fn nginx_binary() -> String {
+    for candidate in ["nginx", "/usr/sbin/nginx"] {
+        if Command::new(candidate)
+            .arg("-v")
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+        {
+            return candidate.to_owned();
+        }
+    }
+    panic!("nginx is not installed; `make test` installs it (apt-get install nginx)");
+}
+
+impl Nginx {
+    pub fn serve_file(name: &str, bytes: &[u8]) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        // nginx workers run as an unprivileged user: the root must be readable.
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(root, std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::create_dir_all(root.join("www")).unwrap();
+        std::fs::create_dir_all(root.join("tmp")).unwrap();
+        std::fs::write(root.join("www").join(name), bytes).unwrap();
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let r = root.display();
+        let conf = format!(
+            "worker_processes 1; daemon off; pid {r}/nginx.pid; error_log {r}/error.log warn;\n\
+             events {{ worker_connections 64; }}\n\
+             http {{ access_log off; client_body_temp_path {r}/tmp; proxy_temp_path {r}/tmp; fastcgi_temp_path {r}/tmp;\n\
+             uwsgi_temp_path {r}/tmp; scgi_temp_path {r}/tmp;\n\
+             server {{ listen 127.0.0.1:{port}; root {r}/www; default_type application/json; }} }}\n"
+        );
+        std::fs::write(root.join("nginx.conf"), conf).unwrap();
+        let child = Command::new(nginx_binary())
+            .arg("-c")
+            .arg(root.join("nginx.conf"))
+            .arg("-p")
+            .arg(root)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start nginx");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "nginx did not start");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Nginx {
+            port,
+            child,
+            _dir: dir,
+        }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.port)
+    }
+}
+
+impl Drop for Nginx {
+    fn drop(&mut self) {
+        // SIGQUIT: a graceful stop that takes the worker processes along
+        // (SIGKILL on the master would leave them running).
+        let _ = Command::new("kill")
+            .args(["-QUIT", &self.child.id().to_string()])
+            .status();
+        let _ = self.child.wait();
+    }
+}
