@@ -45,6 +45,7 @@ bench-deps:
 	@missing=""; \
 	command -v wrk >/dev/null 2>&1 || missing="$$missing wrk"; \
 	command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || missing="$$missing nginx"; \
+	command -v redis-server >/dev/null 2>&1 || missing="$$missing redis-server"; \
 	if [ -n "$$missing" ]; then \
 		$(APT_GET) update -qq && DEBIAN_FRONTEND=noninteractive $(APT_GET) install -y -qq $$missing; \
 	fi
@@ -55,7 +56,8 @@ bench: bench-deps
 	$(CARGO) build --release --locked
 	mkdir -p bench-out
 	PATH="$$PATH:/usr/sbin" python3 bench/http_bench.py > bench-out/http.md
-	cat bench-out/http.md
+	PATH="$$PATH:/usr/sbin" python3 bench/sync_bench.py > bench-out/sync.md
+	cat bench-out/http.md bench-out/sync.md
 
 ## man: regenerate man/ from the clap definitions
 man:

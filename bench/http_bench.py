@@ -69,6 +69,33 @@ def parse_wrk(out):
     return {"rps": rps, "p50": pct(50), "p99": pct(99), "non2xx": int(errors.group(1)) if errors else 0}
 
 
+def redis_run(data, script, args):
+    """The Redis backend under the same load, and redis-benchmark on the same Lua script."""
+    rport = free_port()
+    redis = subprocess.Popen(["redis-server", "--port", str(rport), "--save", "", "--appendonly", "no"], stdout=subprocess.DEVNULL)
+    time.sleep(0.3)
+    port = free_port()
+    server = subprocess.Popen([BIN, "--data-dir", data, "--log", "warn", "serve", "--listen", f"127.0.0.1:{port}",
+                               "--rate-limit", "1000000000/3600", "--trust-proxy", "127.0.0.1/32",
+                               "--rate-limit-store", f"redis://127.0.0.1:{rport}/0"], stdout=subprocess.DEVNULL)
+    wait_http(f"http://127.0.0.1:{port}/healthz")
+    result = wrk_script(f"http://127.0.0.1:{port}", script, args.duration, args.connections)
+    server.send_signal(signal.SIGTERM); server.wait()
+    lua = open(os.path.join(ROOT, "src", "limit", "redis.rs")).read().split('r#"')[1].split('"#')[0]
+    out = subprocess.run(["redis-benchmark", "-p", str(rport), "-n", "200000", "-c", str(args.connections), "-r", str(args.limiter_clients), "-q",
+                          "EVAL", lua, "2", "{c:__rand_int__}:log", "{c:__rand_int__}:n", "1000000000", "3600000"],
+                         capture_output=True, text=True).stdout
+    m = re.search(r"([\d.]+) requests per second", out)
+    print(f"redis-benchmark, the same Lua script, {args.limiter_clients} keys: {m.group(1) if m else out.strip()} requests/s", file=sys.stderr)
+    global REDIS_BENCHMARK
+    REDIS_BENCHMARK = m.group(1) if m else "?"
+    redis.terminate(); redis.wait()
+    return result
+
+
+REDIS_BENCHMARK = None
+
+
 def start_nginx(root, body):
     port = free_port()
     os.makedirs(os.path.join(root, "www"), exist_ok=True)
@@ -152,6 +179,8 @@ end
                 results[label] = wrk_script(f"http://127.0.0.1:{port}", script, args.duration, args.connections)
                 server.send_signal(signal.SIGTERM); server.wait()
             rows.append((n, f"resetctl, {args.limiter_clients} clients via X-Forwarded-For, limiter ON", results["on"], results["off"]))
+            if n == min(int(x) for x in args.records.split(",")) and shutil.which("redis-server"):
+                rows.append((n, f"resetctl, {args.limiter_clients} clients, limiter in Redis", redis_run(data, script, args), results["off"]))
         nginx.send_signal(signal.SIGQUIT); nginx.wait()
         shutil.rmtree(tmp, ignore_errors=True)
     print(f"wrk -t1 -c{args.connections} -d{args.duration}s, GET {PATH}, body identical for both servers\n")
@@ -160,6 +189,8 @@ end
     print("|---|---|---|---|---|---|---|---|---|")
     for n, name, ours, ref in rows:
         print(f"| {n} | {name} | {ours['rps']:.0f} | {ours['p50']:.2f} | {ours['p99']:.2f} | {ours['non2xx']} | {ref['rps']:.0f} | {ours['rps']/ref['rps']:.2f} | {ref['p99']:.2f} |")
+    if REDIS_BENCHMARK:
+        print(f"\nredis-benchmark running the same sliding-log Lua script directly: {REDIS_BENCHMARK} requests/s")
 
 
 if __name__ == "__main__":
