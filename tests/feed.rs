@@ -496,13 +496,28 @@ fn hostile_documents_are_refused_whole_or_handled_never_a_panic() {
         p.to_str().unwrap().to_owned()
     };
     // Deeply nested junk: refused whole with a clear error.
-    let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+    let deep = format!(
+        "{{\"schemaVersion\": 1, \"events\": {}{}}}",
+        "[".repeat(100_000),
+        "]".repeat(100_000)
+    );
     let run = w
         .run(&["convert", &write("deep.json", deep.as_bytes())])
         .code(65);
     assert!(
         run.stderr
             .contains("not valid JSON: recursion limit exceeded"),
+        "{}",
+        run.stderr
+    );
+    let deep_top = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+    let run = w
+        .run(&["convert", &write("deep-top.json", deep_top.as_bytes())])
+        .code(65);
+    assert!(
+        run.stderr
+            .contains("not valid JSON: recursion limit exceeded")
+            || run.stderr.contains("(document): is not a JSON object"),
         "{}",
         run.stderr
     );

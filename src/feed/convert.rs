@@ -191,7 +191,7 @@ pub fn convert_feed(value: &Value, now: Timestamp) -> Result<Converted, Document
                     .and_then(|cand| reset_type_of(&cand.event).ok())
             })
             .collect();
-        let record = manual_record(entry, union(&types));
+        let record = manual_record(entry, ResetType::union(&types));
         c.push_checked(
             &mut records,
             record,
@@ -363,21 +363,6 @@ fn reset_type_of(event: &FeedEvent) -> Result<ResetType, String> {
     }
 }
 
-/// The union of reset types (`global` + `banked` = `global_and_banked`); `global` when none.
-fn union(types: &[ResetType]) -> ResetType {
-    let global = types
-        .iter()
-        .any(|t| matches!(t, ResetType::Global | ResetType::GlobalAndBanked));
-    let banked = types
-        .iter()
-        .any(|t| matches!(t, ResetType::Banked | ResetType::GlobalAndBanked));
-    match (global, banked) {
-        (true, true) => ResetType::GlobalAndBanked,
-        (false, true) => ResetType::Banked,
-        _ => ResetType::Global,
-    }
-}
-
 /// The record's id and source from the event's post id (numeric or `op_…`).
 fn id_and_source(event: &FeedEvent) -> Result<(String, Source), String> {
     let id = event.source.post_id.clone();
@@ -504,30 +489,12 @@ fn schedule_record(
 
 /// Rule 4: the shape of spec 2.5.
 fn manual_record(entry: &ManualCompletion, reset_type: ResetType) -> Record {
-    Record {
-        id: entry.id.clone(),
-        kind: Kind::Completed,
+    Record::manual_completion(
+        &entry.id,
+        entry.completed_at,
+        &entry.schedule_post_ids,
         reset_type,
-        announced_at: None,
-        effective_at: Some(entry.completed_at),
-        text: None,
-        confidence: None,
-        scope: None,
-        source: Source {
-            origin: Origin::Operator,
-            post_id: None,
-            handle: None,
-            url: None,
-        },
-        schedule_precision: None,
-        schedule_basis: None,
-        schedule_window: None,
-        schedule_state: None,
-        completed_at: Some(entry.completed_at),
-        completion_record_id: None,
-        fulfillment_origin: Some(FulfillmentOrigin::Manual),
-        related_record_ids: entry.schedule_post_ids.clone(),
-    }
+    )
 }
 
 /// Rule 7: heatmap-only history.
@@ -667,10 +634,10 @@ mod tests {
 
     #[test]
     fn reset_type_union() {
-        assert_eq!(union(&[]), ResetType::Global);
-        assert_eq!(union(&[ResetType::Banked]), ResetType::Banked);
+        assert_eq!(ResetType::union(&[]), ResetType::Global);
+        assert_eq!(ResetType::union(&[ResetType::Banked]), ResetType::Banked);
         assert_eq!(
-            union(&[ResetType::Banked, ResetType::Global]),
+            ResetType::union(&[ResetType::Banked, ResetType::Global]),
             ResetType::GlobalAndBanked
         );
     }

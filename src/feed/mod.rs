@@ -49,16 +49,35 @@ pub const PUBLIC_FEED: Preset = Preset {
 
 /// Decodes an upstream body by content, converting a feed at `now`.
 pub fn decode_upstream(bytes: &[u8], now: Timestamp) -> Result<UpstreamDocument, DocumentError> {
-    let value: serde_json::Value =
+    // Look at the top-level keys without building a tree of the whole body.
+    #[derive(serde::Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Shape {
+        records: Option<serde::de::IgnoredAny>,
+        schema_version: Option<serde::de::IgnoredAny>,
+        events: Option<serde::de::IgnoredAny>,
+    }
+    let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
+    if first != Some(&b'{') {
+        // Valid JSON of another shape, or not JSON at all: say which.
+        return Err(
+            match serde_json::from_slice::<serde::de::IgnoredAny>(bytes) {
+                Ok(_) => DocumentError::Document {
+                    field: "(document)".into(),
+                    problem: "is not a JSON object".into(),
+                },
+                Err(e) => DocumentError::Syntax(e.to_string()),
+            },
+        );
+    }
+    let shape: Shape =
         serde_json::from_slice(bytes).map_err(|e| DocumentError::Syntax(e.to_string()))?;
-    let object = value.as_object().ok_or_else(|| DocumentError::Document {
-        field: "(document)".into(),
-        problem: "is not a JSON object".into(),
-    })?;
-    if object.contains_key("records") {
+    if shape.records.is_some() {
         return RecordsDocument::from_slice(bytes).map(UpstreamDocument::Records);
     }
-    if object.contains_key("schemaVersion") && object.contains_key("events") {
+    if shape.schema_version.is_some() && shape.events.is_some() {
+        let value: serde_json::Value =
+            serde_json::from_slice(bytes).map_err(|e| DocumentError::Syntax(e.to_string()))?;
         return convert_feed(&value, now).map(UpstreamDocument::Feed);
     }
     Err(DocumentError::Document {

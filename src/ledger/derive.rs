@@ -12,7 +12,7 @@
 use std::collections::{HashMap, HashSet};
 
 use super::entry::{Action, Entry};
-use crate::model::{FulfillmentOrigin, Kind, Origin, Record, ResetType, Source, Timestamp};
+use crate::model::{FulfillmentOrigin, Kind, Record, ResetType, Timestamp};
 use crate::state::evaluate_states;
 
 /// Whether a record is published.
@@ -117,7 +117,12 @@ pub fn derive_records(
                     .filter_map(|s| derived.get(s).map(|r| r.record.reset_type))
                     .collect();
                 derived.records.push(DerivedRecord {
-                    record: manual_completion(id, *completed_at, schedule_ids, union(&types)),
+                    record: Record::manual_completion(
+                        id,
+                        *completed_at,
+                        schedule_ids,
+                        ResetType::union(&types),
+                    ),
                     status,
                     added_by: Some(entry.entry),
                 });
@@ -190,52 +195,6 @@ pub fn derive_records(
         d.record = record;
     }
     derived
-}
-
-fn manual_completion(
-    id: &str,
-    at: Timestamp,
-    schedules: &[String],
-    reset_type: ResetType,
-) -> Record {
-    Record {
-        id: id.to_owned(),
-        kind: Kind::Completed,
-        reset_type,
-        announced_at: None,
-        effective_at: Some(at),
-        text: None,
-        confidence: None,
-        scope: None,
-        source: Source {
-            origin: Origin::Operator,
-            post_id: None,
-            handle: None,
-            url: None,
-        },
-        schedule_precision: None,
-        schedule_basis: None,
-        schedule_window: None,
-        schedule_state: None,
-        completed_at: Some(at),
-        completion_record_id: None,
-        fulfillment_origin: Some(FulfillmentOrigin::Manual),
-        related_record_ids: schedules.to_vec(),
-    }
-}
-
-fn union(types: &[ResetType]) -> ResetType {
-    let global = types
-        .iter()
-        .any(|t| matches!(t, ResetType::Global | ResetType::GlobalAndBanked));
-    let banked = types
-        .iter()
-        .any(|t| matches!(t, ResetType::Banked | ResetType::GlobalAndBanked));
-    match (global, banked) {
-        (true, true) => ResetType::GlobalAndBanked,
-        (false, true) => ResetType::Banked,
-        _ => ResetType::Global,
-    }
 }
 
 /// When a completion happened, for matching.

@@ -175,4 +175,56 @@ impl Record {
     pub fn is_schedule(&self) -> bool {
         self.kind == Kind::Scheduled
     }
+
+    /// A manual completion in the shape of section 2.5: an operator's record
+    /// that the reset happened `at`, fulfilling `schedule_ids`.
+    pub fn manual_completion(
+        id: &str,
+        at: Timestamp,
+        schedule_ids: &[String],
+        reset_type: ResetType,
+    ) -> Self {
+        Record {
+            id: id.to_owned(),
+            kind: Kind::Completed,
+            reset_type,
+            announced_at: None,
+            effective_at: Some(at),
+            text: None,
+            confidence: None,
+            scope: None,
+            source: Source {
+                origin: Origin::Operator,
+                post_id: None,
+                handle: None,
+                url: None,
+            },
+            schedule_precision: None,
+            schedule_basis: None,
+            schedule_window: None,
+            schedule_state: None,
+            completed_at: Some(at),
+            completion_record_id: None,
+            fulfillment_origin: Some(FulfillmentOrigin::Manual),
+            related_record_ids: schedule_ids.to_vec(),
+        }
+    }
+}
+
+impl ResetType {
+    /// The union of reset types (`global` and `banked` give
+    /// `global_and_banked`); `global` when there are none.
+    pub fn union(types: &[ResetType]) -> ResetType {
+        let global = types
+            .iter()
+            .any(|t| matches!(t, ResetType::Global | ResetType::GlobalAndBanked));
+        let banked = types
+            .iter()
+            .any(|t| matches!(t, ResetType::Banked | ResetType::GlobalAndBanked));
+        match (global, banked) {
+            (true, true) => ResetType::GlobalAndBanked,
+            (false, true) => ResetType::Banked,
+            _ => ResetType::Global,
+        }
+    }
 }

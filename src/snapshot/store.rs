@@ -173,6 +173,28 @@ impl SnapshotStore {
         Ok(snapshot)
     }
 
+    /// The mode of the current version, without building its records.
+    pub fn current_mode(&self) -> Result<Option<Mode>, SnapshotError> {
+        #[derive(serde::Deserialize)]
+        struct ModeOnly {
+            mode: Mode,
+        }
+        let Some(sequence) = self.current_sequence()? else {
+            return Ok(None);
+        };
+        let path = self.path_of(sequence);
+        let bytes = fs::read(&path).map_err(|source| SnapshotError::Read {
+            path: path.clone(),
+            source,
+        })?;
+        serde_json::from_slice::<ModeOnly>(&bytes)
+            .map(|m| Some(m.mode))
+            .map_err(|e| SnapshotError::Corrupt {
+                path,
+                reason: DocumentError::Syntax(e.to_string()),
+            })
+    }
+
     /// Loads the current version, or `None` before the first publish.
     pub fn load_current(&self) -> Result<Option<Snapshot>, SnapshotError> {
         self.current_sequence()?

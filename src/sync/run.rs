@@ -127,8 +127,15 @@ pub async fn sync_once(
             failures: state.consecutive_failures,
         });
     }
-    let current = store.load_current()?.filter(|s| s.mode == Mode::Upstream);
-    let cached = current.is_some();
+    // Whether an upstream cache exists, cheaply; the records are loaded only to compare.
+    let cached = store.current_mode()? == Some(Mode::Upstream);
+    let current = || -> Result<Option<Snapshot>, SnapshotError> {
+        Ok(if cached {
+            store.load_current()?.filter(|s| s.mode == Mode::Upstream)
+        } else {
+            None
+        })
+    };
     let client = build_client(&settings.fetch).map_err(|error| SyncError::Fetch {
         error,
         status: state.status,
@@ -159,7 +166,7 @@ pub async fn sync_once(
             if let Some(bytes) = load_stored_feed(data_dir) {
                 if let Ok(doc) = decode_upstream(&bytes, now) {
                     let content = Content::from(doc);
-                    if !content.same_as(current.as_ref()) {
+                    if !content.same_as(current()?.as_ref()) {
                         let records = content.records.len();
                         let sequence = content.publish(&store, &lock, now, settings.keep)?;
                         outcome = SyncOutcome::Published { sequence, records };
@@ -187,7 +194,7 @@ pub async fn sync_once(
                 succeed(&mut state);
                 let lock = store.lock(settings.lock_timeout, "resetctl sync")?;
                 store_feed(&lock, data_dir, is_feed.then_some(bytes.as_slice()))?;
-                let outcome = if content.same_as(current.as_ref()) {
+                let outcome = if content.same_as(current()?.as_ref()) {
                     SyncOutcome::Unchanged
                 } else {
                     let records = content.records.len();
