@@ -8,6 +8,7 @@ mod cli;
 mod crash;
 mod feed;
 mod ledger;
+mod mcp;
 mod openapi;
 mod quota;
 mod reload;

@@ -423,6 +423,15 @@ pub struct ServeArgs {
     /// With --republish: seconds between re-evaluations. Default: 15.
     #[arg(long, env = "RESETCTL_REPUBLISH_EVERY", value_name = "SECONDS", value_parser = parse_seconds, requires = "republish")]
     pub republish_every: Option<f64>,
+    /// An Origin allowed to call /mcp (repeatable); requests carrying any other Origin
+    /// header are refused (DNS-rebinding protection). Default: none.
+    #[arg(
+        long = "mcp-allow-origin",
+        env = "RESETCTL_MCP_ALLOW_ORIGIN",
+        value_name = "ORIGIN",
+        value_delimiter = ','
+    )]
+    pub mcp_allow_origin: Vec<String>,
     /// The quota.
     #[command(flatten)]
     pub limits: LimiterArgs,

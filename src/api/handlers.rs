@@ -19,7 +19,7 @@ use super::responses::{json, with_body};
 use super::server::AppState;
 use crate::limit::{QuotaDecision, QuotaPolicy};
 use crate::model::Timestamp;
-use crate::query::{parse_latest_query, parse_list_query, PublishedView};
+use crate::query::{parse_latest_query, parse_list_query, LatestQuery, ListQuery, PublishedView};
 
 /// The paths this server answers (for 405 versus 404).
 pub const KNOWN_PATHS: &[&str] = &[
@@ -46,47 +46,82 @@ fn maybe_panic(state: &AppState, raw_query: &str) {
     }
 }
 
-/// Counts the request against the client's quota, then answers with
-/// `respond` (admitted, headers added) or the 429/503 of the quota.
-/// Admitted requests count even when `respond` ends in 422, 500 or 503.
-async fn counted(state: &AppState, client: IpAddr, respond: impl FnOnce() -> Response) -> Response {
+/// What the quota says about one request, with what its answer needs.
+pub(crate) enum Admission {
+    /// Counted (or limiting is off: `None`); the headers to add.
+    Admitted(Option<(QuotaPolicy, u32, Timestamp)>),
+    /// Refused: answer 429.
+    Limited {
+        /// The policy, for the headers.
+        policy: QuotaPolicy,
+        /// When the oldest counted request leaves the window.
+        reset_at: Timestamp,
+        /// Whole seconds to wait.
+        retry_after: u64,
+    },
+    /// The quota store cannot answer: fail closed with 503.
+    Unavailable,
+}
+
+/// Counts one request of `client` against the quota.
+pub(crate) async fn admit(state: &AppState, client: IpAddr) -> Admission {
     let decision = match state.limiter.check(client, state.clock.now()).await {
         Ok(decision) => decision,
         Err(e) => {
             tracing::warn!("answering 503 rate_limit_unavailable: {}", e.0);
-            return ApiError::RateLimitUnavailable.response();
+            return Admission::Unavailable;
         }
     };
-    let policy = state.limiter.policy();
-    match (decision, policy) {
+    match (decision, state.limiter.policy()) {
         (
             Some(QuotaDecision::Admitted {
                 remaining,
                 reset_at,
             }),
             Some(policy),
-        ) => {
-            let mut response = guarded(respond);
-            quota_headers(&mut response, policy, remaining, reset_at);
-            response
-        }
+        ) => Admission::Admitted(Some((policy, remaining, reset_at))),
         (
             Some(QuotaDecision::Limited {
                 reset_at,
                 retry_after,
             }),
             Some(policy),
-        ) => {
+        ) => Admission::Limited {
+            policy,
+            reset_at,
+            retry_after,
+        },
+        _ => Admission::Admitted(None),
+    }
+}
+
+/// Counts the request against the client's quota, then answers with
+/// `respond` (admitted, headers added) or the 429/503 of the quota.
+/// Admitted requests count even when `respond` ends in 422, 500 or 503.
+async fn counted(state: &AppState, client: IpAddr, respond: impl FnOnce() -> Response) -> Response {
+    match admit(state, client).await {
+        Admission::Unavailable => ApiError::RateLimitUnavailable.response(),
+        Admission::Limited {
+            policy,
+            reset_at,
+            retry_after,
+        } => {
             let mut response = ApiError::RateLimited { retry_after }.response();
             quota_headers(&mut response, policy, 0, reset_at);
             response
         }
-        _ => guarded(respond),
+        Admission::Admitted(headers) => {
+            let mut response = guarded(respond);
+            if let Some((policy, remaining, reset_at)) = headers {
+                quota_headers(&mut response, policy, remaining, reset_at);
+            }
+            response
+        }
     }
 }
 
 /// The `X-RateLimit-*` headers of section 8.
-fn quota_headers(
+pub(crate) fn quota_headers(
     response: &mut Response,
     policy: QuotaPolicy,
     remaining: u32,
@@ -142,12 +177,7 @@ fn latest_body(raw_query: &str, state: &AppState) -> Response {
         let Some(view) = guard.as_deref() else {
             return ApiError::DataUnavailable.response();
         };
-        let record = view.latest(query.kind);
-        let mut body = Vec::with_capacity(64 + record.map_or(4, str::len) + view.meta_json().len());
-        body.extend_from_slice(b"{\"ok\":true,\"data\":");
-        body.extend_from_slice(record.unwrap_or("null").as_bytes());
-        push_meta(&mut body, view);
-        json(StatusCode::OK, body)
+        json(StatusCode::OK, latest_envelope(view, query))
     }
 }
 
@@ -162,24 +192,39 @@ fn list_body(raw_query: &str, state: &AppState) -> Response {
         let Some(view) = guard.as_deref() else {
             return ApiError::DataUnavailable.response();
         };
-        let window = view.page(query.kind, query.page, query.page_size);
-        let items = &view.ordered(query.kind)[window.start..window.end];
-        let mut body = Vec::with_capacity(160 + items.len() * 700 + view.meta_json().len());
-        body.extend_from_slice(b"{\"ok\":true,\"data\":{\"items\":[");
-        for (n, &index) in items.iter().enumerate() {
-            if n > 0 {
-                body.push(b',');
-            }
-            body.extend_from_slice(view.record_json(index).as_bytes());
-        }
-        let _ = write!(
-            body,
-            "],\"page\":{},\"pageSize\":{},\"total\":{},\"totalPages\":{},\"hasNext\":{}}}",
-            query.page, query.page_size, window.total, window.total_pages, window.has_next
-        );
-        push_meta(&mut body, view);
-        json(StatusCode::OK, body)
+        json(StatusCode::OK, list_envelope(view, query))
     }
+}
+
+/// `{ok: true, data: Record|null, meta}` for `/records/latest` (and the MCP tool).
+pub(crate) fn latest_envelope(view: &PublishedView, query: LatestQuery) -> Vec<u8> {
+    let record = view.latest(query.kind);
+    let mut body = Vec::with_capacity(64 + record.map_or(4, str::len) + view.meta_json().len());
+    body.extend_from_slice(b"{\"ok\":true,\"data\":");
+    body.extend_from_slice(record.unwrap_or("null").as_bytes());
+    push_meta(&mut body, view);
+    body
+}
+
+/// `{ok: true, data: Page, meta}` for `/records` (and the MCP tool).
+pub(crate) fn list_envelope(view: &PublishedView, query: ListQuery) -> Vec<u8> {
+    let window = view.page(query.kind, query.page, query.page_size);
+    let items = &view.ordered(query.kind)[window.start..window.end];
+    let mut body = Vec::with_capacity(160 + items.len() * 700 + view.meta_json().len());
+    body.extend_from_slice(b"{\"ok\":true,\"data\":{\"items\":[");
+    for (n, &index) in items.iter().enumerate() {
+        if n > 0 {
+            body.push(b',');
+        }
+        body.extend_from_slice(view.record_json(index).as_bytes());
+    }
+    let _ = write!(
+        body,
+        "],\"page\":{},\"pageSize\":{},\"total\":{},\"totalPages\":{},\"hasNext\":{}}}",
+        query.page, query.page_size, window.total, window.total_pages, window.has_next
+    );
+    push_meta(&mut body, view);
+    body
 }
 
 fn push_meta(body: &mut Vec<u8>, view: &PublishedView) {
@@ -260,5 +305,36 @@ pub fn unrouted(path: &str) -> Response {
         ApiError::MethodNotAllowed.response()
     } else {
         ApiError::NotFound.response()
+    }
+}
+
+/// `/mcp` with another method than a POST we could read: a preflight for
+/// OPTIONS, 413 for a POST whose body is too large (or has no length), 405
+/// (with `Allow: POST, OPTIONS`) for the rest, `GET` included: no SSE stream.
+pub fn mcp_not_post(method: warp::http::Method, request_headers: Option<String>) -> Response {
+    use warp::http::Method;
+    match method {
+        Method::OPTIONS => {
+            let mut response = preflight(request_headers);
+            response.headers_mut().insert(
+                header::ACCESS_CONTROL_ALLOW_METHODS,
+                HeaderValue::from_static("POST, OPTIONS"),
+            );
+            response
+        }
+        Method::POST => {
+            let body = serde_json::json!({"jsonrpc": "2.0", "error": {"code": -32600, "message": format!("the request body must have a Content-Length of at most {} bytes", super::mcp::MAX_BODY_BYTES)}});
+            json(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                serde_json::to_vec(&body).expect("plain JSON"),
+            )
+        }
+        _ => {
+            let mut response = ApiError::MethodNotAllowed.response();
+            response
+                .headers_mut()
+                .insert(header::ALLOW, HeaderValue::from_static("POST, OPTIONS"));
+            response
+        }
     }
 }

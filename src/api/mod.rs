@@ -8,6 +8,7 @@
 mod assets;
 pub mod errors;
 pub mod handlers;
+pub mod mcp;
 mod responses;
 pub mod routes;
 mod server;

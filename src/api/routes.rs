@@ -105,7 +105,7 @@ pub fn routes(
     let preflight = warp::options()
         .and(warp::path::full())
         .and(optional_header("access-control-request-headers"))
-        .and(client(state))
+        .and(client(state.clone()))
         .and_then(
             move |path: warp::path::FullPath, request_headers: Option<String>, ip: IpAddr| {
                 let state = guard_state.clone();
@@ -120,6 +120,22 @@ pub fn routes(
                 }
             },
         );
+    // MCP: POST with a bounded body; any other method gets its own 405/preflight/413.
+    let mcp_state = state.clone();
+    let mcp_post = warp::path!("mcp")
+        .and(warp::post())
+        .and(warp::body::content_length_limit(super::mcp::MAX_BODY_BYTES))
+        .and(warp::body::bytes())
+        .and(client(state.clone()))
+        .and(optional_header("origin"))
+        .and_then(move |body, ip, origin| {
+            let state = mcp_state.clone();
+            async move { Ok::<_, Infallible>(super::mcp::handle(state, ip, origin, body).await) }
+        });
+    let mcp_other = warp::path!("mcp")
+        .and(warp::method())
+        .and(optional_header("access-control-request-headers"))
+        .map(handlers::mcp_not_post);
     let unrouted =
         warp::path::full().map(|path: warp::path::FullPath| handlers::unrouted(path.as_str()));
 
@@ -135,6 +151,10 @@ pub fn routes(
         .or(healthz)
         .unify()
         .or(preflight)
+        .unify()
+        .or(mcp_post)
+        .unify()
+        .or(mcp_other)
         .unify();
     exact_path()
         .and(named)

@@ -30,6 +30,8 @@ pub struct AppState {
     pub client_keys: ClientKeyPolicy,
     /// The burst guard of uncounted routes (`None`: off).
     pub flood: Option<FloodGuard>,
+    /// Origins allowed to call `/mcp` (requests with any other `Origin` are refused).
+    pub mcp_allowed_origins: Vec<String>,
 }
 
 /// The quota settings of a server (and of `resetctl status`).
@@ -118,6 +120,8 @@ pub struct ServeOptions {
     pub panic_on_query: Option<String>,
     /// The quota and related guards.
     pub limits: LimiterSettings,
+    /// Origins allowed to call `/mcp`.
+    pub mcp_allowed_origins: Vec<String>,
     /// Standalone mode: republish as states change (`serve --republish`), checking this often.
     pub republish: Option<(crate::standalone::PublishSettings, std::time::Duration)>,
 }
@@ -180,6 +184,7 @@ pub async fn serve(
             .limits
             .flood
             .map(|(rate, burst)| FloodGuard::new(rate, burst)),
+        mcp_allowed_origins: options.mcp_allowed_origins.clone(),
     });
     let evictor = tokio::spawn(evict_idle(state.clone()));
     let republisher = options.republish.map(|(settings, every)| {

@@ -23,6 +23,7 @@ fn state(clock: Arc<ManualClock>) -> Arc<AppState> {
         limiter: Limiter::Memory(MemoryLimiter::new(QuotaPolicy::default())),
         client_keys: ClientKeyPolicy::default(),
         flood: None,
+        mcp_allowed_origins: Vec::new(),
     })
 }
 

@@ -35,6 +35,7 @@ pub fn run(settings: &Settings, args: &ServeArgs) -> Result<(), CliError> {
         },
         panic_on_query: std::env::var("RESETCTL_TEST_PANIC_QUERY").ok(),
         limits: crate::limits::resolve(&args.limits, &settings.file)?,
+        mcp_allowed_origins: args.mcp_allow_origin.clone(),
         republish: args.republish.then(|| {
             let every =
                 std::time::Duration::from_secs_f64(args.republish_every.unwrap_or(15.0).max(0.1));

@@ -1,0 +1,428 @@
+//! `POST /mcp`: the Model Context Protocol over Streamable HTTP, answering
+//! with `application/json` (no SSE stream), bridged into warp.
+//!
+//! The official Rust SDK (`rmcp`, no default features) supplies the model
+//! types (initialize, tools, call results, JSON-RPC errors), so the wire
+//! shapes follow the SDK; the dispatch is ours because the server is
+//! stateless and must share the REST quota per request, which the SDK's
+//! session-based server transport does not do.
+//!
+//! Quota (section 8): an admitted `tools/call` counts once, even with
+//! invalid arguments; `initialize`, notifications, `ping`, `tools/list` and
+//! rejected protocol requests do not count (they pass the flood guard).
+
+use std::net::IpAddr;
+use std::sync::Arc;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, ContentBlock, ErrorCode, ErrorData, Implementation,
+    InitializeRequestParams, InitializeResult, JsonObject, JsonRpcError, JsonRpcResponse,
+    JsonRpcVersion2_0, ListToolsResult, ProtocolVersion, RequestId, ServerCapabilities, Tool,
+    ToolAnnotations,
+};
+use serde_json::{json, Value};
+use warp::http::{header, HeaderValue, StatusCode};
+use warp::reply::Response;
+
+use super::handlers::{admit, latest_envelope, list_envelope, quota_headers, Admission};
+use super::responses::json as json_response;
+use super::server::AppState;
+use crate::query::{latest_query_from_args, list_query_from_args};
+
+/// Protocol versions this server speaks, newest first.
+pub const SUPPORTED_VERSIONS: [&str; 3] = ["2025-11-25", "2025-06-18", "2025-03-26"];
+/// JSON-RPC error code of a `tools/call` over quota (HTTP 429).
+pub const RATE_LIMITED: i32 = -32029;
+/// JSON-RPC error code when the quota store cannot answer (HTTP 503).
+pub const RATE_LIMIT_UNAVAILABLE: i32 = -32030;
+/// JSON-RPC error code of a refused `Origin` (HTTP 403).
+pub const ORIGIN_NOT_ALLOWED: i32 = -32031;
+/// Largest accepted request body.
+pub const MAX_BODY_BYTES: u64 = 64 * 1024;
+
+/// The version to answer an `initialize` with: the requested one when we
+/// speak it, else our newest (a client asking for a newer one gets ours).
+pub fn negotiate(requested: &str) -> &'static str {
+    SUPPORTED_VERSIONS
+        .iter()
+        .find(|v| **v == requested)
+        .copied()
+        .unwrap_or(SUPPORTED_VERSIONS[0])
+}
+
+fn object(value: Value) -> Arc<JsonObject> {
+    match value {
+        Value::Object(map) => Arc::new(map),
+        _ => unreachable!("schemas are objects"),
+    }
+}
+
+/// The two read-only tools and their argument and result schemas.
+pub fn tools() -> Vec<Tool> {
+    let kind = json!({"type": "string", "enum": ["all", "reset_scheduled", "reset_completed"], "default": "all",
+        "description": "all: the live list (fulfilled schedules omitted); reset_scheduled: schedules incl. fulfilled and elapsed history; reset_completed: completions"});
+    let result = |data: Value| {
+        json!({"type": "object", "required": ["data", "meta"], "properties": {
+            "data": data,
+            "meta": {"type": "object", "description": "generatedAt, lastSuccessfulCheckAt and, in upstream-sync mode, dataSource (as the REST API)"}
+        }})
+    };
+    let read_only = ToolAnnotations::new().read_only(true);
+    vec![
+        Tool::new(
+            "get_latest_reset",
+            "The newest matching reset record (the first of the list for that kind), exactly as GET /openapi/v1/records/latest. Counts against the shared quota of 20 calls per hour.",
+            object(json!({"type": "object", "properties": {"kind": kind}, "additionalProperties": false})),
+        )
+        .with_raw_output_schema(object(result(json!({"type": ["object", "null"], "description": "a Record, or null when nothing matches"}))))
+        .with_annotations(read_only.clone()),
+        Tool::new(
+            "list_resets",
+            "A page of reset records, exactly as GET /openapi/v1/records. Counts against the shared quota of 20 calls per hour.",
+            object(json!({"type": "object", "properties": {
+                "kind": kind,
+                "page": {"type": "integer", "minimum": 1, "maximum": 4294967295u64, "default": 1},
+                "pageSize": {"type": "integer", "minimum": 1, "maximum": 10, "default": 10}
+            }, "additionalProperties": false})),
+        )
+        .with_raw_output_schema(object(result(json!({"type": "object", "description": "a Page: items, page, pageSize, total, totalPages, hasNext"}))))
+        .with_annotations(read_only),
+    ]
+}
+
+/// A JSON-RPC error response with `status`.
+fn rpc_error(
+    status: StatusCode,
+    id: Option<RequestId>,
+    code: i32,
+    message: String,
+    data: Option<Value>,
+) -> Response {
+    let body = JsonRpcError::new(id, ErrorData::new(ErrorCode(code), message, data));
+    json_response(status, serde_json::to_vec(&body).expect("errors serialise"))
+}
+
+/// A JSON-RPC result.
+fn rpc_result(id: RequestId, result: impl serde::Serialize) -> Response {
+    let body = JsonRpcResponse {
+        jsonrpc: JsonRpcVersion2_0,
+        id,
+        result: serde_json::to_value(result).expect("results serialise"),
+    };
+    json_response(
+        StatusCode::OK,
+        serde_json::to_vec(&body).expect("responses serialise"),
+    )
+}
+
+/// One `POST /mcp`.
+pub async fn handle(
+    state: Arc<AppState>,
+    client: IpAddr,
+    origin: Option<String>,
+    body: warp::hyper::body::Bytes,
+) -> Response {
+    if let Some(origin) = origin.filter(|o| !state.mcp_allowed_origins.iter().any(|a| a == o)) {
+        return rpc_error(
+            StatusCode::FORBIDDEN,
+            None,
+            ORIGIN_NOT_ALLOWED,
+            format!("origin {origin:?} is not allowed (see --mcp-allow-origin)"),
+            None,
+        );
+    }
+    let value: Value = match serde_json::from_slice(&body) {
+        Ok(value) => value,
+        Err(e) => {
+            return rpc_error(
+                StatusCode::BAD_REQUEST,
+                None,
+                ErrorCode::PARSE_ERROR.0,
+                format!("parse error: {e}"),
+                None,
+            )
+        }
+    };
+    let Value::Object(message) = value else {
+        let why = if value.is_array() {
+            "batch requests are not supported"
+        } else {
+            "a request must be a JSON object"
+        };
+        return rpc_error(
+            StatusCode::BAD_REQUEST,
+            None,
+            ErrorCode::INVALID_REQUEST.0,
+            why.into(),
+            None,
+        );
+    };
+    let id: Option<RequestId> = match message.get("id") {
+        None => None,
+        Some(raw) => match serde_json::from_value(raw.clone()) {
+            Ok(id) => Some(id),
+            Err(_) => {
+                return rpc_error(
+                    StatusCode::BAD_REQUEST,
+                    None,
+                    ErrorCode::INVALID_REQUEST.0,
+                    "id must be a string or an integer".into(),
+                    None,
+                )
+            }
+        },
+    };
+    let method = match (
+        message.get("jsonrpc").and_then(Value::as_str),
+        message.get("method").and_then(Value::as_str),
+    ) {
+        (Some("2.0"), Some(method)) => method.to_owned(),
+        _ => {
+            return rpc_error(
+                StatusCode::BAD_REQUEST,
+                id,
+                ErrorCode::INVALID_REQUEST.0,
+                "not a JSON-RPC 2.0 request (jsonrpc \"2.0\" and a method are required)".into(),
+                None,
+            )
+        }
+    };
+    let params = message.get("params").cloned().unwrap_or(Value::Null);
+    let Some(id) = id else {
+        // A notification (`notifications/initialized`, …): accepted, nothing to answer.
+        return flood_checked(&state, client, None, || {
+            let mut response = json_response(StatusCode::ACCEPTED, Vec::new());
+            response.headers_mut().remove(header::CONTENT_TYPE);
+            response
+        });
+    };
+    match method.as_str() {
+        "initialize" => flood_checked(&state, client, Some(id.clone()), || initialize(id, params)),
+        "ping" => flood_checked(&state, client, Some(id.clone()), || {
+            rpc_result(id, json!({}))
+        }),
+        "tools/list" => flood_checked(&state, client, Some(id.clone()), || {
+            rpc_result(id, ListToolsResult::with_all_items(tools()))
+        }),
+        "tools/call" => call_tool(&state, client, id, params).await,
+        other => flood_checked(&state, client, Some(id.clone()), || {
+            rpc_error(
+                StatusCode::OK,
+                Some(id),
+                ErrorCode::METHOD_NOT_FOUND.0,
+                format!("method not found: {other}"),
+                None,
+            )
+        }),
+    }
+}
+
+/// Uncounted methods pass the flood guard; its 429 is a JSON-RPC error too.
+fn flood_checked(
+    state: &AppState,
+    client: IpAddr,
+    id: Option<RequestId>,
+    respond: impl FnOnce() -> Response,
+) -> Response {
+    match state.flood.as_ref().map(|f| f.check(client)) {
+        Some(Err(retry_after)) => {
+            let mut response = rpc_error(
+                StatusCode::TOO_MANY_REQUESTS,
+                id,
+                RATE_LIMITED,
+                format!("too many requests; retry after {retry_after} s"),
+                Some(json!({"retryAfter": retry_after})),
+            );
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(retry_after));
+            response
+        }
+        _ => respond(),
+    }
+}
+
+/// Capabilities: tools only (the list never changes while running).
+fn tools_capability() -> ServerCapabilities {
+    serde_json::from_value(json!({"tools": {"listChanged": false}}))
+        .expect("a valid capabilities object")
+}
+
+fn initialize(id: RequestId, params: Value) -> Response {
+    let params: InitializeRequestParams = match serde_json::from_value(params) {
+        Ok(params) => params,
+        Err(e) => {
+            return rpc_error(
+                StatusCode::OK,
+                Some(id),
+                ErrorCode::INVALID_PARAMS.0,
+                format!("invalid initialize params: {e}"),
+                None,
+            )
+        }
+    };
+    let version = negotiate(params.protocol_version.as_str());
+    let mut result = InitializeResult::new(tools_capability())
+        .with_instructions("Read-only records of announced and completed usage-limit resets. Tools share the REST quota (20 calls per client per sliding hour): cache answers and honour retryAfter.");
+    result.protocol_version =
+        serde_json::from_value(json!(version)).unwrap_or(ProtocolVersion::V_2025_11_25);
+    result.server_info = Implementation::new("resetctl", env!("CARGO_PKG_VERSION"));
+    rpc_result(id, result)
+}
+
+async fn call_tool(state: &AppState, client: IpAddr, id: RequestId, params: Value) -> Response {
+    let params: CallToolRequestParams = match serde_json::from_value(params) {
+        Ok(params) => params,
+        Err(e) => {
+            return rpc_error(
+                StatusCode::OK,
+                Some(id),
+                ErrorCode::INVALID_PARAMS.0,
+                format!("invalid tools/call params: {e}"),
+                None,
+            )
+        }
+    };
+    let name = params.name.to_string();
+    if name != "get_latest_reset" && name != "list_resets" {
+        // A protocol error, not an admitted call: not counted.
+        return rpc_error(
+            StatusCode::OK,
+            Some(id),
+            ErrorCode::INVALID_PARAMS.0,
+            format!("unknown tool: {name}"),
+            None,
+        );
+    }
+    match admit(state, client).await {
+        Admission::Unavailable => rpc_error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            Some(id),
+            RATE_LIMIT_UNAVAILABLE,
+            "the rate-limit store is unavailable".into(),
+            None,
+        ),
+        Admission::Limited {
+            policy,
+            reset_at,
+            retry_after,
+        } => {
+            let mut response = rpc_error(
+                StatusCode::TOO_MANY_REQUESTS,
+                Some(id),
+                RATE_LIMITED,
+                format!("rate limit exceeded; retry after {retry_after} s"),
+                Some(json!({"retryAfter": retry_after})),
+            );
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(retry_after));
+            quota_headers(&mut response, policy, 0, reset_at);
+            response
+        }
+        Admission::Admitted(headers) => {
+            let result = run_tool(state, &name, params.arguments.unwrap_or_default());
+            let mut response = rpc_result(id, result);
+            if let Some((policy, remaining, reset_at)) = headers {
+                quota_headers(&mut response, policy, remaining, reset_at);
+            }
+            response
+        }
+    }
+}
+
+/// Runs a tool: the REST envelope's data and meta as structured content,
+/// plus a short text; bad arguments are a tool error naming the argument.
+fn run_tool(state: &AppState, name: &str, args: JsonObject) -> CallToolResult {
+    let failed = |text: String| CallToolResult::error(vec![ContentBlock::text(text)]);
+    let guard = state.view.load();
+    let envelope = if name == "get_latest_reset" {
+        let query = match latest_query_from_args(&args) {
+            Ok(q) => q,
+            Err(e) => return failed(e),
+        };
+        let Some(view) = guard.as_deref() else {
+            return failed("no published snapshot exists yet (data_unavailable)".into());
+        };
+        latest_envelope(view, query)
+    } else {
+        let query = match list_query_from_args(&args) {
+            Ok(q) => q,
+            Err(e) => return failed(e),
+        };
+        let Some(view) = guard.as_deref() else {
+            return failed("no published snapshot exists yet (data_unavailable)".into());
+        };
+        list_envelope(view, query)
+    };
+    let mut value: Value = serde_json::from_slice(&envelope).expect("our own JSON");
+    let structured = json!({"data": value["data"].take(), "meta": value["meta"].take()});
+    let text = if name == "get_latest_reset" {
+        describe_latest(&structured["data"])
+    } else {
+        describe_page(&structured["data"])
+    };
+    let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+    result.structured_content = Some(structured);
+    result
+}
+
+fn describe_record(r: &Value) -> String {
+    let s = |k: &str| r[k].as_str().unwrap_or("-").to_owned();
+    if r["kind"] == "reset_scheduled" {
+        let window = &r["scheduleWindow"];
+        let when = if window.is_null() {
+            "no window known".to_owned()
+        } else {
+            format!(
+                "window {} – {}",
+                s_of(&window["startAt"]),
+                s_of(&window["endAt"])
+            )
+        };
+        format!(
+            "scheduled reset {} ({}, {when})",
+            s("id"),
+            s("scheduleState")
+        )
+    } else {
+        format!("completed reset {} at {}", s("id"), s("completedAt"))
+    }
+}
+
+fn s_of(v: &Value) -> String {
+    v.as_str().unwrap_or("-").to_owned()
+}
+
+fn describe_latest(data: &Value) -> String {
+    if data.is_null() {
+        return "No matching reset record.".into();
+    }
+    let prefix = if data["scheduleState"] == "pending" {
+        "Next scheduled reset"
+    } else {
+        "Latest record"
+    };
+    format!("{prefix}: {}", describe_record(data))
+}
+
+fn describe_page(page: &Value) -> String {
+    let items = page["items"].as_array().cloned().unwrap_or_default();
+    let mut text = format!(
+        "{} of {} matching record(s), page {} of {}{}",
+        items.len(),
+        page["total"],
+        page["page"],
+        page["totalPages"],
+        if page["hasNext"] == true {
+            " (more pages)"
+        } else {
+            ""
+        }
+    );
+    for r in &items {
+        text.push_str("\n- ");
+        text.push_str(&describe_record(r));
+    }
+    text
+}

@@ -1,0 +1,266 @@
+//! The MCP endpoint driven by the official Rust SDK's client (rmcp, over
+//! the streamable-HTTP transport) against the real binary, compared with the
+//! REST answers; the shared quota; protocol errors.
+
+use serde_json::{json, Value};
+
+use crate::util::server::{raw_request, Server};
+use crate::util::World;
+
+const NOW: &str = "2026-11-20T10:00:00.000Z";
+
+fn seeded() -> World {
+    let w = World::new();
+    w.run(&["--now", NOW, "seed"]).success();
+    w
+}
+
+fn args(value: Value) -> rmcp::model::JsonObject {
+    value.as_object().unwrap().clone()
+}
+
+#[test]
+fn an_rmcp_client_initializes_lists_and_calls_both_tools() {
+    let w = seeded();
+    let s = Server::start(&w, &["--no-rate-limit"], &[]);
+    let rest_latest = s
+        .get("/openapi/v1/records/latest?kind=reset_scheduled")
+        .json();
+    let rest_page = s
+        .get("/openapi/v1/records?kind=reset_completed&page=2&pageSize=3")
+        .json();
+    let url = s.url("/mcp");
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async move {
+        use rmcp::ServiceExt;
+        let transport = rmcp::transport::StreamableHttpClientTransport::from_uri(url);
+        let client = ().serve(transport).await.expect("initialize");
+        let info = client.peer_info().expect("server info");
+        assert_eq!(info.server_info.as_ref().map(|i| i.name.as_str()), Some("resetctl"));
+        assert!(info.capabilities.tools.is_some());
+
+        let tools = client.list_all_tools().await.expect("tools/list");
+        let names: Vec<String> = tools.iter().map(|t| t.name.to_string()).collect();
+        assert_eq!(names, ["get_latest_reset", "list_resets"]);
+        for tool in &tools {
+            assert_eq!(tool.annotations.as_ref().and_then(|a| a.read_only_hint), Some(true));
+            assert_eq!(tool.input_schema["additionalProperties"], false);
+            assert!(tool.output_schema.is_some());
+        }
+
+        let call = |name: &'static str, a: Value| rmcp::model::CallToolRequestParams::new(name).with_arguments(args(a));
+        let latest = client.call_tool(call("get_latest_reset", json!({"kind": "reset_scheduled"}))).await.expect("call");
+        assert_eq!(latest.is_error, Some(false));
+        let structured = latest.structured_content.clone().unwrap();
+        assert_eq!(structured["data"], rest_latest["data"]);
+        assert_eq!(structured["meta"], rest_latest["meta"]);
+        let text = serde_json::to_value(&latest.content).unwrap()[0]["text"].as_str().unwrap().to_owned();
+        assert!(text.starts_with("Latest record: scheduled reset seed:2087706104814023111 (fulfilled, window 2026-08-13T02:01:37.000Z"), "{text}");
+
+        let page = client.call_tool(call("list_resets", json!({"kind": "reset_completed", "page": 2, "pageSize": 3}))).await.expect("call");
+        let structured = page.structured_content.clone().unwrap();
+        assert_eq!(structured["data"], rest_page["data"]);
+        let text = serde_json::to_value(&page.content).unwrap()[0]["text"].as_str().unwrap().to_owned();
+        assert!(text.starts_with("3 of 8 matching record(s), page 2 of 3 (more pages)"), "{text}");
+
+        // Invalid arguments follow the REST rules (never clamped): a tool error naming the argument.
+        for (a, message) in [
+            (json!({"pageSize": 11}), "argument \"pageSize\" must be a whole number from 1 to 10; got 11"),
+            (json!({"page": 0}), "argument \"page\" must be a whole number from 1 to 4294967295; got 0"),
+            (json!({"kind": "ALL"}), "argument \"kind\" must be one of all, reset_scheduled, reset_completed; got \"ALL\""),
+            (json!({"limit": 5}), "unknown argument \"limit\"; this tool accepts kind, page, pageSize"),
+            (json!({"page": "2"}), "argument \"page\" must be a whole number from 1 to 4294967295; got \"2\""),
+        ] {
+            let bad = client.call_tool(call("list_resets", a)).await.expect("a tool error is still a result");
+            assert_eq!(bad.is_error, Some(true));
+            assert_eq!(serde_json::to_value(&bad.content).unwrap()[0]["text"], message);
+        }
+        // An unknown tool is a protocol error.
+        let unknown = client.call_tool(call("drop_tables", json!({}))).await;
+        assert!(unknown.is_err(), "{unknown:?}");
+        client.cancel().await.unwrap();
+    });
+}
+
+fn post(s: &Server, body: &str, headers: &[(&str, &str)]) -> crate::util::server::Reply {
+    let mut all = vec![
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+    ];
+    let length = body.len().to_string();
+    all.push(("Content-Length", &length));
+    all.extend_from_slice(headers);
+    let mut stream = std::net::TcpStream::connect(s.addr).unwrap();
+    use std::io::{Read, Write};
+    let mut request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n",
+        s.addr
+    );
+    for (k, v) in &all {
+        request.push_str(&format!("{k}: {v}\r\n"));
+    }
+    request.push_str("\r\n");
+    request.push_str(body);
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw).unwrap();
+    let split = raw.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
+    let head = String::from_utf8_lossy(&raw[..split]).into_owned();
+    let mut lines = head.lines();
+    let status = lines
+        .next()
+        .unwrap()
+        .split(' ')
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap();
+    let headers = lines
+        .filter_map(|l| {
+            l.split_once(':')
+                .map(|(k, v)| (k.trim().to_owned(), v.trim().to_owned()))
+        })
+        .collect();
+    crate::util::server::Reply {
+        status,
+        headers,
+        body: raw[split + 4..].to_vec(),
+    }
+}
+
+fn call(id: u32, tool: &str, arguments: Value) -> String {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}).to_string()
+}
+
+#[test]
+fn rest_and_mcp_share_one_quota_and_handshakes_do_not_count() {
+    let w = seeded();
+    let s = Server::start(&w, &[], &[]);
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}).to_string();
+    for n in 0..20u32 {
+        // Handshakes, pings and listings in between change nothing.
+        assert_eq!(post(&s, &init, &[]).status, 200);
+        assert_eq!(
+            post(
+                &s,
+                r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+                &[]
+            )
+            .status,
+            202
+        );
+        assert_eq!(
+            post(&s, r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#, &[]).status,
+            200
+        );
+        assert_eq!(
+            post(&s, r#"{"jsonrpc":"2.0","id":3,"method":"ping"}"#, &[]).status,
+            200
+        );
+        let remaining = (19 - n).to_string();
+        let reply = if n % 2 == 0 {
+            s.get("/openapi/v1/records")
+        } else if n % 3 == 0 {
+            // Invalid arguments still count.
+            post(
+                &s,
+                &call(10 + n, "list_resets", json!({"pageSize": 0})),
+                &[],
+            )
+        } else {
+            post(&s, &call(10 + n, "get_latest_reset", json!({})), &[])
+        };
+        assert_eq!(reply.status, 200, "{n}: {}", reply.text());
+        assert_eq!(
+            reply.header("x-ratelimit-remaining"),
+            Some(remaining.as_str()),
+            "{n}"
+        );
+    }
+    let rest = s.get("/openapi/v1/records/latest");
+    assert_eq!(rest.status, 429);
+    let mcp = post(&s, &call(99, "list_resets", json!({})), &[]);
+    assert_eq!(mcp.status, 429);
+    let retry = mcp.header("retry-after").unwrap().to_owned();
+    assert_eq!(mcp.header("x-ratelimit-remaining"), Some("0"));
+    let body = mcp.json();
+    assert_eq!(body["jsonrpc"], "2.0");
+    assert_eq!(body["id"], 99);
+    assert_eq!(body["error"]["code"], -32029);
+    assert_eq!(body["error"]["data"]["retryAfter"].to_string(), retry);
+    // The handshake still works over quota.
+    let hello = post(&s, &init, &[]).json();
+    assert_eq!(hello["result"]["protocolVersion"], "2025-06-18");
+}
+
+#[test]
+fn version_negotiation_and_protocol_errors() {
+    let w = seeded();
+    let s = Server::start(&w, &["--mcp-allow-origin", "https://agent.example"], &[]);
+    let init = |v: &str| {
+        json!({"jsonrpc": "2.0", "id": "a", "method": "initialize", "params": {
+            "protocolVersion": v, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
+        .to_string()
+    };
+    for (asked, got) in [
+        ("2025-03-26", "2025-03-26"),
+        ("2025-06-18", "2025-06-18"),
+        ("2025-11-25", "2025-11-25"),
+        ("2099-01-01", "2025-11-25"),
+    ] {
+        let reply = post(&s, &init(asked), &[]).json();
+        assert_eq!(reply["result"]["protocolVersion"], got, "{asked}");
+        assert_eq!(reply["id"], "a");
+    }
+    let malformed = post(&s, "{not json", &[]);
+    assert_eq!(malformed.status, 400);
+    assert_eq!(malformed.json()["error"]["code"], -32700);
+    let batch = post(&s, r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#, &[]);
+    assert_eq!(batch.json()["error"]["code"], -32600);
+    let no_method = post(&s, r#"{"jsonrpc":"2.0","id":4}"#, &[]);
+    assert_eq!(no_method.json()["error"]["code"], -32600);
+    assert_eq!(no_method.json()["id"], 4);
+    let unknown_method = post(
+        &s,
+        r#"{"jsonrpc":"2.0","id":5,"method":"resources/list"}"#,
+        &[],
+    );
+    assert_eq!(unknown_method.status, 200);
+    assert_eq!(unknown_method.json()["error"]["code"], -32601);
+    let unknown_tool = post(&s, &call(6, "drop_tables", json!({})), &[]);
+    assert_eq!(unknown_tool.json()["error"]["code"], -32602);
+    assert_eq!(
+        unknown_tool.header("x-ratelimit-remaining"),
+        None,
+        "a rejected protocol request is not counted"
+    );
+    // DNS-rebinding protection: a foreign Origin is refused, an allowed one passes.
+    let foreign = post(
+        &s,
+        r#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#,
+        &[("Origin", "https://evil.example")],
+    );
+    assert_eq!(foreign.status, 403);
+    assert_eq!(foreign.json()["error"]["code"], -32031);
+    let allowed = post(
+        &s,
+        r#"{"jsonrpc":"2.0","id":8,"method":"ping"}"#,
+        &[("Origin", "https://agent.example")],
+    );
+    assert_eq!(allowed.status, 200);
+    assert_eq!(allowed.json()["result"], json!({}));
+    // GET /mcp: no SSE stream.
+    let get = raw_request(s.addr, "GET", "/mcp", &[]);
+    assert_eq!(get.status, 405);
+    assert_eq!(get.header("allow"), Some("POST, OPTIONS"));
+    // A body over the limit.
+    let big = format!(
+        r#"{{"jsonrpc":"2.0","id":9,"method":"ping","params":{{"pad":"{}"}}}}"#,
+        "x".repeat(70_000)
+    );
+    assert_eq!(post(&s, &big, &[]).status, 413);
+}
