@@ -4,7 +4,7 @@
 
 use serde_json::{json, Value};
 
-use crate::util::server::{raw_request, Server};
+use crate::util::server::{raw_request, raw_request_with_body, Server};
 use crate::util::World;
 
 const NOW: &str = "2026-11-20T10:00:00.000Z";
@@ -86,49 +86,14 @@ fn an_rmcp_client_initializes_lists_and_calls_both_tools() {
 }
 
 fn post(s: &Server, body: &str, headers: &[(&str, &str)]) -> crate::util::server::Reply {
+    let length = body.len().to_string();
     let mut all = vec![
         ("Content-Type", "application/json"),
         ("Accept", "application/json, text/event-stream"),
+        ("Content-Length", length.as_str()),
     ];
-    let length = body.len().to_string();
-    all.push(("Content-Length", &length));
     all.extend_from_slice(headers);
-    let mut stream = std::net::TcpStream::connect(s.addr).unwrap();
-    use std::io::{Read, Write};
-    let mut request = format!(
-        "POST /mcp HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n",
-        s.addr
-    );
-    for (k, v) in &all {
-        request.push_str(&format!("{k}: {v}\r\n"));
-    }
-    request.push_str("\r\n");
-    request.push_str(body);
-    stream.write_all(request.as_bytes()).unwrap();
-    let mut raw = Vec::new();
-    stream.read_to_end(&mut raw).unwrap();
-    let split = raw.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
-    let head = String::from_utf8_lossy(&raw[..split]).into_owned();
-    let mut lines = head.lines();
-    let status = lines
-        .next()
-        .unwrap()
-        .split(' ')
-        .nth(1)
-        .unwrap()
-        .parse()
-        .unwrap();
-    let headers = lines
-        .filter_map(|l| {
-            l.split_once(':')
-                .map(|(k, v)| (k.trim().to_owned(), v.trim().to_owned()))
-        })
-        .collect();
-    crate::util::server::Reply {
-        status,
-        headers,
-        body: raw[split + 4..].to_vec(),
-    }
+    raw_request_with_body(s.addr, "POST", "/mcp", &all, body.as_bytes())
 }
 
 fn call(id: u32, tool: &str, arguments: Value) -> String {

@@ -331,29 +331,33 @@ async fn call_tool(state: &AppState, client: IpAddr, id: RequestId, params: Valu
     }
 }
 
+/// A tool call's validated arguments.
+enum ToolQuery {
+    Latest(crate::query::LatestQuery),
+    List(crate::query::ListQuery),
+}
+
 /// Runs a tool: the REST envelope's data and meta as structured content,
 /// plus a short text; bad arguments are a tool error naming the argument.
 fn run_tool(state: &AppState, name: &str, args: JsonObject) -> CallToolResult {
     let failed = |text: String| CallToolResult::error(vec![ContentBlock::text(text)]);
-    let guard = state.view.load();
-    let envelope = if name == "get_latest_reset" {
-        let query = match latest_query_from_args(&args) {
-            Ok(q) => q,
-            Err(e) => return failed(e),
-        };
-        let Some(view) = guard.as_deref() else {
-            return failed("no published snapshot exists yet (data_unavailable)".into());
-        };
-        latest_envelope(view, query)
+    // Arguments first (a bad one is the caller's error even without data), then the data.
+    let query = if name == "get_latest_reset" {
+        latest_query_from_args(&args).map(ToolQuery::Latest)
     } else {
-        let query = match list_query_from_args(&args) {
-            Ok(q) => q,
-            Err(e) => return failed(e),
-        };
-        let Some(view) = guard.as_deref() else {
-            return failed("no published snapshot exists yet (data_unavailable)".into());
-        };
-        list_envelope(view, query)
+        list_query_from_args(&args).map(ToolQuery::List)
+    };
+    let query = match query {
+        Ok(query) => query,
+        Err(e) => return failed(e),
+    };
+    let guard = state.view.load();
+    let Some(view) = guard.as_deref() else {
+        return failed("no published snapshot exists yet (data_unavailable)".into());
+    };
+    let envelope = match query {
+        ToolQuery::Latest(q) => latest_envelope(view, q),
+        ToolQuery::List(q) => list_envelope(view, q),
     };
     let mut value: Value = serde_json::from_slice(&envelope).expect("our own JSON");
     let structured = json!({"data": value["data"].take(), "meta": value["meta"].take()});

@@ -147,6 +147,17 @@ impl Reply {
 
 /// A minimal HTTP/1.1 client: the request line goes out byte for byte.
 pub fn raw_request(addr: SocketAddr, method: &str, path: &str, headers: &[(&str, &str)]) -> Reply {
+    raw_request_with_body(addr, method, path, headers, b"")
+}
+
+/// [`raw_request`] with a body (its Content-Length is the caller's to send).
+pub fn raw_request_with_body(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> Reply {
     let mut stream = TcpStream::connect(addr).expect("connect");
     stream
         .set_read_timeout(Some(Duration::from_secs(10)))
@@ -157,6 +168,7 @@ pub fn raw_request(addr: SocketAddr, method: &str, path: &str, headers: &[(&str,
     }
     request.push_str("\r\n");
     stream.write_all(request.as_bytes()).unwrap();
+    stream.write_all(body).unwrap();
     let mut raw = Vec::new();
     stream.read_to_end(&mut raw).expect("read reply");
     let split = raw
