@@ -1,6 +1,6 @@
 //! The HTTP API (warp): routes, handlers, error bodies and headers.
 //!
-//! Three parts, as in warp's own examples: [`routes`] composes filters and
+//! Three parts, as in warp's own examples: [`routes()`] composes filters and
 //! injects the shared state (ending in a catch-all, so no rejection escapes),
 //! [`handlers`] call one query function each and build the response,
 //! [`errors`] maps every error to the section 7 bodies. No domain decision is made here.

@@ -4,7 +4,7 @@
 //! [`decode_upstream`] looks at the content: `records` means another
 //! instance's records document (published verbatim); `schemaVersion` with
 //! `events` means the public feed, whose records and states are derived by
-//! [`convert`] at every sync. Anything else is refused whole.
+//! [`convert_feed`] at every sync. Anything else is refused whole.
 
 mod convert;
 mod wire;

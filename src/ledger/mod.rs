@@ -2,9 +2,9 @@
 //! action (`<data-dir>/ledger.jsonl`), and the records derived from it.
 //!
 //! - [`entry`]: what an entry holds (who, when, what);
-//! - [`file`]: appending (fsync, under the data-dir lock) and reading back,
+//! - [`file`](mod@file): appending (fsync, under the data-dir lock) and reading back,
 //!   reporting a torn last line instead of dropping it;
-//! - [`derive`]: folding seeded history and the ledger into records, with
+//! - [`derive`](mod@derive): folding seeded history and the ledger into records, with
 //!   fulfilment (auto, link, manual) and states at the publish time.
 
 pub mod derive;

@@ -5,7 +5,7 @@
 //! - [`fetch`]: the HTTP client (limits, timeouts, redirects, conditional headers);
 //! - [`state`]: the sync-state file and the `dataSource` object built from it;
 //! - [`backoff`]: exponential back-off with jitter after failures;
-//! - [`run`]: one sync attempt from start to finish, and the daemon loop.
+//! - `run`: one sync attempt from start to finish, and the daemon loop.
 
 pub mod backoff;
 pub mod fetch;
