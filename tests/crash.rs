@@ -8,7 +8,8 @@ use crate::util::{generated_document, Rng, World};
 #[test]
 fn sigkill_during_publish_never_leaves_a_broken_current_snapshot() {
     let w = World::new();
-    // A history large enough that a publish takes a few milliseconds.
+    // A history large enough that a publish takes a while (about 250 ms in a
+    // debug build); kills land anywhere from start-up to after the rename.
     std::fs::write(w.path("big.json"), generated_document(4000)).unwrap();
     w.run(&["seed", w.path("big.json").to_str().unwrap()])
         .success();
@@ -17,7 +18,7 @@ fn sigkill_during_publish_never_leaves_a_broken_current_snapshot() {
     let mut killed_mid_way = 0;
     for round in 0..200 {
         let mut child = w.spawn(&["publish"]);
-        std::thread::sleep(Duration::from_micros(rng.below(40_000)));
+        std::thread::sleep(Duration::from_micros(rng.below(400_000)));
         let _ = child.kill();
         let status = child.wait().unwrap();
         if !status.success() {
@@ -41,6 +42,13 @@ fn sigkill_during_publish_never_leaves_a_broken_current_snapshot() {
         );
         last = seq;
     }
+    eprintln!(
+        "{killed_mid_way} of 200 publishes were killed before finishing; sequence reached {last}"
+    );
+    assert!(
+        last > 10,
+        "only {last} publishes completed: the kills never let one finish"
+    );
     assert!(
         killed_mid_way > 20,
         "only {killed_mid_way} of 200 runs were killed before finishing"

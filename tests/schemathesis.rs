@@ -19,6 +19,9 @@ fn schemathesis() -> std::path::PathBuf {
     path
 }
 
+/// Hypothesis' health checks (data generation too slow, …) judge the test
+/// generator, not the server; on a loaded 2-core machine they fail at
+/// random, so they are suppressed. Every response check stays on.
 #[test]
 fn schemathesis_finds_no_issue_in_the_served_document() {
     let st = schemathesis();
@@ -38,6 +41,8 @@ fn schemathesis_finds_no_issue_in_the_served_document() {
             "all",
             "--max-examples",
             "100",
+            "--suppress-health-check",
+            "all",
             "--workers",
             "2",
         ])

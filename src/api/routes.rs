@@ -4,6 +4,7 @@ use std::convert::Infallible;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 
+use warp::filters::BoxedFilter;
 use warp::Filter;
 
 use super::handlers;
@@ -21,18 +22,28 @@ fn with_state(
 }
 
 /// The client key of the request: the peer IP, or what a trusted proxy says.
-fn client(state: Arc<AppState>) -> impl Filter<Extract = (IpAddr,), Error = Infallible> + Clone {
+fn client(state: Arc<AppState>) -> BoxedFilter<(IpAddr,)> {
+    let peer_ip =
+        |peer: Option<SocketAddr>| peer.map_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED), |a| a.ip());
+    if state.client_keys.trusted_proxies.is_empty() {
+        // Forwarding headers change nothing without a trusted proxy: do not even read them.
+        return warp::addr::remote()
+            .map(move |peer: Option<SocketAddr>| {
+                state.client_keys.client_key(peer_ip(peer), None, None)
+            })
+            .boxed();
+    }
     warp::addr::remote()
         .and(optional_header("forwarded"))
         .and(optional_header("x-forwarded-for"))
         .map(
             move |peer: Option<SocketAddr>, forwarded: Option<String>, xff: Option<String>| {
-                let peer = peer.map_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED), |a| a.ip());
                 state
                     .client_keys
-                    .client_key(peer, forwarded.as_deref(), xff.as_deref())
+                    .client_key(peer_ip(peer), forwarded.as_deref(), xff.as_deref())
             },
         )
+        .boxed()
 }
 
 /// A header as text, or `None` when absent or not visible ASCII (never a rejection).
