@@ -164,3 +164,91 @@ fn polling_mode_reloads_too() {
     s.wait_for("/healthz", Duration::from_secs(3), |r| r.status == 200);
     assert_eq!(s.get("/openapi/v1/records").json()["data"]["total"], 3);
 }
+
+#[test]
+fn when_the_watch_cannot_be_set_up_the_server_polls_and_says_so() {
+    let w = World::new();
+    // The data dir's parent is a file, so the directory cannot exist and no watch can be set up.
+    let parent = w.path("blocked");
+    std::fs::write(&parent, b"not a directory").unwrap();
+    let data_dir = parent.join("data");
+    let mut cmd = std::process::Command::new(crate::util::bin());
+    cmd.env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", w.path("home"))
+        .arg("--data-dir")
+        .arg(&data_dir);
+    let s = crate::util::server::Server::start_with(cmd, &[]);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !s.log_text().contains("polling every 200ms instead") {
+        assert!(
+            Instant::now() < deadline,
+            "no fallback logged:\n{}",
+            s.log_text()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(s.get("/openapi/v1/records").status, 503);
+    // Once the directory can exist and a snapshot lands, polling serves it.
+    std::fs::remove_file(&parent).unwrap();
+    let (records, at) = version(1);
+    publish_into(&data_dir, &records, &at);
+    s.wait_for("/healthz", Duration::from_secs(5), |r| r.status == 200);
+    assert_eq!(s.get("/openapi/v1/records").json()["data"]["total"], 2);
+}
+
+fn publish_into(data_dir: &std::path::Path, records: &[Value], generated_at: &str) {
+    use resetctl::snapshot::{Draft, Mode, SnapshotStore};
+    let records: Vec<resetctl::model::Record> = records
+        .iter()
+        .map(|r| serde_json::from_value(r.clone()).unwrap())
+        .collect();
+    let store = SnapshotStore::new(data_dir);
+    let lock = store.lock(Duration::from_secs(5), "test").unwrap();
+    let at = resetctl::model::Timestamp::parse(generated_at).unwrap();
+    store
+        .publish(
+            &lock,
+            Draft {
+                mode: Mode::Standalone,
+                generated_at: at,
+                last_successful_check_at: None,
+                records,
+            },
+            at,
+            10,
+        )
+        .unwrap();
+}
+
+#[test]
+fn sigterm_lets_an_in_flight_request_finish() {
+    use std::io::{Read, Write};
+    let w = World::new();
+    let (records, at) = version(2);
+    w.publish_records(&records, &at);
+    let mut s = crate::util::server::Server::start(&w, &[], &[]);
+    // A request whose head is only half sent when the signal arrives.
+    let mut stream = std::net::TcpStream::connect(s.addr).unwrap();
+    stream
+        .write_all(b"GET /openapi/v1/records HTTP/1.1\r\nHost: x\r\n")
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    std::process::Command::new("kill")
+        .args(["-TERM", &s.child.id().to_string()])
+        .status()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    stream.write_all(b"Connection: close\r\n\r\n").unwrap();
+    let mut reply = String::new();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    stream.read_to_string(&mut reply).unwrap();
+    assert!(reply.starts_with("HTTP/1.1 200 OK"), "{reply}");
+    assert!(reply.contains("\"total\":3"), "{reply}");
+    let status = s.child.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+    // New connections are refused once it has stopped.
+    assert!(std::net::TcpStream::connect(s.addr).is_err());
+}

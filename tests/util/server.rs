@@ -19,13 +19,18 @@ impl Server {
     /// Starts `resetctl serve` with extra args and env, and waits until it listens.
     pub fn start(world: &World, args: &[&str], env: &[(&str, &str)]) -> Self {
         let mut cmd = world.cmd();
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        Self::start_with(cmd, args)
+    }
+
+    /// Starts `cmd` (a prepared `resetctl` command) as `serve` with extra args.
+    pub fn start_with(mut cmd: std::process::Command, args: &[&str]) -> Self {
         cmd.arg("serve")
             .arg("--listen")
             .arg("127.0.0.1:0")
             .args(args);
-        for (k, v) in env {
-            cmd.env(k, v);
-        }
         let mut child = cmd
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
