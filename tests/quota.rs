@@ -181,6 +181,47 @@ fn clients_behind_a_trusted_proxy_have_their_own_quota() {
 }
 
 #[test]
+fn every_forwarded_for_line_behind_a_trusted_proxy_is_read_in_order() {
+    let w = seeded();
+    let s = Server::start(
+        &w,
+        &[
+            "--now",
+            NOW,
+            "--rate-limit",
+            "2/60",
+            "--trust-proxy",
+            "127.0.0.0/8,10.0.0.0/8",
+        ],
+        &[],
+    );
+    // The client, then a trusted hop added as a second header line: the client is 198.51.100.9.
+    let two_lines = || {
+        raw_request(
+            s.addr,
+            "GET",
+            "/openapi/v1/records",
+            &[
+                ("X-Forwarded-For", "198.51.100.9"),
+                ("X-Forwarded-For", "10.1.1.1"),
+            ],
+        )
+    };
+    assert_eq!(two_lines().header("x-ratelimit-remaining"), Some("1"));
+    let one_line = raw_request(
+        s.addr,
+        "GET",
+        "/openapi/v1/records",
+        &[("X-Forwarded-For", "198.51.100.9, 10.1.1.1")],
+    );
+    assert_eq!(
+        one_line.header("x-ratelimit-remaining"),
+        Some("0"),
+        "the same client either way"
+    );
+}
+
+#[test]
 fn an_untrusted_forwarded_for_is_ignored() {
     let w = seeded();
     let s = Server::start(&w, &["--now", NOW, "--rate-limit", "2/60"], &[]);

@@ -33,11 +33,21 @@ fn client(state: Arc<AppState>) -> BoxedFilter<(IpAddr,)> {
             })
             .boxed();
     }
+    // Behind a trusted proxy: every line of each forwarding header, in order
+    // (a proxy may add a line instead of appending to the existing one).
     warp::addr::remote()
-        .and(optional_header("forwarded"))
-        .and(optional_header("x-forwarded-for"))
+        .and(warp::header::headers_cloned())
         .map(
-            move |peer: Option<SocketAddr>, forwarded: Option<String>, xff: Option<String>| {
+            move |peer: Option<SocketAddr>, headers: warp::http::HeaderMap| {
+                let joined = |name: &str| {
+                    let parts: Vec<&str> = headers
+                        .get_all(name)
+                        .iter()
+                        .filter_map(|v| v.to_str().ok())
+                        .collect();
+                    (!parts.is_empty()).then(|| parts.join(", "))
+                };
+                let (forwarded, xff) = (joined("forwarded"), joined("x-forwarded-for"));
                 state
                     .client_keys
                     .client_key(peer_ip(peer), forwarded.as_deref(), xff.as_deref())
