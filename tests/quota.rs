@@ -476,11 +476,13 @@ fn status_shows_the_limiter_settings() {
 fn the_flood_guard_limits_uncounted_routes_without_touching_the_quota() {
     let w = seeded();
     let s = Server::start(&w, &["--now", NOW, "--flood-guard", "1/3"], &[]);
-    let statuses: Vec<u16> = (0..6).map(|_| s.get("/openapi/v1/docs").status).collect();
-    assert_eq!(&statuses[..3], &[200, 200, 200]);
-    assert!(statuses[3..].contains(&429), "{statuses:?}");
-    let flooded = s.get("/openapi/v1/openapi.json");
-    assert_eq!(flooded.status, 429);
+    let statuses: Vec<u16> = (0..3).map(|_| s.get("/openapi/v1/docs").status).collect();
+    assert_eq!(statuses, [200, 200, 200], "the burst of 3 passes");
+    // Past the burst (refilled at 1/s), a 429 comes soon whatever the machine's speed.
+    let flooded = (0..50)
+        .map(|_| s.get("/openapi/v1/openapi.json"))
+        .find(|r| r.status == 429)
+        .expect("the flood guard never answered 429");
     assert_eq!(flooded.json()["error"], "rate_limited");
     assert_eq!(flooded.header("retry-after"), Some("1"));
     assert_eq!(flooded.json()["retryAfter"], 1);

@@ -103,7 +103,7 @@ fn a_new_version_is_served_promptly() {
     let (records, at) = version(1);
     w.publish_records(&records, &at);
     let started = Instant::now();
-    s.wait_for("/healthz", Duration::from_secs(2), |r| {
+    s.wait_for("/healthz", Duration::from_secs(5), |r| {
         r.json()["sequence"] == 2
     });
     eprintln!("new snapshot served after {:?}", started.elapsed());
