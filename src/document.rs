@@ -52,16 +52,14 @@ impl RecordsDocument {
 }
 
 /// Decodes a seed file: a records document or a bare array of records.
-pub fn parse_seed(bytes: &[u8]) -> Result<(Option<RecordsDocument>, Vec<Record>), DocumentError> {
+pub fn parse_seed(bytes: &[u8]) -> Result<Vec<Record>, DocumentError> {
     let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
     if first == Some(&b'[') {
         let records: Vec<Record> = decode(bytes, "")?;
         validate_records(&records)?;
-        Ok((None, records))
+        Ok(records)
     } else {
-        let doc = RecordsDocument::from_slice(bytes)?;
-        let records = doc.records.clone();
-        Ok((Some(doc), records))
+        Ok(RecordsDocument::from_slice(bytes)?.records)
     }
 }
 

@@ -6,7 +6,6 @@
 //! data-dir lock for the whole read-modify-publish, so two operators never
 //! interleave.
 
-use std::path::Path;
 use std::time::Duration;
 
 use crate::document::{parse_seed, DocumentError};
@@ -94,7 +93,7 @@ pub fn seed(
     bytes: &[u8],
     settings: PublishSettings,
 ) -> Result<SeedReport, StandaloneError> {
-    let (_, records) = parse_seed(bytes).map_err(|reason| StandaloneError::BadSeed {
+    let records = parse_seed(bytes).map_err(|reason| StandaloneError::BadSeed {
         source_name: source_name.to_owned(),
         reason,
     })?;
@@ -328,15 +327,6 @@ fn check_action(
         Action::Checked { .. } => {}
     }
     Ok(())
-}
-
-/// Whether `data_dir` holds a published snapshot.
-pub fn is_published(data_dir: &Path) -> bool {
-    SnapshotStore::new(data_dir)
-        .current_sequence()
-        .ok()
-        .flatten()
-        .is_some()
 }
 
 /// Republishes when the records derived now differ from the current

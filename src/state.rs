@@ -29,16 +29,3 @@ pub fn evaluate_states(records: &mut [Record], now: Timestamp) {
         record.schedule_state = Some(schedule_state_at(record, now));
     }
 }
-
-/// When the next pending window ends after `now`, if any: the moment a
-/// republish is due so that `elapsed` appears on time.
-pub fn next_state_change(records: &[Record], now: Timestamp) -> Option<Timestamp> {
-    records
-        .iter()
-        .filter(|r| r.is_schedule() && r.completed_at.is_none())
-        .filter_map(|r| r.schedule_window.map(|w| w.end_at))
-        .filter(|end| *end >= now)
-        .min()
-        // A window is pending while `now <= endAt`, so it turns elapsed one millisecond later.
-        .map(|end| end.add_millis(1))
-}

@@ -70,6 +70,14 @@ impl Settings {
         })
     }
 
+    /// The clock of long-running commands: frozen at `--now` when given, else the system's.
+    pub fn clock(&self) -> std::sync::Arc<dyn resetctl::clock::Clock> {
+        match self.now_flag {
+            Some(at) => std::sync::Arc::new(resetctl::clock::ManualClock::new(at)),
+            None => std::sync::Arc::new(resetctl::clock::SystemClock),
+        }
+    }
+
     /// The snapshot store of the data dir.
     pub fn store(&self) -> SnapshotStore {
         SnapshotStore::new(&self.data_dir)

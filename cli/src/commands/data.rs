@@ -16,19 +16,7 @@ pub fn seed(settings: &Settings, file: Option<&Path>) -> Result<(), CliError> {
             "bundled history".to_owned(),
             resetctl::BUNDLED_SEED_HISTORY.to_vec(),
         ),
-        Some(path) if path == Path::new("-") => {
-            let mut bytes = Vec::new();
-            std::io::stdin()
-                .read_to_end(&mut bytes)
-                .map_err(|e| CliError::new(Code::IoErr, format!("cannot read stdin: {e}")))?;
-            ("stdin".to_owned(), bytes)
-        }
-        Some(path) => {
-            let bytes = std::fs::read(path).map_err(|e| {
-                CliError::new(Code::IoErr, format!("cannot read {}: {e}", path.display()))
-            })?;
-            (path.display().to_string(), bytes)
-        }
+        Some(path) => read_input(path)?,
     };
     let store = settings.store();
     let report = standalone::seed(&store, &name, &bytes, settings.publish())?;
@@ -238,17 +226,7 @@ fn camel_case(label: &str) -> String {
 }
 
 pub fn convert(settings: &Settings, file: &Path) -> Result<(), CliError> {
-    let bytes = if file == Path::new("-") {
-        let mut bytes = Vec::new();
-        std::io::stdin()
-            .read_to_end(&mut bytes)
-            .map_err(|e| CliError::new(Code::IoErr, format!("cannot read stdin: {e}")))?;
-        bytes
-    } else {
-        std::fs::read(file).map_err(|e| {
-            CliError::new(Code::IoErr, format!("cannot read {}: {e}", file.display()))
-        })?
-    };
+    let (_, bytes) = read_input(file)?;
     let doc = resetctl::feed::decode_upstream(&bytes, settings.now)
         .map_err(|e| CliError::new(Code::DataErr, format!("{}: {e}", file.display())))?;
     let (document, skipped) = match doc {
@@ -266,4 +244,18 @@ pub fn convert(settings: &Settings, file: &Path) -> Result<(), CliError> {
         eprintln!("resetctl: skipped {item}");
     }
     print(&json(&document))
+}
+
+/// Reads a file, or stdin for "-"; returns a name for messages and the bytes.
+fn read_input(path: &Path) -> Result<(String, Vec<u8>), CliError> {
+    if path == Path::new("-") {
+        let mut bytes = Vec::new();
+        std::io::stdin()
+            .read_to_end(&mut bytes)
+            .map_err(|e| CliError::new(Code::IoErr, format!("cannot read stdin: {e}")))?;
+        return Ok(("stdin".to_owned(), bytes));
+    }
+    let bytes = std::fs::read(path)
+        .map_err(|e| CliError::new(Code::IoErr, format!("cannot read {}: {e}", path.display())))?;
+    Ok((path.display().to_string(), bytes))
 }

@@ -1,11 +1,9 @@
 //! `resetctl serve`: bind, print the address, serve until a signal.
 
 use std::net::SocketAddr;
-use std::sync::Arc;
 use std::time::Duration;
 
 use resetctl::api::{serve, ServeOptions};
-use resetctl::clock::{Clock, ManualClock, SystemClock};
 use resetctl::reload::WatchMode;
 
 use crate::args::{ServeArgs, WatchArg};
@@ -43,10 +41,7 @@ pub fn run(settings: &Settings, args: &ServeArgs) -> Result<(), CliError> {
         }),
     };
     // `--now` freezes the server's clock (tests and demos); otherwise the system clock.
-    let clock: Arc<dyn Clock> = match settings.now_flag {
-        Some(at) => Arc::new(ManualClock::new(at)),
-        None => Arc::new(SystemClock),
-    };
+    let clock = settings.clock();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

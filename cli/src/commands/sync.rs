@@ -1,10 +1,8 @@
 //! `resetctl sync`: resolve the settings, run once or as a daemon, map the
 //! outcome to a line and an exit code.
 
-use std::sync::Arc;
 use std::time::Duration;
 
-use resetctl::clock::{Clock, ManualClock, SystemClock};
 use resetctl::feed::PUBLIC_FEED;
 use resetctl::sync::fetch::FetchSettings;
 use resetctl::sync::state::SourceSettings;
@@ -150,10 +148,7 @@ pub fn run(settings: &Settings, args: &SyncArgs) -> Result<(), CliError> {
             "backoffCapMinutes": sync.backoff_cap.as_secs() / 60,
         })));
     }
-    let clock: Arc<dyn Clock> = match settings.now_flag {
-        Some(at) => Arc::new(ManualClock::new(at)),
-        None => Arc::new(SystemClock),
-    };
+    let clock = settings.clock();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
