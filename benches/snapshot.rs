@@ -57,6 +57,8 @@ fn bench(c: &mut Criterion) {
         mode: Mode::Standalone,
         generated_at: now,
         last_successful_check_at: None,
+        ledger_entry: None,
+        sync: None,
         records: recs.clone(),
     };
     let lock = store.lock(Duration::from_secs(5), "bench").unwrap();

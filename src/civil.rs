@@ -36,7 +36,9 @@ pub fn civil_day_of(at: Timestamp, tz: Tz) -> ScheduleWindow {
 /// Parses `YYYY-MM-DD` and an `Area/City` zone name.
 pub fn parse_day(date: &str, tz: &str) -> Result<(NaiveDate, Tz), String> {
     let day = NaiveDate::parse_from_str(date, "%Y-%m-%d")
-        .map_err(|_| format!("--date {date:?} is not a date like 2026-11-24"))?;
+        .ok()
+        .filter(|d| (0..=9999).contains(&chrono::Datelike::year(d)))
+        .ok_or_else(|| format!("--date {date:?} is not a date like 2026-11-24"))?;
     let zone: Tz = tz
         .parse()
         .map_err(|_| format!("--tz {tz:?} is not a time zone like America/Los_Angeles"))?;

@@ -36,12 +36,18 @@ pub struct FileConfig {
     pub rate_limit_store: Option<String>,
     /// `--trust-proxy` (a list).
     pub trust_proxy: Option<Vec<String>>,
+    /// `--client-ip-header`.
+    pub client_ip_header: Option<String>,
     /// `--ipv6-prefix-len`.
     pub ipv6_prefix_len: Option<u8>,
     /// `--flood-guard`.
     pub flood_guard: Option<String>,
     /// `sync --upstream`.
     pub upstream: Option<String>,
+    /// `sync --upstream-header` (a list of "NAME: VALUE").
+    pub upstream_header: Option<Vec<String>>,
+    /// `sync --public-url`.
+    pub public_url: Option<String>,
     /// `sync --page-url`.
     pub page_url: Option<String>,
     /// `sync --source-id`.

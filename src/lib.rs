@@ -16,6 +16,7 @@
 //! - [`reload`]: watches the data dir and swaps the published view atomically;
 //! - [`api`]: warp routes, handlers, error bodies (translation only);
 //! - [`clock`]: the injectable clock;
+//! - [`redact`]: the one redacted form of URLs that may carry secrets;
 //! - [`sync`]: upstream-sync mode (conditional GET, sync state, back-off).
 //!
 //! Nothing here knows about clap; HTTP lives only in `api`.
@@ -35,6 +36,7 @@ pub mod ledger;
 pub mod limit;
 pub mod model;
 pub mod query;
+pub mod redact;
 pub mod reload;
 pub mod snapshot;
 pub mod standalone;
@@ -42,3 +44,4 @@ pub mod state;
 pub mod status;
 pub mod store;
 pub mod sync;
+pub mod testhook;

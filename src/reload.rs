@@ -19,7 +19,7 @@ use tokio::sync::mpsc;
 use crate::clock::Clock;
 use crate::query::PublishedView;
 use crate::snapshot::{Mode, SnapshotStore};
-use crate::sync::state::load_sync_state;
+use crate::sync::state::{load_sync_state, newest, SyncState};
 
 /// The shared, atomically swapped view (`None` until a snapshot exists).
 #[derive(Debug, Clone, Default)]
@@ -94,6 +94,7 @@ pub async fn spawn_reloader(
         store: SnapshotStore::new(&data_dir),
         view,
         failed: None,
+        carried: None,
         clock,
     };
     reloader.check().await;
@@ -140,29 +141,35 @@ struct Reloader {
     view: ViewHandle,
     /// The last sequence that failed to load, so a broken file is logged once.
     failed: Option<u64>,
+    /// The sync outcome the served snapshot carries (upstream mode).
+    carried: Option<SyncState>,
     /// For the sync status, which turns `stale` as the cache ages.
     clock: Arc<dyn Clock>,
 }
 
 impl Reloader {
-    /// Swaps in a new version, then a new `dataSource`, if either changed.
+    /// Swaps in a new version, or a new `dataSource`, if either changed.
     async fn check(&mut self) {
-        self.check_snapshot().await;
-        self.check_sync_state();
+        if !self.check_snapshot().await {
+            self.check_sync_state();
+        }
     }
 
-    /// The `dataSource` the sync state describes now (upstream snapshots only).
-    fn data_source(&self) -> Option<crate::model::DataSource> {
-        match load_sync_state(self.store.data_dir()) {
-            Ok(state) => state.map(|s| s.data_source(self.clock.now(), true)),
+    /// The `dataSource` for a snapshot carrying `carried`: the newer of
+    /// the sync state file and the snapshot's own record of its sync.
+    fn data_source(&self, carried: Option<SyncState>) -> Option<crate::model::DataSource> {
+        let file = match load_sync_state(self.store.data_dir()) {
+            Ok(state) => state,
             Err(e) => {
                 tracing::warn!("keeping the served sync state: {e}");
-                self.view
+                return self
+                    .view
                     .load()
                     .as_ref()
-                    .and_then(|v| v.data_source().cloned())
+                    .and_then(|v| v.data_source().cloned());
             }
-        }
+        };
+        newest(file, carried).map(|s| s.data_source(self.clock.now(), true))
     }
 
     /// Rebuilds the meta when the sync state (or its age) changed what it says.
@@ -171,7 +178,7 @@ impl Reloader {
         let Some(view) = guard.as_ref().filter(|v| v.mode() == Mode::Upstream) else {
             return;
         };
-        let data_source = self.data_source();
+        let data_source = self.data_source(self.carried.clone());
         if data_source.as_ref() != view.data_source() {
             let next = view.with_data_source(data_source);
             drop(guard);
@@ -179,37 +186,52 @@ impl Reloader {
         }
     }
 
-    /// Swaps in the pointer's version if it differs from the served one.
-    async fn check_snapshot(&mut self) {
+    /// Swaps in the pointer's version, built whole (its `dataSource`
+    /// included) before the one swap, if it differs from the served one.
+    /// Returns whether it swapped.
+    async fn check_snapshot(&mut self) -> bool {
         let wanted = match self.store.current_sequence() {
             Ok(Some(seq)) => seq,
-            Ok(None) => return,
+            Ok(None) => return false,
             Err(e) => {
                 tracing::warn!("keeping the served snapshot: {e}");
-                return;
+                return false;
             }
         };
         if Some(wanted) == self.view.sequence() || Some(wanted) == self.failed {
-            return;
+            return false;
         }
         let store = self.store.clone();
-        let loaded = tokio::task::spawn_blocking(move || {
-            store
-                .load(wanted)
-                .map(|snapshot| PublishedView::build(&snapshot, None))
-        })
-        .await;
+        let loaded = tokio::task::spawn_blocking(move || store.load(wanted)).await;
         match loaded {
-            Ok(Ok(view)) => {
+            Ok(Ok(snapshot)) => {
+                let data_source = (snapshot.mode == Mode::Upstream)
+                    .then(|| self.data_source(snapshot.sync.clone()))
+                    .flatten();
+                self.carried = snapshot.sync.clone();
+                // Building the index sorts every filter: off the request threads.
+                let built = tokio::task::spawn_blocking(move || {
+                    PublishedView::build(&snapshot, data_source)
+                })
+                .await;
+                let Ok(view) = built else {
+                    tracing::error!("building the view of snapshot {wanted} failed");
+                    return false;
+                };
                 tracing::info!(sequence = wanted, "serving snapshot {wanted}");
                 self.view.store(view);
                 self.failed = None;
+                true
             }
             Ok(Err(e)) => {
                 tracing::error!("not serving snapshot {wanted}, keeping the current one: {e}");
                 self.failed = Some(wanted);
+                false
             }
-            Err(e) => tracing::error!("snapshot loader failed: {e}"),
+            Err(e) => {
+                tracing::error!("snapshot loader failed: {e}");
+                false
+            }
         }
     }
 }

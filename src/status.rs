@@ -7,9 +7,10 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
+use crate::ledger::{next_entry_number, read_ledger};
 use crate::model::{Kind, ScheduleState, Timestamp};
 use crate::snapshot::{SnapshotError, SnapshotStore};
-use crate::sync::state::{load_sync_state, SyncState};
+use crate::sync::state::{load_sync_state, newest, SyncState};
 
 /// The whole report.
 #[derive(Debug, Clone, Serialize)]
@@ -23,6 +24,24 @@ pub struct StatusReport {
     pub snapshot: Option<SnapshotStatus>,
     /// The upstream sync state, or null when this data dir was never synced.
     pub sync: Option<SyncReport>,
+    /// The operator ledger, or null when there is none.
+    pub ledger: Option<LedgerReport>,
+}
+
+/// The operator ledger as `status` shows it: how far publishing got.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LedgerReport {
+    /// Readable entries.
+    pub entries: usize,
+    /// The highest entry number on disk.
+    pub last_entry: u64,
+    /// The last entry the current snapshot includes (null: none).
+    pub published_through: Option<u64>,
+    /// Entries recorded but not yet published (run `resetctl publish`).
+    pub unpublished: usize,
+    /// Lines that are not complete entries (an interrupted append).
+    pub torn_lines: usize,
 }
 
 /// The sync state as `status` shows it: the file's content, with `status`
@@ -58,22 +77,25 @@ pub struct SnapshotStatus {
 /// Builds the report for the store at `now`. An unreadable sync state is
 /// logged and left out rather than hiding the rest of the report.
 pub fn status_report(store: &SnapshotStore, now: Timestamp) -> Result<StatusReport, SnapshotError> {
-    let sync = match load_sync_state(store.data_dir()) {
-        Ok(state) => state.map(|mut state| {
-            state.status = state.effective_status(now);
-            state
-        }),
-        Err(e) => {
-            tracing::warn!("{e}");
-            None
-        }
-    };
-    let Some(snapshot) = store.load_current()? else {
+    let file = load_sync_state(store.data_dir()).unwrap_or_else(|e| {
+        tracing::warn!("{e}");
+        None
+    });
+    let current = store.load_current()?;
+    // A sync killed before saving its state left its outcome in the snapshot.
+    let carried = current.as_ref().and_then(|s| s.sync.clone());
+    let sync = newest(file, carried).map(|mut state| {
+        state.status = state.effective_status(now);
+        state
+    });
+    let ledger = ledger_report(store, current.as_ref().map(|s| s.ledger_entry.unwrap_or(0)));
+    let Some(snapshot) = current else {
         return Ok(StatusReport {
             data_dir: store.data_dir().to_owned(),
             mode: None,
             snapshot: None,
             sync,
+            ledger,
         });
     };
     let mut by_kind: BTreeMap<&'static str, usize> =
@@ -103,5 +125,29 @@ pub fn status_report(store: &SnapshotStore, now: Timestamp) -> Result<StatusRepo
             versions_on_disk,
         }),
         sync,
+        ledger,
+    })
+}
+
+/// The ledger's entries against what the current snapshot includes; an
+/// unreadable ledger is logged and left out.
+fn ledger_report(store: &SnapshotStore, published: Option<u64>) -> Option<LedgerReport> {
+    let read = |e: crate::ledger::LedgerError| tracing::warn!("{e}");
+    let ledger = read_ledger(store.data_dir()).map_err(read).ok()?;
+    if ledger.entries.is_empty() && ledger.torn.is_empty() {
+        return None;
+    }
+    let last_entry = next_entry_number(store.data_dir()).map_err(read).ok()? - 1;
+    let published_through = published.filter(|n| *n > 0);
+    Some(LedgerReport {
+        entries: ledger.entries.len(),
+        last_entry,
+        published_through,
+        unpublished: ledger
+            .entries
+            .iter()
+            .filter(|e| e.entry > published.unwrap_or(0))
+            .count(),
+        torn_lines: ledger.torn.len(),
     })
 }

@@ -520,11 +520,12 @@ fn a_torn_last_line_is_reported_kept_and_the_next_append_works() {
     let log = w.run(&["record", "log"]).success();
     assert!(log.stderr.contains("resetctl: warning: ledger.jsonl line 3 is not a complete entry (no line end: the append did not finish"), "{}", log.stderr);
     assert_eq!(log.stdout.lines().count(), 2, "entries 1 and 2 stay valid");
-    // The next append ends the torn line and goes on; the torn bytes stay in the file.
+    // The next append ends the torn line and goes on; the torn bytes stay in
+    // the file, and the new entry's number is past the torn line's.
     record(&w, "2026-11-20T10:02:00.000Z", &["dismiss", "101"]);
     let text = std::fs::read_to_string(&path).unwrap();
     assert!(
-        text.contains("{\"entry\":3,\"at\":\"2026-11-20T10:0\n{\"entry\":3,"),
+        text.contains("{\"entry\":3,\"at\":\"2026-11-20T10:0\n{\"entry\":4,"),
         "{text}"
     );
     let log = w.run(&["record", "log"]).success();

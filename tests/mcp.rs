@@ -229,3 +229,58 @@ fn version_negotiation_and_protocol_errors() {
     );
     assert_eq!(post(&s, &big, &[]).status, 413);
 }
+
+/// `POST /mcp` with `Origin` header lines given as raw bytes; returns the status.
+fn post_with_origins(s: &Server, origins: &[&[u8]]) -> u16 {
+    use std::io::{Read, Write};
+    let body = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_latest_reset","arguments":{}}}"#;
+    let mut request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nConnection: close\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n",
+        s.addr,
+        body.len()
+    )
+    .into_bytes();
+    for origin in origins {
+        request.extend_from_slice(b"Origin: ");
+        request.extend_from_slice(origin);
+        request.extend_from_slice(b"\r\n");
+    }
+    request.extend_from_slice(b"\r\n");
+    request.extend_from_slice(body);
+    let mut stream = std::net::TcpStream::connect(s.addr).unwrap();
+    stream.write_all(&request).unwrap();
+    let mut reply = Vec::new();
+    stream.read_to_end(&mut reply).unwrap();
+    String::from_utf8_lossy(&reply[9..12]).parse().unwrap()
+}
+
+#[test]
+fn the_origin_check_fails_closed() {
+    let w = seeded();
+    let s = Server::start(
+        &w,
+        &[
+            "--mcp-allow-origin",
+            "https://agent.example,https://other.example",
+        ],
+        &[],
+    );
+    assert_eq!(post_with_origins(&s, &[b"https://agent.example"]), 200);
+    assert_eq!(post_with_origins(&s, &[b"http://evil.example"]), 403);
+    assert_eq!(
+        post_with_origins(&s, &[b"http://evil.example\xff"]),
+        403,
+        "an unreadable Origin is refused, never taken as absent"
+    );
+    assert_eq!(
+        post_with_origins(&s, &[b"https://agent.example", b"http://evil.example"]),
+        403,
+        "several Origin lines: refused unless every one is allowed"
+    );
+    assert_eq!(
+        post_with_origins(&s, &[b"https://agent.example", b"https://other.example"]),
+        200
+    );
+    assert_eq!(post_with_origins(&s, &[]), 200, "no Origin: not a browser");
+}

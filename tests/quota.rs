@@ -162,22 +162,98 @@ fn clients_behind_a_trusted_proxy_have_their_own_quota() {
         Some("1")
     );
     assert_eq!(get("203.0.113.7, 198.51.100.1").status, 429);
-    // The Forwarded header works the same way.
+    // A Forwarded header from the same proxy is not its header: ignored.
     let fwd = raw_request(
         s.addr,
         "GET",
         "/openapi/v1/records",
         &[("Forwarded", "for=\"[2001:db8::1]:4711\"")],
     );
-    assert_eq!(fwd.header("x-ratelimit-remaining"), Some("1"));
-    // Same /64: same quota.
-    let same64 = raw_request(
-        s.addr,
-        "GET",
-        "/openapi/v1/records",
-        &[("Forwarded", "for=\"[2001:db8::ffff]\"")],
+    assert_eq!(
+        fwd.header("x-ratelimit-remaining"),
+        Some("1"),
+        "keyed by the peer"
     );
-    assert_eq!(same64.header("x-ratelimit-remaining"), Some("0"));
+    // With --client-ip-header forwarded, Forwarded is read (and X-Forwarded-For is not).
+    let f = Server::start(
+        &w,
+        &[
+            "--now",
+            NOW,
+            "--rate-limit",
+            "2/60",
+            "--trust-proxy",
+            "127.0.0.0/8",
+            "--client-ip-header",
+            "forwarded",
+        ],
+        &[],
+    );
+    let fwd = |value: &str| {
+        raw_request(
+            f.addr,
+            "GET",
+            "/openapi/v1/records",
+            &[("Forwarded", value), ("X-Forwarded-For", "198.51.100.99")],
+        )
+    };
+    assert_eq!(
+        fwd("for=\"[2001:db8::1]:4711\"").header("x-ratelimit-remaining"),
+        Some("1")
+    );
+    // Same /64: same quota.
+    assert_eq!(
+        fwd("for=\"[2001:db8::ffff]\"").header("x-ratelimit-remaining"),
+        Some("0")
+    );
+    assert_eq!(
+        fwd("for=192.0.2.1").header("x-ratelimit-remaining"),
+        Some("1")
+    );
+}
+
+#[test]
+fn behind_nginx_a_spoofed_forwarding_header_does_not_escape_the_quota() {
+    let w = seeded();
+    let s = Server::start(
+        &w,
+        &[
+            "--now",
+            NOW,
+            "--rate-limit",
+            "2/60",
+            "--trust-proxy",
+            "127.0.0.2",
+        ],
+        &[],
+    );
+    // nginx connects to resetctl from 127.0.0.2 (trusted); the client connects
+    // to nginx from 127.0.0.1 (not trusted) and spoofs both headers.
+    let nginx = crate::util::nginx::Nginx::proxy_to(s.addr, "127.0.0.2");
+    let addr: std::net::SocketAddr = format!("127.0.0.1:{}", nginx.port).parse().unwrap();
+    let statuses: Vec<u16> = (1..=4)
+        .map(|n| {
+            let forwarded = format!("for=203.0.113.{n}");
+            let xff = format!("198.51.100.{n}");
+            raw_request(
+                addr,
+                "GET",
+                "/openapi/v1/records",
+                &[("Forwarded", &forwarded), ("X-Forwarded-For", &xff)],
+            )
+            .status
+        })
+        .collect();
+    assert_eq!(statuses, [200, 200, 429, 429], "one client, one quota");
+    // The client nginx vouches for is its peer: 127.0.0.1.
+    let status = w
+        .run(&["status", "--trust-proxy", "127.0.0.2"])
+        .success()
+        .stdout;
+    assert!(
+        status.contains("proxy header:    x-forwarded-for (read only from trusted proxies)"),
+        "{status}"
+    );
 }
 
 #[test]
@@ -386,6 +462,40 @@ fn redis_backend_admits_exactly_twenty_across_two_servers() {
 }
 
 #[test]
+fn instances_with_different_policies_on_one_redis_keep_separate_logs() {
+    let redis = Redis::start();
+    let w = seeded();
+    let start = |limit: &str| {
+        Server::start(
+            &w,
+            &[
+                "--log",
+                "warn",
+                "--rate-limit-store",
+                &redis.url(),
+                "--rate-limit",
+                limit,
+            ],
+            &[],
+        )
+    };
+    let a = start("3/3600");
+    let c = start("1000/1");
+    let remaining = |s: &Server| {
+        s.get("/openapi/v1/records")
+            .header("x-ratelimit-remaining")
+            .map(str::to_owned)
+    };
+    assert_eq!(remaining(&a).as_deref(), Some("2"));
+    assert_eq!(remaining(&a).as_deref(), Some("1"));
+    // C's one-second window must not trim A's hour-long log.
+    std::thread::sleep(Duration::from_millis(1100));
+    assert_eq!(remaining(&c).as_deref(), Some("999"));
+    assert_eq!(remaining(&a).as_deref(), Some("0"));
+    assert_eq!(a.get("/openapi/v1/records").status, 429);
+}
+
+#[test]
 fn redis_down_fails_closed_on_data_and_recovers_without_restart() {
     let mut redis = Redis::start();
     let w = seeded();
@@ -446,6 +556,8 @@ fn status_shows_the_limiter_settings() {
             "10.0.0.0/8",
             "--ipv6-prefix-len",
             "56",
+            "--client-ip-header",
+            "X-Real-IP",
         ])
         .success()
         .json();
@@ -454,6 +566,7 @@ fn status_shows_the_limiter_settings() {
         json!({
             "quota": "5 requests per 60 s per client, in Redis at redis://127.0.0.1:6399/2",
             "clientKey": "peer IP, IPv6 by /56",
+            "proxyHeader": "x-real-ip (read only from trusted proxies)",
             "trustedProxies": "10.0.0.0/8",
             "floodGuard": "50/s per client, burst 200"
         })

@@ -213,6 +213,8 @@ fn publish_into(data_dir: &std::path::Path, records: &[Value], generated_at: &st
                 mode: Mode::Standalone,
                 generated_at: at,
                 last_successful_check_at: None,
+                ledger_entry: None,
+                sync: None,
                 records,
             },
             at,

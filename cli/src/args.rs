@@ -363,6 +363,14 @@ pub struct SyncArgs {
     /// or "public" for the public feed's preset (URL, page URL, source id and name).
     #[arg(long, env = "RESETCTL_UPSTREAM", value_name = "URL")]
     pub upstream: Option<String>,
+    /// An extra request header for the upstream, "NAME: VALUE" (repeatable): the place for
+    /// a secret such as "Authorization: Bearer …". Never printed, logged or published.
+    #[arg(long, env = "RESETCTL_UPSTREAM_HEADER", value_name = "HEADER")]
+    pub upstream_header: Vec<String>,
+    /// The upstream URL as published in dataSource.url. Default: the upstream URL without
+    /// userinfo, query or fragment (which may hold secrets).
+    #[arg(long, env = "RESETCTL_PUBLIC_URL", value_name = "URL")]
+    pub public_url: Option<String>,
     /// The upstream's public page (dataSource.pageUrl). Default: the upstream's origin.
     #[arg(long, env = "RESETCTL_PAGE_URL", value_name = "URL")]
     pub page_url: Option<String>,
@@ -449,9 +457,15 @@ pub struct LimiterArgs {
     /// Where the quota lives: "memory" (default) or redis://HOST:PORT/DB to share it between instances.
     #[arg(long, env = "RESETCTL_RATE_LIMIT_STORE", value_name = "URL")]
     pub rate_limit_store: Option<String>,
-    /// Believe Forwarded / X-Forwarded-For from peers in this range (repeatable, or comma-separated in the env).
+    /// Believe the client IP header (--client-ip-header) from peers in this range
+    /// (repeatable, or comma-separated in the env).
     #[arg(long = "trust-proxy", env = "RESETCTL_TRUST_PROXY", value_name = "CIDR", value_delimiter = ',', value_parser = parse_cidr)]
     pub trust_proxy: Vec<resetctl::limit::client::Cidr>,
+    /// The one header your trusted proxy sets with the client's address: x-forwarded-for,
+    /// forwarded (RFC 7239), or another name such as x-real-ip. Every other forwarding
+    /// header is ignored. Default: x-forwarded-for.
+    #[arg(long, env = "RESETCTL_CLIENT_IP_HEADER", value_name = "NAME", value_parser = parse_client_ip_header)]
+    pub client_ip_header: Option<resetctl::limit::client::ClientIpHeader>,
     /// IPv6 clients are keyed by this prefix length. Default: 64.
     #[arg(long, env = "RESETCTL_IPV6_PREFIX_LEN", value_name = "BITS", value_parser = clap::value_parser!(u8).range(1..=128))]
     pub ipv6_prefix_len: Option<u8>,
@@ -509,6 +523,10 @@ fn parse_rate_limit(text: &str) -> Result<resetctl::limit::QuotaPolicy, String> 
 
 fn parse_cidr(text: &str) -> Result<resetctl::limit::client::Cidr, String> {
     resetctl::limit::client::Cidr::parse(text)
+}
+
+fn parse_client_ip_header(text: &str) -> Result<resetctl::limit::client::ClientIpHeader, String> {
+    resetctl::limit::client::ClientIpHeader::parse(text)
 }
 
 fn parse_seconds(text: &str) -> Result<f64, String> {

@@ -89,6 +89,14 @@ impl From<HistoryError> for CliError {
 impl From<StandaloneError> for CliError {
     fn from(err: StandaloneError) -> Self {
         match err {
+            StandaloneError::Unpublished { .. } => {
+                let message = err.to_string();
+                let StandaloneError::Unpublished { source, .. } = err else {
+                    unreachable!("matched above")
+                };
+                CliError::new(CliError::from(*source).code, message)
+            }
+            StandaloneError::WrongMode(message) => CliError::new(Code::Usage, message),
             StandaloneError::History(e) => e.into(),
             StandaloneError::Snapshot(e) => e.into(),
             e @ (StandaloneError::BadSeed { .. }

@@ -40,7 +40,7 @@ where
     match commands::dispatch(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("resetctl: {}", err.message);
+            output::warn(&err.message);
             err.code.into()
         }
     }

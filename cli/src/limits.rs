@@ -5,7 +5,7 @@ use std::num::NonZeroU32;
 
 use resetctl::api::LimiterSettings;
 use resetctl::config::FileConfig;
-use resetctl::limit::client::{Cidr, ClientKeyPolicy};
+use resetctl::limit::client::{Cidr, ClientIpHeader, ClientKeyPolicy};
 use resetctl::limit::QuotaPolicy;
 
 use crate::args::LimiterArgs;
@@ -59,6 +59,12 @@ pub fn resolve(args: &LimiterArgs, file: &FileConfig) -> Result<LimiterSettings,
             "ipv6-prefix-len must be 1 to 128, got {ipv6_prefix}"
         )));
     }
+    let header = match (&args.client_ip_header, &file.client_ip_header) {
+        (Some(header), _) => header.clone(),
+        (None, Some(text)) => ClientIpHeader::parse(text)
+            .map_err(|e| usage(format!("config file: client-ip-header: {e}")))?,
+        (None, None) => ClientIpHeader::default(),
+    };
     let flood = match args.flood_guard.as_deref().or(file.flood_guard.as_deref()) {
         None => defaults.flood,
         Some("off") => None,
@@ -70,6 +76,7 @@ pub fn resolve(args: &LimiterArgs, file: &FileConfig) -> Result<LimiterSettings,
         client_keys: ClientKeyPolicy {
             ipv6_prefix,
             trusted_proxies,
+            header,
         },
         flood,
     })

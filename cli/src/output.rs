@@ -1,12 +1,47 @@
 //! Writing to stdout where a closed pipe (`resetctl … | head`) is success,
-//! not an error.
+//! not an error; and keeping text from upstreams and operators from
+//! driving the operator's terminal.
+//!
+//! Everything printed goes through [`escape_controls`]: a control
+//! character other than newline and tab is written as `\uXXXX`, so an
+//! upstream post id or an `--actor` cannot clear the screen or fake output.
+//! In JSON output that is the standard escape of the same character, so
+//! the JSON stays valid and means the same.
 
 use std::io::{self, Write};
 
 use crate::exit::{CliError, Code};
 
-/// Writes `text` to stdout; a broken pipe counts as success.
+/// `text` with every control character but newline and tab as `\uXXXX`
+/// (C0, DEL and C1, which terminals act on).
+pub fn escape_controls(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(is_unsafe) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if is_unsafe(c) {
+            out.push_str(&format!("\\u{:04x}", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+fn is_unsafe(c: char) -> bool {
+    c.is_control() && c != '\n' && c != '\t'
+}
+
+/// Writes one line to stderr (`resetctl: …`), control characters escaped.
+pub fn warn(line: &str) {
+    eprintln!("resetctl: {}", escape_controls(line));
+}
+
+/// Writes `text` to stdout, control characters escaped; a broken pipe
+/// counts as success.
 pub fn print(text: &str) -> Result<(), CliError> {
+    let text = escape_controls(text);
     let mut out = io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
         Ok(()) => Ok(()),
@@ -23,4 +58,22 @@ pub fn json<T: serde::Serialize>(value: &T) -> String {
     let mut text = serde_json::to_string_pretty(value).expect("JSON of plain data");
     text.push('\n');
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::escape_controls;
+
+    #[test]
+    fn control_characters_are_escaped_and_json_stays_json() {
+        assert_eq!(
+            escape_controls("a\u{1b}[2Jb\u{9b}c\r\n\td"),
+            "a\\u001b[2Jb\\u009bc\\u000d\n\td"
+        );
+        let json = serde_json::to_string("x\u{7f}\u{85}y").unwrap();
+        let escaped = escape_controls(&json);
+        assert_eq!(escaped, "\"x\\u007f\\u0085y\"");
+        let back: String = serde_json::from_str(&escaped).unwrap();
+        assert_eq!(back, "x\u{7f}\u{85}y");
+    }
 }

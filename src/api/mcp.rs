@@ -115,21 +115,31 @@ fn rpc_result(id: RequestId, result: impl serde::Serialize) -> Response {
     )
 }
 
-/// One `POST /mcp`.
+/// Why a request's `Origin` headers are refused, if they are
+/// (DNS-rebinding protection): every one of them must be allowed, and one
+/// that is not readable text never is. No `Origin` at all is allowed.
+pub fn refused_origin(allowed: &[String], origins: &[warp::http::HeaderValue]) -> Option<String> {
+    origins.iter().find_map(|value| match value.to_str() {
+        Ok(text) if allowed.iter().any(|a| a == text) => None,
+        Ok(text) => Some(format!(
+            "origin {text:?} is not allowed (see --mcp-allow-origin)"
+        )),
+        Err(_) => Some(format!(
+            "origin {:?} is not readable text and not allowed (see --mcp-allow-origin)",
+            String::from_utf8_lossy(value.as_bytes())
+        )),
+    })
+}
+
+/// One `POST /mcp`; `origins` are the request's `Origin` header values.
 pub async fn handle(
     state: Arc<AppState>,
     client: IpAddr,
-    origin: Option<String>,
+    origins: Vec<warp::http::HeaderValue>,
     body: warp::hyper::body::Bytes,
 ) -> Response {
-    if let Some(origin) = origin.filter(|o| !state.mcp_allowed_origins.iter().any(|a| a == o)) {
-        return rpc_error(
-            StatusCode::FORBIDDEN,
-            None,
-            ORIGIN_NOT_ALLOWED,
-            format!("origin {origin:?} is not allowed (see --mcp-allow-origin)"),
-            None,
-        );
+    if let Some(why) = refused_origin(&state.mcp_allowed_origins, &origins) {
+        return rpc_error(StatusCode::FORBIDDEN, None, ORIGIN_NOT_ALLOWED, why, None);
     }
     let value: Value = match serde_json::from_slice(&body) {
         Ok(value) => value,

@@ -21,36 +21,31 @@ fn with_state(
     warp::any().map(move || state.clone())
 }
 
-/// The client key of the request: the peer IP, or what a trusted proxy says.
+/// The client key of the request: the peer IP, or what a trusted proxy
+/// says in the one forwarding header the operator named.
 fn client(state: Arc<AppState>) -> BoxedFilter<(IpAddr,)> {
     let peer_ip =
         |peer: Option<SocketAddr>| peer.map_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED), |a| a.ip());
     if state.client_keys.trusted_proxies.is_empty() {
         // Forwarding headers change nothing without a trusted proxy: do not even read them.
         return warp::addr::remote()
-            .map(move |peer: Option<SocketAddr>| {
-                state.client_keys.client_key(peer_ip(peer), None, None)
-            })
+            .map(move |peer: Option<SocketAddr>| state.client_keys.client_key(peer_ip(peer), None))
             .boxed();
     }
-    // Behind a trusted proxy: every line of each forwarding header, in order
-    // (a proxy may add a line instead of appending to the existing one).
+    // Behind a trusted proxy: every line of its header, in order (a proxy
+    // may add a line instead of appending to the existing one).
     warp::addr::remote()
         .and(warp::header::headers_cloned())
         .map(
             move |peer: Option<SocketAddr>, headers: warp::http::HeaderMap| {
-                let joined = |name: &str| {
-                    let parts: Vec<&str> = headers
-                        .get_all(name)
-                        .iter()
-                        .filter_map(|v| v.to_str().ok())
-                        .collect();
-                    (!parts.is_empty()).then(|| parts.join(", "))
-                };
-                let (forwarded, xff) = (joined("forwarded"), joined("x-forwarded-for"));
-                state
-                    .client_keys
-                    .client_key(peer_ip(peer), forwarded.as_deref(), xff.as_deref())
+                let keys = &state.client_keys;
+                let parts: Vec<&str> = headers
+                    .get_all(keys.header.name())
+                    .iter()
+                    .filter_map(|v| v.to_str().ok())
+                    .collect();
+                let value = (!parts.is_empty()).then(|| parts.join(", "));
+                keys.client_key(peer_ip(peer), value.as_deref())
             },
         )
         .boxed()
@@ -148,10 +143,12 @@ pub fn routes(
         .and(warp::body::content_length_limit(super::mcp::MAX_BODY_BYTES))
         .and(warp::body::bytes())
         .and(client(state.clone()))
-        .and(optional_header("origin"))
-        .and_then(move |body, ip, origin| {
+        .and(warp::header::headers_cloned())
+        .and_then(move |body, ip, headers: warp::http::HeaderMap| {
             let state = mcp_state.clone();
-            async move { Ok::<_, Infallible>(super::mcp::handle(state, ip, origin, body).await) }
+            // Every Origin line, raw: an unreadable one is refused, never taken as absent.
+            let origins = headers.get_all("origin").iter().cloned().collect();
+            async move { Ok::<_, Infallible>(super::mcp::handle(state, ip, origins, body).await) }
         });
     let mcp_other = warp::path!("mcp")
         .and(warp::method())

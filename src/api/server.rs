@@ -71,8 +71,10 @@ impl LimiterSettings {
                 p.limit, p.window_seconds
             ),
             (Some(p), Some(url)) => format!(
-                "{} requests per {} s per client, in Redis at {url}",
-                p.limit, p.window_seconds
+                "{} requests per {} s per client, in Redis at {}",
+                p.limit,
+                p.window_seconds,
+                crate::redact::redact_url(url)
             ),
         };
         let proxies = if self.client_keys.trusted_proxies.is_empty() {
@@ -93,6 +95,13 @@ impl LimiterSettings {
             (
                 "client key",
                 format!("peer IP, IPv6 by /{}", self.client_keys.ipv6_prefix),
+            ),
+            (
+                "proxy header",
+                format!(
+                    "{} (read only from trusted proxies)",
+                    self.client_keys.header.name()
+                ),
             ),
             ("trusted proxies", proxies),
             ("flood guard", flood),

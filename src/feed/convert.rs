@@ -253,6 +253,8 @@ struct Converter {
     by_post_id: HashMap<String, usize>,
     fulfilled: HashMap<String, Fulfilment>,
     skipped: Vec<SkippedRecord>,
+    /// Ids of the records kept so far: a later item with the same id is dropped.
+    kept: HashSet<String>,
 }
 
 impl Converter {
@@ -306,7 +308,9 @@ impl Converter {
         }
     }
 
-    /// Validates one record on its own; a broken one is reported and skipped.
+    /// Validates one record on its own; a broken one, or a later copy of
+    /// an id already kept (a feed listing one manual completion twice),
+    /// is reported and skipped.
     fn push_checked(
         &mut self,
         records: &mut Vec<Record>,
@@ -314,8 +318,18 @@ impl Converter {
         location: String,
         post_id: Option<String>,
     ) {
+        if self.kept.contains(&record.id) {
+            let why = format!(
+                "duplicate id {:?}: an earlier item has the same id; this later copy is dropped",
+                record.id
+            );
+            return self.skip(location, post_id, why);
+        }
         match validate_records(std::slice::from_ref(&record)) {
-            Ok(()) => records.push(record),
+            Ok(()) => {
+                self.kept.insert(record.id.clone());
+                records.push(record);
+            }
             Err(e) => self.skip(location, post_id, format!("{}: {}", e.field, e.problem)),
         }
     }

@@ -1,18 +1,20 @@
 //! The ledger file: JSON lines, appended and fsynced under the data-dir
 //! lock, never rewritten or truncated.
 //!
-//! A crash mid-append can leave a torn last line. Reading reports it with
-//! its line number and keeps every entry before it; the next append first
-//! ends the torn line, so it stays in the file (reported on every read)
-//! and the new entry starts on a line of its own. Nothing is dropped
-//! silently and nothing is deleted.
+//! An append that fails (a full disk, say) truncates the file back to its
+//! length before the append, under the lock, so a failed command leaves
+//! nothing behind. Only a crash mid-append can leave a torn last line.
+//! Reading reports it with its line number and keeps every entry before
+//! it; the next append first ends the torn line, so it stays in the file
+//! (reported on every read) and the new entry starts on a line of its own.
+//! Entry numbers are allocated past every number on disk, torn lines
+//! included, so no two lines ever carry the same number.
 
 use std::fs::{self, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
-use super::entry::{Action, Entry};
-use crate::model::Timestamp;
+use super::entry::Entry;
 use crate::store::DataDirLock;
 
 /// The ledger of `data_dir`.
@@ -100,25 +102,42 @@ pub fn read_ledger(data_dir: &Path) -> Result<LedgerRead, LedgerError> {
     Ok(read)
 }
 
-/// Appends one action as the next entry and fsyncs; the caller holds the lock.
-pub fn append(
-    _lock: &DataDirLock,
-    data_dir: &Path,
-    at: Timestamp,
-    actor: &str,
-    action: Action,
-) -> Result<Entry, LedgerError> {
+/// The number the next entry gets: one past the highest number on any
+/// line, torn or not (an entry line starts with `{"entry":N`).
+pub fn next_entry_number(data_dir: &Path) -> Result<u64, LedgerError> {
+    let path = ledger_path(data_dir);
+    let bytes = match fs::read(&path) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(1),
+        Err(source) => return Err(LedgerError::Io { path, source }),
+    };
+    let highest = bytes
+        .split(|b| *b == b'\n')
+        .filter_map(|line| {
+            let digits = line.strip_prefix(b"{\"entry\":")?;
+            let end = digits
+                .iter()
+                .position(|b| !b.is_ascii_digit())
+                .unwrap_or(digits.len());
+            std::str::from_utf8(&digits[..end])
+                .ok()?
+                .parse::<u64>()
+                .ok()
+        })
+        .max()
+        .unwrap_or(0);
+    Ok(highest.saturating_add(1))
+}
+
+/// Appends `entry` (numbered by [`next_entry_number`]) and fsyncs; the
+/// caller holds the lock. On failure the file is truncated back to where
+/// it was, so a failed append leaves nothing that could later be read as
+/// an entry.
+pub fn append(_lock: &DataDirLock, data_dir: &Path, entry: &Entry) -> Result<(), LedgerError> {
     let path = ledger_path(data_dir);
     let io_err = |source| LedgerError::Io {
         path: path.clone(),
         source,
-    };
-    let existing = read_ledger(data_dir)?;
-    let entry = Entry {
-        entry: existing.entries.last().map_or(0, |e| e.entry) + 1,
-        at,
-        actor: actor.to_owned(),
-        action,
     };
     let mut file = OpenOptions::new()
         .read(true)
@@ -137,12 +156,14 @@ pub fn append(
             line.push(b'\n');
         }
     }
-    serde_json::to_writer(&mut line, &entry).expect("entries serialise");
+    serde_json::to_writer(&mut line, entry).map_err(|e| io_err(io::Error::other(e)))?;
     line.push(b'\n');
-    file.write_all(&line).map_err(io_err)?;
-    file.sync_all().map_err(io_err)?;
+    if let Err(e) = file.write_all(&line).and_then(|()| file.sync_all()) {
+        let _ = file.set_len(len).and_then(|()| file.sync_all());
+        return Err(io_err(e));
+    }
     if len == 0 {
         crate::store::sync_dir(data_dir).map_err(io_err)?;
     }
-    Ok(entry)
+    Ok(())
 }

@@ -1,6 +1,10 @@
 //! Who a request counts against: the peer IP (IPv6 by its /64 by default),
-//! or, only when the peer is a trusted proxy, the right-most address in
-//! `Forwarded` / `X-Forwarded-For` that is not itself a trusted proxy.
+//! or, only when the peer is a trusted proxy, the right-most address that
+//! is not itself a trusted proxy in the ONE forwarding header the operator
+//! named ([`ClientIpHeader`], `X-Forwarded-For` by default). Every other
+//! forwarding header is ignored: a client can send any header it likes, and
+//! a proxy passes through what it does not set, so only the proxy's own
+//! header is vouched for.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
@@ -78,13 +82,58 @@ pub fn mask(ip: IpAddr, prefix: u8) -> IpAddr {
     }
 }
 
+/// The forwarding header a trusted proxy sets (`--client-ip-header`).
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub enum ClientIpHeader {
+    /// `X-Forwarded-For: client, proxy1, …` (the default).
+    #[default]
+    XForwardedFor,
+    /// RFC 7239 `Forwarded: for=…`.
+    Forwarded,
+    /// Another header with an address or a comma-separated list (`X-Real-IP`);
+    /// the name in lower case.
+    Other(String),
+}
+
+impl ClientIpHeader {
+    /// Parses a header name (any case).
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let name = text.trim().to_ascii_lowercase();
+        let valid = !name.is_empty()
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"-_".contains(&b));
+        if !valid {
+            return Err(format!(
+                "{text:?} is not a header name like x-forwarded-for, forwarded or x-real-ip"
+            ));
+        }
+        Ok(match name.as_str() {
+            "x-forwarded-for" => Self::XForwardedFor,
+            "forwarded" => Self::Forwarded,
+            _ => Self::Other(name),
+        })
+    }
+
+    /// The header's name in lower case.
+    pub fn name(&self) -> &str {
+        match self {
+            Self::XForwardedFor => "x-forwarded-for",
+            Self::Forwarded => "forwarded",
+            Self::Other(name) => name,
+        }
+    }
+}
+
 /// How client keys are derived.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ClientKeyPolicy {
     /// IPv6 clients are keyed by this prefix (default 64).
     pub ipv6_prefix: u8,
-    /// Proxies whose forwarding headers are believed.
+    /// Proxies whose forwarding header is believed.
     pub trusted_proxies: Vec<Cidr>,
+    /// The one forwarding header those proxies set.
+    pub header: ClientIpHeader,
 }
 
 impl Default for ClientKeyPolicy {
@@ -92,6 +141,7 @@ impl Default for ClientKeyPolicy {
         Self {
             ipv6_prefix: 64,
             trusted_proxies: Vec::new(),
+            header: ClientIpHeader::default(),
         }
     }
 }
@@ -101,19 +151,19 @@ impl ClientKeyPolicy {
         self.trusted_proxies.iter().any(|c| c.contains(ip))
     }
 
-    /// The key for a request from `peer` with these header values.
-    pub fn client_key(
-        &self,
-        peer: IpAddr,
-        forwarded: Option<&str>,
-        x_forwarded_for: Option<&str>,
-    ) -> IpAddr {
+    /// Whether a forwarding header from `peer` is believed.
+    pub fn trusts(&self, peer: IpAddr) -> bool {
+        self.trusted(canonical(peer))
+    }
+
+    /// The key for a request from `peer` whose [`header`](Self::header)
+    /// has `value` (its lines joined with `, `).
+    pub fn client_key(&self, peer: IpAddr, value: Option<&str>) -> IpAddr {
         let mut client = canonical(peer);
-        if self.trusted(client) {
-            let hops: Vec<Option<IpAddr>> = match (forwarded, x_forwarded_for) {
-                (Some(f), _) => forwarded_for_values(f).map(parse_node).collect(),
-                (None, Some(x)) => x.split(',').map(|v| parse_node(v.trim())).collect(),
-                (None, None) => Vec::new(),
+        if let Some(value) = value.filter(|_| self.trusted(client)) {
+            let hops: Vec<Option<IpAddr>> = match self.header {
+                ClientIpHeader::Forwarded => forwarded_for_values(value).map(parse_node).collect(),
+                _ => value.split(',').map(|v| parse_node(v.trim())).collect(),
             };
             // Walk from the nearest hop outwards; stop at the first address a
             // trusted proxy did not add, or at anything unreadable.
@@ -175,7 +225,7 @@ mod tests {
     fn ipv6_is_keyed_by_its_prefix() {
         let p = ClientKeyPolicy::default();
         assert_eq!(
-            p.client_key(ip("2001:db8:1:2:aaaa::1"), None, None),
+            p.client_key(ip("2001:db8:1:2:aaaa::1"), None),
             ip("2001:db8:1:2::")
         );
         let p48 = ClientKeyPolicy {
@@ -183,20 +233,17 @@ mod tests {
             ..ClientKeyPolicy::default()
         };
         assert_eq!(
-            p48.client_key(ip("2001:db8:1:2::1"), None, None),
+            p48.client_key(ip("2001:db8:1:2::1"), None),
             ip("2001:db8:1::")
         );
-        assert_eq!(
-            p.client_key(ip("::ffff:192.0.2.7"), None, None),
-            ip("192.0.2.7")
-        );
+        assert_eq!(p.client_key(ip("::ffff:192.0.2.7"), None), ip("192.0.2.7"));
     }
 
     #[test]
     fn forwarding_headers_count_only_behind_a_trusted_proxy() {
         let untrusted = ClientKeyPolicy::default();
         assert_eq!(
-            untrusted.client_key(ip("203.0.113.9"), None, Some("198.51.100.1")),
+            untrusted.client_key(ip("203.0.113.9"), Some("198.51.100.1")),
             ip("203.0.113.9")
         );
         let p = ClientKeyPolicy {
@@ -204,36 +251,53 @@ mod tests {
             ..ClientKeyPolicy::default()
         };
         assert_eq!(
-            p.client_key(ip("203.0.113.9"), None, Some("198.51.100.1")),
+            p.client_key(ip("203.0.113.9"), Some("198.51.100.1")),
             ip("203.0.113.9")
         );
         // Right-most untrusted address wins; a spoofed left-most entry changes nothing.
         assert_eq!(
-            p.client_key(
-                ip("10.0.0.1"),
-                None,
-                Some("1.1.1.1, 198.51.100.1, 10.0.0.2")
-            ),
+            p.client_key(ip("10.0.0.1"), Some("1.1.1.1, 198.51.100.1, 10.0.0.2")),
             ip("198.51.100.1")
         );
         assert_eq!(
-            p.client_key(
-                ip("10.0.0.1"),
-                Some("for=192.0.2.60;proto=http, for=\"[2001:db8:cafe::17]:4711\""),
-                None
-            ),
-            ip("2001:db8:cafe::")
-        );
-        assert_eq!(
-            p.client_key(ip("10.0.0.1"), None, Some("192.0.2.5:1234")),
+            p.client_key(ip("10.0.0.1"), Some("192.0.2.5:1234")),
             ip("192.0.2.5")
         );
         // Garbage stops the walk at the last trusted hop.
         assert_eq!(
-            p.client_key(ip("10.0.0.1"), None, Some("198.51.100.1, unknown")),
+            p.client_key(ip("10.0.0.1"), Some("198.51.100.1, unknown")),
             ip("10.0.0.1")
         );
-        assert_eq!(p.client_key(ip("10.0.0.1"), None, None), ip("10.0.0.1"));
+        assert_eq!(p.client_key(ip("10.0.0.1"), None), ip("10.0.0.1"));
+        let forwarded = ClientKeyPolicy {
+            header: ClientIpHeader::Forwarded,
+            ..p.clone()
+        };
+        assert_eq!(
+            forwarded.client_key(
+                ip("10.0.0.1"),
+                Some("for=192.0.2.60;proto=http, for=\"[2001:db8:cafe::17]:4711\"")
+            ),
+            ip("2001:db8:cafe::")
+        );
+    }
+
+    #[test]
+    fn header_names() {
+        assert_eq!(
+            ClientIpHeader::parse("X-Forwarded-For"),
+            Ok(ClientIpHeader::XForwardedFor)
+        );
+        assert_eq!(
+            ClientIpHeader::parse("Forwarded"),
+            Ok(ClientIpHeader::Forwarded)
+        );
+        assert_eq!(
+            ClientIpHeader::parse("X-Real-IP").map(|h| h.name().to_owned()),
+            Ok("x-real-ip".to_owned())
+        );
+        assert!(ClientIpHeader::parse("x real ip").is_err());
+        assert!(ClientIpHeader::parse("").is_err());
     }
 
     #[test]

@@ -48,6 +48,7 @@ const TIMEOUT: Duration = Duration::from_millis(300);
 /// The Redis quota.
 pub struct RedisLimiter {
     policy: QuotaPolicy,
+    /// The URL without its password, for messages.
     url: String,
     manager: ConnectionManager,
     script: Script,
@@ -66,17 +67,18 @@ impl RedisLimiter {
     /// A limiter on `url` (`redis://HOST:PORT/DB`). Connects lazily: a Redis
     /// that is down at start only makes data requests fail closed until it is up.
     pub fn new(url: &str, policy: QuotaPolicy) -> Result<Self, String> {
-        let client = redis::Client::open(url).map_err(|e| format!("bad Redis URL {url:?}: {e}"))?;
+        let shown = crate::redact::redact_url(url);
+        let client = redis::Client::open(url).map_err(|e| format!("bad Redis URL {shown}: {e}"))?;
         let config = ConnectionManagerConfig::new()
             .set_connection_timeout(Some(Duration::from_millis(250)))
             .set_response_timeout(Some(Duration::from_millis(250)))
             .set_number_of_retries(1)
             .set_max_delay(Duration::from_millis(500));
         let manager = ConnectionManager::new_lazy_with_config(client, config)
-            .map_err(|e| format!("cannot set up Redis at {url:?}: {e}"))?;
+            .map_err(|e| format!("cannot set up Redis at {shown}: {e}"))?;
         Ok(Self {
             policy,
-            url: url.to_owned(),
+            url: shown,
             manager,
             script: Script::new(SLIDING_LOG),
         })
@@ -89,7 +91,12 @@ impl RedisLimiter {
 
     /// Counts one request of `client`, on Redis's clock.
     pub async fn check(&self, client: IpAddr) -> Result<QuotaDecision, LimiterUnavailable> {
-        let tag = format!("{{resetctl:{client}}}");
+        // The policy is part of the key: instances with different policies
+        // on one Redis keep separate logs instead of trimming each other's.
+        let tag = format!(
+            "{{resetctl:{}/{}:{client}}}",
+            self.policy.limit, self.policy.window_seconds
+        );
         let mut invocation = self.script.prepare_invoke();
         invocation
             .key(format!("{tag}:log"))

@@ -13,4 +13,4 @@ pub use record::{
     FulfillmentOrigin, Kind, Origin, Record, ResetType, ScheduleBasis, SchedulePrecision,
     ScheduleState, ScheduleWindow, Scope, Source,
 };
-pub use timestamp::{parse_operator_time, Timestamp, TimestampError};
+pub use timestamp::{parse_operator_time, OutOfRange, Timestamp, TimestampError};

@@ -21,6 +21,19 @@ pub struct Timestamp(i64);
 pub struct TimestampError(pub String);
 
 impl Timestamp {
+    /// The earliest instant the one form can write: `0000-01-01T00:00:00.000Z`.
+    pub const MIN: Timestamp = Timestamp(-62_167_219_200_000);
+    /// The latest instant the one form can write: `9999-12-31T23:59:59.999Z`.
+    pub const MAX: Timestamp = Timestamp(253_402_300_799_999);
+
+    /// Whether this instant can be written in the one form (years 0000 to
+    /// 9999) and so read back. Arithmetic can leave that range (the day
+    /// after 9999-12-31); such a value is refused wherever it would be
+    /// written, never stored.
+    pub const fn is_writable(self) -> bool {
+        self.0 >= Self::MIN.0 && self.0 <= Self::MAX.0
+    }
+
     /// The instant `millis` milliseconds after the Unix epoch.
     pub const fn from_millis(millis: i64) -> Self {
         Self(millis)
@@ -137,6 +150,11 @@ impl fmt::Display for Timestamp {
     }
 }
 
+/// An instant outside years 0000 to 9999, which the one form cannot write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("{0} is outside the years 0000 to 9999 that a timestamp can be written in")]
+pub struct OutOfRange(pub Timestamp);
+
 impl std::str::FromStr for Timestamp {
     type Err = TimestampError;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
@@ -145,7 +163,11 @@ impl std::str::FromStr for Timestamp {
 }
 
 impl Serialize for Timestamp {
+    /// Refuses an instant outside years 0000 to 9999: what is written must read back.
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        if !self.is_writable() {
+            return Err(serde::ser::Error::custom(OutOfRange(*self)));
+        }
         serializer.collect_str(self)
     }
 }
@@ -208,6 +230,30 @@ mod tests {
         );
         let err = utc("2026-11-20 18:00").unwrap_err();
         assert!(err.contains("has no UTC offset"), "{err}");
+    }
+
+    #[test]
+    fn the_writable_range_is_exactly_what_parses() {
+        assert_eq!(
+            Timestamp::parse("0000-01-01T00:00:00.000Z"),
+            Ok(Timestamp::MIN)
+        );
+        assert_eq!(
+            Timestamp::parse("9999-12-31T23:59:59.999Z"),
+            Ok(Timestamp::MAX)
+        );
+        let past_the_end = Timestamp::MAX.add_millis(1);
+        assert!(!past_the_end.is_writable());
+        assert!(!Timestamp::MIN.add_millis(-1).is_writable());
+        let err = serde_json::to_string(&past_the_end).unwrap_err();
+        assert!(
+            err.to_string().contains("outside the years 0000 to 9999"),
+            "{err}"
+        );
+        assert_eq!(
+            serde_json::to_string(&Timestamp::MAX).unwrap(),
+            "\"9999-12-31T23:59:59.999Z\""
+        );
     }
 
     #[test]

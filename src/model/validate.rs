@@ -113,6 +113,7 @@ fn validate_record(r: &Record) -> RuleResult {
         "follows no id scheme (a numeric post id, op_…, or manual:…, optionally after seed:)"
             .into(),
     ))?;
+    validate_times(r)?;
     if let Some(c) = r.confidence {
         if !(0.0..=1.0).contains(&c) {
             return Err(("confidence", format!("must be between 0 and 1, got {c}")));
@@ -134,6 +135,25 @@ fn validate_record(r: &Record) -> RuleResult {
         Kind::Completed => validate_completion(r, scheme),
         Kind::Scheduled => validate_schedule(r, scheme),
     }
+}
+
+/// Every timestamp must be writable in the one form, so what is published
+/// reads back (a date-precision window ending after 9999-12-31 would not).
+fn validate_times(r: &Record) -> RuleResult {
+    let window = r.schedule_window;
+    let fields = [
+        ("announcedAt", r.announced_at),
+        ("effectiveAt", r.effective_at),
+        ("completedAt", r.completed_at),
+        ("scheduleWindow.startAt", window.map(|w| w.start_at)),
+        ("scheduleWindow.endAt", window.map(|w| w.end_at)),
+    ];
+    for (field, at) in fields {
+        if let Some(at) = at.filter(|at| !at.is_writable()) {
+            return Err((field, crate::model::OutOfRange(at).to_string()));
+        }
+    }
+    Ok(())
 }
 
 fn validate_source(r: &Record, scheme: IdScheme) -> RuleResult {

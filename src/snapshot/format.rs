@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use crate::document::{decode, DocumentError, RecordsDocument};
 use crate::model::validate::validate_records;
 use crate::model::{Record, Timestamp};
+use crate::sync::state::SyncState;
 
 /// The `format` tag of version 1 snapshot files.
 pub const SNAPSHOT_FORMAT: &str = "resetctl-snapshot/1";
@@ -45,6 +46,16 @@ pub struct Snapshot {
     pub generated_at: Timestamp,
     /// `meta.lastSuccessfulCheckAt`.
     pub last_successful_check_at: Option<Timestamp>,
+    /// Standalone: the last ledger entry these records include, so an entry
+    /// that was appended but never published is noticed and published by
+    /// the next standalone command.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ledger_entry: Option<u64>,
+    /// Upstream: the sync outcome that published this version. The pointer
+    /// and the sync outcome then move together: a sync killed before it
+    /// saved `sync-state.json` still serves the right `dataSource`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sync: Option<SyncState>,
     /// The records, states already evaluated, only the publishable ones.
     pub records: Vec<Record>,
 }

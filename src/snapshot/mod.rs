@@ -12,4 +12,6 @@ mod format;
 mod store;
 
 pub use format::{Mode, Snapshot, SNAPSHOT_FORMAT};
-pub use store::{Draft, SnapshotEntry, SnapshotError, SnapshotStore, DEFAULT_KEEP};
+pub use store::{
+    encode, Draft, SnapshotEntry, SnapshotError, SnapshotHead, SnapshotStore, DEFAULT_KEEP,
+};

@@ -12,7 +12,8 @@ use std::time::Duration;
 
 use crate::document::DocumentError;
 use crate::model::{Record, Timestamp};
-use crate::store::{write_atomic, AtomicWriteError, DataDirLock, LockError};
+use crate::store::{write_atomic, AtomicWriteError, DataDirLock, LockError, TEMP_PREFIX};
+use crate::sync::state::SyncState;
 
 use super::format::{Mode, Snapshot, SNAPSHOT_FORMAT};
 
@@ -76,6 +77,22 @@ pub struct SnapshotEntry {
     pub current: bool,
 }
 
+/// A snapshot's fields but its records ([`SnapshotStore::current_head`]).
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SnapshotHead {
+    /// Its sequence number.
+    pub sequence: u64,
+    /// Standalone or upstream-sync.
+    pub mode: Mode,
+    /// Standalone: the last ledger entry its records include.
+    #[serde(default)]
+    pub ledger_entry: Option<u64>,
+    /// Upstream: the sync outcome that published it.
+    #[serde(default)]
+    pub sync: Option<SyncState>,
+}
+
 /// What a publisher hands the store: everything but the sequence number.
 #[derive(Debug, Clone)]
 pub struct Draft {
@@ -85,8 +102,57 @@ pub struct Draft {
     pub generated_at: Timestamp,
     /// `meta.lastSuccessfulCheckAt`.
     pub last_successful_check_at: Option<Timestamp>,
+    /// Standalone: the last ledger entry the records include.
+    pub ledger_entry: Option<u64>,
+    /// Upstream: the sync outcome that produced the records.
+    pub sync: Option<SyncState>,
     /// The records, states evaluated and validated.
     pub records: Vec<Record>,
+}
+
+/// The sequence after `current`, refused when it cannot be incremented.
+fn next_sequence(current: Option<u64>) -> Result<u64, SnapshotError> {
+    current
+        .unwrap_or(0)
+        .checked_add(1)
+        .ok_or_else(|| SnapshotError::Refused("the snapshot sequence cannot go past 18446744073709551615; roll back or start a new data dir".into()))
+}
+
+/// Builds version `sequence` of `draft` and its bytes, and proves the bytes
+/// load: the check before publishing is exactly the check at load
+/// ([`Snapshot::from_slice`]), so nothing is ever made current that a
+/// server, `status` or `export` could not read back.
+pub fn encode(
+    draft: Draft,
+    sequence: u64,
+    now: Timestamp,
+) -> Result<(Snapshot, Vec<u8>), DocumentError> {
+    let Draft {
+        mode,
+        generated_at,
+        last_successful_check_at,
+        ledger_entry,
+        sync,
+        records,
+    } = draft;
+    let snapshot = Snapshot {
+        format: SNAPSHOT_FORMAT.to_owned(),
+        sequence,
+        published_at: now,
+        mode,
+        generated_at,
+        last_successful_check_at,
+        ledger_entry,
+        sync,
+        records,
+    };
+    let bytes = serde_json::to_vec(&snapshot).map_err(|e| DocumentError::Document {
+        field: "(snapshot)".into(),
+        problem: e.to_string(),
+    })?;
+    let loaded = Snapshot::from_slice(&bytes)?;
+    debug_assert_eq!(loaded, snapshot, "a snapshot reads back as written");
+    Ok((snapshot, bytes))
 }
 
 /// The versions of one data dir.
@@ -124,13 +190,14 @@ impl SnapshotStore {
         self.dir.join(format!("{sequence:012}.json"))
     }
 
-    /// Takes the data dir's exclusive writer lock.
+    /// Takes the data dir's exclusive writer lock, then removes the temp
+    /// files that killed writers left in the data dir and in `snapshots/`:
+    /// every file is written under this lock, so no live writer owns them.
     pub fn lock(&self, timeout: Duration, purpose: &str) -> Result<DataDirLock, SnapshotError> {
-        Ok(DataDirLock::acquire(
-            &self.data_dir.join("resetctl.lock"),
-            timeout,
-            purpose,
-        )?)
+        let lock = DataDirLock::acquire(&self.data_dir.join("resetctl.lock"), timeout, purpose)?;
+        remove_stale_temps(&self.data_dir);
+        remove_stale_temps(&self.dir);
+        Ok(lock)
     }
 
     /// The sequence the pointer names, or `None` before the first publish.
@@ -173,12 +240,9 @@ impl SnapshotStore {
         Ok(snapshot)
     }
 
-    /// The mode of the current version, without building its records.
-    pub fn current_mode(&self) -> Result<Option<Mode>, SnapshotError> {
-        #[derive(serde::Deserialize)]
-        struct ModeOnly {
-            mode: Mode,
-        }
+    /// The current version's small fields, without building its records
+    /// (the records are skipped over, not decoded).
+    pub fn current_head(&self) -> Result<Option<SnapshotHead>, SnapshotError> {
         let Some(sequence) = self.current_sequence()? else {
             return Ok(None);
         };
@@ -187,12 +251,17 @@ impl SnapshotStore {
             path: path.clone(),
             source,
         })?;
-        serde_json::from_slice::<ModeOnly>(&bytes)
-            .map(|m| Some(m.mode))
+        serde_json::from_slice::<SnapshotHead>(&bytes)
+            .map(Some)
             .map_err(|e| SnapshotError::Corrupt {
                 path,
                 reason: DocumentError::Syntax(e.to_string()),
             })
+    }
+
+    /// The mode of the current version, without building its records.
+    pub fn current_mode(&self) -> Result<Option<Mode>, SnapshotError> {
+        Ok(self.current_head()?.map(|head| head.mode))
     }
 
     /// Loads the current version, or `None` before the first publish.
@@ -229,37 +298,18 @@ impl SnapshotStore {
         now: Timestamp,
         keep: usize,
     ) -> Result<Snapshot, SnapshotError> {
-        let Draft {
-            mode,
-            generated_at,
-            last_successful_check_at,
-            records,
-        } = draft;
         fs::create_dir_all(&self.dir).map_err(|source| SnapshotError::Read {
             path: self.dir.clone(),
             source,
         })?;
-        self.remove_stale_temps();
         let newest_on_disk = self.sequences()?.last().map(|(seq, _)| *seq);
         let pointer = self.current_sequence().unwrap_or(None);
-        let sequence = newest_on_disk.max(pointer).unwrap_or(0) + 1;
-        let snapshot = Snapshot {
-            format: SNAPSHOT_FORMAT.to_owned(),
-            sequence,
-            published_at: now,
-            mode,
-            generated_at,
-            last_successful_check_at,
-            records,
-        };
-        // Refuse to write what we could not read back (defence in depth: callers validate too).
-        crate::model::validate::validate_records(&snapshot.records).map_err(|e| {
-            SnapshotError::Corrupt {
+        let sequence = next_sequence(newest_on_disk.max(pointer))?;
+        let (snapshot, bytes) =
+            encode(draft, sequence, now).map_err(|reason| SnapshotError::Corrupt {
                 path: self.path_of(sequence),
-                reason: e.into(),
-            }
-        })?;
-        let bytes = serde_json::to_vec(&snapshot).expect("records always serialise");
+                reason,
+            })?;
         write_atomic(&self.path_of(sequence), &bytes)?;
         self.set_pointer(sequence)?;
         self.prune_unlocked(keep)?;
@@ -332,20 +382,20 @@ impl SnapshotStore {
         found.sort_unstable_by_key(|(seq, _)| *seq);
         Ok(found)
     }
+}
 
-    /// Removes temp files left by writers that were killed mid-write.
-    /// Only called under the lock, so no live writer owns them.
-    fn remove_stale_temps(&self) {
-        if let Ok(read_dir) = fs::read_dir(&self.dir) {
-            for entry in read_dir.filter_map(Result::ok) {
-                if entry
-                    .file_name()
-                    .to_str()
-                    .is_some_and(|n| n.starts_with(".tmp-"))
-                {
-                    let _ = fs::remove_file(entry.path());
-                }
-            }
+/// Removes the temp files ([`write_atomic`]'s `.tmp-*`) in `dir`.
+fn remove_stale_temps(dir: &Path) {
+    let Ok(read_dir) = fs::read_dir(dir) else {
+        return;
+    };
+    for entry in read_dir.filter_map(Result::ok) {
+        if entry
+            .file_name()
+            .to_str()
+            .is_some_and(|n| n.starts_with(TEMP_PREFIX))
+        {
+            let _ = fs::remove_file(entry.path());
         }
     }
 }

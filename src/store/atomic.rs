@@ -15,11 +15,14 @@ pub struct AtomicWriteError {
     pub source: io::Error,
 }
 
+/// The name prefix of every temp file, so leftovers can be found and removed.
+pub const TEMP_PREFIX: &str = ".tmp-";
+
 /// Replaces `path` with `bytes` so that a reader (or a crash) sees either the
 /// old file or the new one, never a mix. The temp file lives beside the
 /// target (same filesystem, so the rename is atomic) and is named
-/// `.tmp-<name>-<pid>`; leftovers of killed writers are removed by
-/// [`remove_stale_temps`](crate::snapshot::SnapshotStore).
+/// `.tmp-<name>-<pid>`; leftovers of killed writers are removed whenever
+/// the data-dir lock is taken ([`SnapshotStore::lock`](crate::snapshot::SnapshotStore::lock)).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), AtomicWriteError> {
     let wrap = |source| AtomicWriteError {
         path: path.to_owned(),
@@ -30,7 +33,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), AtomicWriteError> {
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
-    let tmp = dir.join(format!(".tmp-{name}-{}", std::process::id()));
+    let tmp = dir.join(format!("{TEMP_PREFIX}{name}-{}", std::process::id()));
     let result = (|| {
         let mut file = OpenOptions::new()
             .write(true)

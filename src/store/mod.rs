@@ -8,5 +8,5 @@
 mod atomic;
 mod lock;
 
-pub use atomic::{sync_dir, write_atomic, AtomicWriteError};
+pub use atomic::{sync_dir, write_atomic, AtomicWriteError, TEMP_PREFIX};
 pub use lock::{DataDirLock, LockError};

@@ -4,6 +4,11 @@
 //! `User-Agent: resetctl/VERSION`, connect and whole-request timeouts, at
 //! most N redirects, and a body limit enforced while streaming (the body is
 //! never buffered past the limit).
+//!
+//! The request ([`UpstreamRequest`]) may carry secrets (userinfo or a token
+//! in the URL, an `Authorization` header): none of it ever reaches an error
+//! text, a log line or a file. Errors are stripped of the URL, and the
+//! request prints as its [`redacted`](crate::redact::redact_url) form.
 
 use std::time::Duration;
 
@@ -34,6 +39,50 @@ impl Default for FetchSettings {
     }
 }
 
+/// Longest validator (`ETag`, `Last-Modified`) kept and sent back: a
+/// longer one is dropped, so an upstream cannot make every later request
+/// too large to answer.
+pub const MAX_VALIDATOR_BYTES: usize = 1024;
+
+/// The upstream request: its URL and extra headers, both possibly secret.
+#[derive(Clone, PartialEq, Eq)]
+pub struct UpstreamRequest {
+    /// The URL fetched (may hold userinfo or a token).
+    pub url: String,
+    /// Extra request headers (`--upstream-header`), such as `Authorization`.
+    pub headers: Vec<(String, String)>,
+}
+
+impl std::fmt::Debug for UpstreamRequest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: Vec<&str> = self.headers.iter().map(|(n, _)| n.as_str()).collect();
+        f.debug_struct("UpstreamRequest")
+            .field("url", &crate::redact::redact_url(&self.url))
+            .field("headers", &names)
+            .finish()
+    }
+}
+
+impl UpstreamRequest {
+    /// A request for `url` with no extra headers.
+    pub fn new(url: impl Into<String>) -> Self {
+        Self {
+            url: url.into(),
+            headers: Vec::new(),
+        }
+    }
+
+    /// Identifies the request without revealing it (validators belong to
+    /// the request they came from). Stable across runs of one build.
+    pub fn fingerprint(&self) -> String {
+        use std::hash::{Hash, Hasher};
+        let mut hasher = std::hash::DefaultHasher::new();
+        self.url.hash(&mut hasher);
+        self.headers.hash(&mut hasher);
+        format!("{:016x}", hasher.finish())
+    }
+}
+
 /// What the upstream answered.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Fetched {
@@ -57,8 +106,13 @@ pub enum FetchError {
     #[error("cannot set up the HTTP client: {0}")]
     Client(String),
     /// The upstream answered with another status than 200 or 304.
-    #[error("upstream answered HTTP {0}")]
-    Status(String),
+    #[error("upstream answered HTTP {text}")]
+    Status {
+        /// The status code.
+        code: u16,
+        /// The code and its reason phrase.
+        text: String,
+    },
     /// No connection could be made.
     #[error("cannot connect to the upstream: {0}")]
     Connect(String),
@@ -105,6 +159,8 @@ fn chain(e: &dyn std::error::Error) -> String {
 }
 
 fn classify(e: reqwest::Error, settings: &FetchSettings) -> FetchError {
+    // The URL may carry userinfo or a token: it never goes into an error text.
+    let e = e.without_url();
     if e.is_timeout() {
         FetchError::Timeout(format!(
             "connect {:?}, whole request {:?}",
@@ -123,15 +179,18 @@ fn classify(e: reqwest::Error, settings: &FetchSettings) -> FetchError {
     }
 }
 
-/// GETs `url`, conditional on the stored validators.
+/// GETs the upstream, conditional on the stored validators.
 pub async fn fetch(
     client: &reqwest::Client,
-    url: &str,
+    upstream: &UpstreamRequest,
     etag: Option<&str>,
     last_modified: Option<&str>,
     settings: &FetchSettings,
 ) -> Result<Fetched, FetchError> {
-    let mut request = client.get(url);
+    let mut request = client.get(&upstream.url);
+    for (name, value) in &upstream.headers {
+        request = request.header(name.as_str(), value.as_str());
+    }
     if let Some(etag) = etag {
         request = request.header(IF_NONE_MATCH, etag);
     }
@@ -142,13 +201,19 @@ pub async fn fetch(
     match response.status() {
         StatusCode::NOT_MODIFIED => return Ok(Fetched::NotModified),
         StatusCode::OK => {}
-        other => return Err(FetchError::Status(other.to_string())),
+        other => {
+            return Err(FetchError::Status {
+                code: other.as_u16(),
+                text: other.to_string(),
+            })
+        }
     }
     let header = |name| {
         response
             .headers()
             .get(name)
             .and_then(|v| v.to_str().ok())
+            .filter(|v| v.len() <= MAX_VALIDATOR_BYTES)
             .map(str::to_owned)
     };
     let (etag, last_modified) = (header(ETAG), header(LAST_MODIFIED));

@@ -1,10 +1,15 @@
 //! One sync attempt, and the daemon that repeats it.
 //!
-//! Order of work: take the sync lock (so a cron run and a daemon never
-//! overlap), respect back-off, fetch (conditional when a cache exists),
-//! validate the whole body, publish only when the content changed, and
-//! record the outcome in the sync state. Nothing here ever removes the last
-//! good snapshot: a failed sync changes only the sync state.
+//! One pipeline: take the sync lock (so a cron run and a daemon never
+//! overlap) and respect back-off; **fetch** (conditional only when this
+//! upstream's own validators are at hand); **decide** without touching the
+//! data dir (decode, convert, and check that the result is exactly what a
+//! load accepts); then **commit** under the data-dir lock: a failure
+//! records the error and the back-off, a success keeps the good feed,
+//! publishes when the content changed (the snapshot carries the sync
+//! outcome, so the pointer and `dataSource` move together) and saves the
+//! sync state. Nothing here ever removes the last good snapshot, and a body
+//! that cannot be published is a failed sync like any other.
 
 use std::future::Future;
 use std::path::Path;
@@ -12,11 +17,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::backoff::{backoff_delay, random_jitter};
-use super::fetch::{build_client, fetch, FetchError, FetchSettings, Fetched};
-use super::state::{load_sync_state, save_sync_state, SourceSettings, SyncState, SyncStateError};
+use super::fetch::{build_client, fetch, FetchError, FetchSettings, Fetched, UpstreamRequest};
+use super::state::{
+    load_sync_state, newest, save_sync_state, SourceSettings, SyncState, SyncStateError,
+};
 use crate::clock::Clock;
 use crate::document::DocumentError;
 use crate::feed::{decode_upstream, UpstreamDocument};
+use crate::model::validate::validate_records;
 use crate::model::{DataSourceStatus, Record, Timestamp};
 use crate::snapshot::{Draft, Mode, Snapshot, SnapshotError, SnapshotStore};
 use crate::store::{DataDirLock, LockError};
@@ -24,8 +32,10 @@ use crate::store::{DataDirLock, LockError};
 /// Everything one sync needs to know.
 #[derive(Clone, Debug)]
 pub struct SyncSettings {
-    /// The upstream and how it is shown in `dataSource`.
+    /// How the upstream is shown in `dataSource` (its public URL among them).
     pub source: SourceSettings,
+    /// What is fetched: the real URL and headers, possibly secret.
+    pub upstream: UpstreamRequest,
     /// Limits and timeouts of the fetch.
     pub fetch: FetchSettings,
     /// Longest back-off (default 6 h).
@@ -68,6 +78,9 @@ pub enum SyncError {
     /// Another sync holds the sync lock.
     #[error("another sync is running: {0}")]
     Busy(LockError),
+    /// This data dir holds a standalone instance; syncing would replace it.
+    #[error("{0}")]
+    WrongMode(String),
     /// The upstream could not be fetched; the failure is recorded.
     #[error("sync failed: {error}; the last good data stays served (status {status}, next attempt at {next_attempt_at})")]
     Fetch {
@@ -78,11 +91,11 @@ pub enum SyncError {
         /// When back-off allows the next attempt.
         next_attempt_at: Timestamp,
     },
-    /// The body is not a valid upstream document; the failure is recorded.
-    #[error("sync failed: invalid upstream document: {error}; the last good data stays served (status {status}, next attempt at {next_attempt_at})")]
+    /// The body cannot be published; the failure is recorded.
+    #[error("sync failed: {error}; the last good data stays served (status {status}, next attempt at {next_attempt_at})")]
     Invalid {
         /// Why the document was refused.
-        error: DocumentError,
+        error: Rejected,
         /// The status now recorded.
         status: DataSourceStatus,
         /// When back-off allows the next attempt.
@@ -94,6 +107,102 @@ pub enum SyncError {
     /// The local snapshot store failed.
     #[error(transparent)]
     Snapshot(#[from] SnapshotError),
+}
+
+/// Why an answer of the upstream cannot be published.
+#[derive(Debug, thiserror::Error)]
+pub enum Rejected {
+    /// The body is not a valid upstream document.
+    #[error("invalid upstream document: {0}")]
+    Document(DocumentError),
+    /// The document is valid but what it yields would not load back.
+    #[error("the upstream document yields records that cannot be published: {0}")]
+    Unpublishable(String),
+    /// A 304 to a request that carried no validator of this upstream.
+    #[error("the upstream answered 304 Not Modified to a request without validators of its own; nothing to revalidate")]
+    UnexpectedNotModified,
+    /// The kept feed, re-derived after a 304, no longer decodes.
+    #[error("the upstream answered 304, but the kept feed ({STORED_FEED}) cannot be used: {0}")]
+    StoredFeed(String),
+}
+
+/// What an answer amounts to, decided before anything is written.
+enum Decision {
+    /// A 304 for this upstream's validators; with a kept feed, its records
+    /// re-derived now (a window may have ended while the feed stayed the same).
+    NotModified(Option<Content>),
+    /// A new body, checked.
+    Fetched {
+        content: Content,
+        /// The body, when it is a feed (kept for later 304s).
+        feed: Option<Vec<u8>>,
+        etag: Option<String>,
+        last_modified: Option<String>,
+    },
+}
+
+/// Why a sync failed, before it is recorded.
+enum Failure {
+    Fetch(FetchError),
+    Rejected(Rejected),
+    /// The data dir could not take a good answer (a full disk, say).
+    Local(SyncError),
+}
+
+impl Failure {
+    fn text(&self) -> String {
+        match self {
+            Failure::Fetch(e) => e.to_string(),
+            Failure::Rejected(e) => e.to_string(),
+            Failure::Local(e) => e.to_string(),
+        }
+    }
+
+    /// A 4xx answer to a conditional request may be the validators' fault
+    /// (too large, say): they are dropped so the next attempt is plain.
+    fn drops_validators(&self, conditional: bool) -> bool {
+        conditional
+            && matches!(self, Failure::Fetch(FetchError::Status { code, .. }) if (400..500).contains(code))
+    }
+
+    fn into_error(self, status: DataSourceStatus, next_attempt_at: Timestamp) -> SyncError {
+        match self {
+            Failure::Fetch(error) => SyncError::Fetch {
+                error,
+                status,
+                next_attempt_at,
+            },
+            Failure::Rejected(error) => SyncError::Invalid {
+                error,
+                status,
+                next_attempt_at,
+            },
+            Failure::Local(error) => error,
+        }
+    }
+}
+
+/// The sync outcome as last recorded: the state file, or the one the served
+/// snapshot carries when that is newer (a sync killed before saving state).
+pub fn current_sync_state(store: &SnapshotStore) -> Result<Option<SyncState>, SyncError> {
+    let file = load_sync_state(store.data_dir())?;
+    let carried = store.current_head()?.and_then(|head| head.sync);
+    Ok(newest(file, carried))
+}
+
+/// Refuses to sync into a data dir that holds a standalone instance.
+fn refuse_standalone(store: &SnapshotStore) -> Result<(), SyncError> {
+    let standalone = store.current_mode()? == Some(Mode::Standalone)
+        || crate::history::history_path(store.data_dir()).exists()
+        || crate::ledger::file::ledger_path(store.data_dir()).exists();
+    if standalone {
+        return Err(SyncError::WrongMode(format!(
+            "{} holds a standalone instance (seeded history or an operator ledger); syncing would replace its records. \
+             Mirror the upstream into a separate data dir: resetctl --data-dir DIR sync ...",
+            store.data_dir().display()
+        )));
+    }
+    Ok(())
 }
 
 /// One sync attempt at `clock.now()`.
@@ -109,11 +218,13 @@ pub async fn sync_once(
         "resetctl sync",
     )
     .map_err(SyncError::Busy)?;
+    refuse_standalone(&store)?;
     let now = clock.now();
     let mut state =
-        load_sync_state(data_dir)?.unwrap_or_else(|| SyncState::pending(settings.source.clone()));
-    if state.source.url != settings.source.url {
-        // Validators belong to the URL they came from.
+        current_sync_state(&store)?.unwrap_or_else(|| SyncState::pending(settings.source.clone()));
+    let fingerprint = settings.upstream.fingerprint();
+    if state.validators_for.as_deref() != Some(fingerprint.as_str()) {
+        // Validators belong to the upstream they came from.
         state.etag = None;
         state.last_modified = None;
     }
@@ -129,117 +240,174 @@ pub async fn sync_once(
     }
     // Whether an upstream cache exists, cheaply; the records are loaded only to compare.
     let cached = store.current_mode()? == Some(Mode::Upstream);
-    let current = || -> Result<Option<Snapshot>, SnapshotError> {
-        Ok(if cached {
-            store.load_current()?.filter(|s| s.mode == Mode::Upstream)
-        } else {
-            None
-        })
-    };
-    let client = build_client(&settings.fetch).map_err(|error| SyncError::Fetch {
-        error,
-        status: state.status,
-        next_attempt_at: now,
-    })?;
     let (etag, last_modified) = if cached {
         (state.etag.clone(), state.last_modified.clone())
     } else {
         (None, None)
     };
-    let fetched = fetch(
-        &client,
-        &settings.source.url,
-        etag.as_deref(),
-        last_modified.as_deref(),
-        &settings.fetch,
-    )
-    .await;
+    let conditional = etag.is_some() || last_modified.is_some();
+    let fetched = match build_client(&settings.fetch) {
+        Ok(client) => {
+            fetch(
+                &client,
+                &settings.upstream,
+                etag.as_deref(),
+                last_modified.as_deref(),
+                &settings.fetch,
+            )
+            .await
+        }
+        Err(e) => Err(e),
+    };
     state.last_attempt_at = Some(now);
-    match fetched {
-        Ok(Fetched::NotModified) => {
-            state.synced_at = Some(now);
-            succeed(&mut state);
-            let lock = store.lock(settings.lock_timeout, "resetctl sync")?;
-            // A feed's states depend on the time: re-derive them from the stored
-            // feed, so a window that ends while the feed is unchanged turns elapsed.
-            let mut outcome = SyncOutcome::NotModified;
-            if let Some(bytes) = load_stored_feed(data_dir) {
-                if let Ok(doc) = decode_upstream(&bytes, now) {
-                    let content = Content::from(doc);
-                    if !content.same_as(current()?.as_ref()) {
-                        let records = content.records.len();
-                        let sequence = content.publish(&store, &lock, now, settings.keep)?;
-                        outcome = SyncOutcome::Published { sequence, records };
-                    }
-                }
-            }
+    let decided = decide(fetched, conditional, data_dir, now);
+    let lock = store.lock(settings.lock_timeout, "resetctl sync")?;
+    let committed = match decided {
+        Ok(decision) => commit(
+            &store,
+            &lock,
+            settings,
+            &mut state,
+            fingerprint,
+            decision,
+            now,
+        ),
+        Err(failure) => Err(failure),
+    };
+    match committed {
+        Ok(outcome) => {
             save_sync_state(&lock, data_dir, &state)?;
             Ok(outcome)
         }
-        Ok(Fetched::Body {
+        Err(failure) => {
+            if failure.drops_validators(conditional) {
+                state.etag = None;
+                state.last_modified = None;
+            }
+            let (status, next_attempt_at) =
+                fail(&mut state, now, settings, cached, &failure.text());
+            save_sync_state(&lock, data_dir, &state)?;
+            Err(failure.into_error(status, next_attempt_at))
+        }
+    }
+}
+
+/// Decides what the answer amounts to, writing nothing.
+fn decide(
+    fetched: Result<Fetched, FetchError>,
+    conditional: bool,
+    data_dir: &Path,
+    now: Timestamp,
+) -> Result<Decision, Failure> {
+    let reject = Failure::Rejected;
+    match fetched.map_err(Failure::Fetch)? {
+        Fetched::NotModified if !conditional => Err(reject(Rejected::UnexpectedNotModified)),
+        Fetched::NotModified => match load_stored_feed(data_dir) {
+            None => Ok(Decision::NotModified(None)),
+            Some(Err(e)) => Err(reject(Rejected::StoredFeed(e.to_string()))),
+            Some(Ok(bytes)) => {
+                let doc = decode_upstream(&bytes, now)
+                    .map_err(|e| reject(Rejected::StoredFeed(e.to_string())))?;
+                let content = Content::checked(doc)
+                    .map_err(|e| reject(Rejected::StoredFeed(e.to_string())))?;
+                Ok(Decision::NotModified(Some(content)))
+            }
+        },
+        Fetched::Body {
             bytes,
             etag,
             last_modified,
-        }) => match decode_upstream(&bytes, now) {
-            Ok(doc) => {
-                let is_feed = matches!(doc, UpstreamDocument::Feed(_));
-                let content = Content::from(doc);
-                state.etag = etag;
-                state.last_modified = last_modified;
-                state.synced_at = Some(now);
-                state.fetched_at = Some(now);
-                state.upstream_generated_at = Some(content.generated_at);
-                state.upstream_monitor = content.monitor.clone();
-                state.skipped = content.skipped.clone();
-                succeed(&mut state);
-                let lock = store.lock(settings.lock_timeout, "resetctl sync")?;
-                store_feed(&lock, data_dir, is_feed.then_some(bytes.as_slice()))?;
-                let outcome = if content.same_as(current()?.as_ref()) {
-                    SyncOutcome::Unchanged
-                } else {
-                    let records = content.records.len();
-                    let sequence = content.publish(&store, &lock, now, settings.keep)?;
-                    SyncOutcome::Published { sequence, records }
-                };
-                save_sync_state(&lock, data_dir, &state)?;
-                Ok(outcome)
-            }
-            Err(error) => {
-                let (status, next_attempt_at) = fail(
-                    &mut state,
-                    now,
-                    settings,
-                    cached,
-                    &format!("invalid upstream document: {error}"),
-                );
-                let lock = store.lock(settings.lock_timeout, "resetctl sync")?;
-                save_sync_state(&lock, data_dir, &state)?;
-                Err(SyncError::Invalid {
-                    error,
-                    status,
-                    next_attempt_at,
-                })
-            }
-        },
-        Err(error) => {
-            let (status, next_attempt_at) =
-                fail(&mut state, now, settings, cached, &error.to_string());
-            let lock = store.lock(settings.lock_timeout, "resetctl sync")?;
-            save_sync_state(&lock, data_dir, &state)?;
-            Err(SyncError::Fetch {
-                error,
-                status,
-                next_attempt_at,
+        } => {
+            let doc = decode_upstream(&bytes, now).map_err(|e| reject(Rejected::Document(e)))?;
+            let is_feed = matches!(doc, UpstreamDocument::Feed(_));
+            let content = Content::checked(doc).map_err(reject)?;
+            Ok(Decision::Fetched {
+                content,
+                feed: is_feed.then_some(bytes),
+                etag,
+                last_modified,
             })
         }
     }
 }
 
-/// The last fetched public feed, kept so a 304 can re-derive states.
+/// Writes what a good answer decided, under the data-dir lock; the caller
+/// saves the sync state afterwards. The kept feed is written before the
+/// pointer moves, so a later 304 never re-derives from an older feed.
+fn commit(
+    store: &SnapshotStore,
+    lock: &DataDirLock,
+    settings: &SyncSettings,
+    state: &mut SyncState,
+    fingerprint: String,
+    decision: Decision,
+    now: Timestamp,
+) -> Result<SyncOutcome, Failure> {
+    let data_dir = store.data_dir();
+    let content = match decision {
+        Decision::NotModified(content) => {
+            state.synced_at = Some(now);
+            succeed(state);
+            match content {
+                Some(content) => content,
+                None => return Ok(SyncOutcome::NotModified),
+            }
+        }
+        Decision::Fetched {
+            content,
+            feed,
+            etag,
+            last_modified,
+        } => {
+            state.validators_for = Some(fingerprint);
+            state.etag = etag;
+            state.last_modified = last_modified;
+            state.synced_at = Some(now);
+            state.fetched_at = Some(now);
+            state.upstream_generated_at = Some(content.generated_at);
+            state.upstream_monitor = content.monitor.clone();
+            state.skipped = content.skipped.clone();
+            succeed(state);
+            store_feed(lock, data_dir, feed.as_deref()).map_err(local)?;
+            content
+        }
+    };
+    let current = store
+        .load_current()
+        .map_err(local)?
+        .filter(|s| s.mode == Mode::Upstream);
+    if content.same_as(current.as_ref()) {
+        return Ok(match current {
+            Some(_) if state.fetched_at == Some(now) => SyncOutcome::Unchanged,
+            _ => SyncOutcome::NotModified,
+        });
+    }
+    let records = content.records.len();
+    match content.publish(store, lock, state, now, settings.keep) {
+        Ok(sequence) => {
+            crate::testhook::pause_at("sync:published");
+            Ok(SyncOutcome::Published { sequence, records })
+        }
+        Err(SnapshotError::Corrupt { reason, .. }) => Err(Failure::Rejected(
+            Rejected::Unpublishable(reason.to_string()),
+        )),
+        Err(e) => Err(local(e)),
+    }
+}
+
+/// A local failure while committing: not the upstream's fault, reported as is.
+fn local(e: impl Into<SyncError>) -> Failure {
+    Failure::Local(e.into())
+}
+
+/// The last good public feed, kept so a 304 can re-derive states.
 const STORED_FEED: &str = "upstream-feed.json";
 
-fn load_stored_feed(data_dir: &Path) -> Option<Vec<u8>> {
-    std::fs::read(data_dir.join(STORED_FEED)).ok()
+fn load_stored_feed(data_dir: &Path) -> Option<std::io::Result<Vec<u8>>> {
+    match std::fs::read(data_dir.join(STORED_FEED)) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        other => Some(other),
+    }
 }
 
 /// Keeps (or, for a records document, removes) the stored feed.
@@ -269,9 +437,11 @@ struct Content {
     skipped: Vec<String>,
 }
 
-impl From<UpstreamDocument> for Content {
-    fn from(doc: UpstreamDocument) -> Self {
-        match doc {
+impl Content {
+    /// The content of `doc`, refused when its records break a rule that
+    /// loading checks (the same [`validate_records`] a load runs).
+    fn checked(doc: UpstreamDocument) -> Result<Self, Rejected> {
+        let content = match doc {
             UpstreamDocument::Records(d) => Content {
                 generated_at: d.generated_at,
                 last_successful_check_at: d.last_successful_check_at,
@@ -286,11 +456,11 @@ impl From<UpstreamDocument> for Content {
                 monitor: f.monitor,
                 skipped: f.skipped.iter().map(ToString::to_string).collect(),
             },
-        }
+        };
+        validate_records(&content.records).map_err(|e| Rejected::Unpublishable(e.to_string()))?;
+        Ok(content)
     }
-}
 
-impl Content {
     fn same_as(&self, current: Option<&Snapshot>) -> bool {
         current.is_some_and(|s| {
             s.generated_at == self.generated_at
@@ -299,10 +469,12 @@ impl Content {
         })
     }
 
+    /// Publishes the records with the sync outcome that produced them.
     fn publish(
         self,
         store: &SnapshotStore,
         lock: &DataDirLock,
+        state: &SyncState,
         now: Timestamp,
         keep: usize,
     ) -> Result<u64, SnapshotError> {
@@ -310,6 +482,8 @@ impl Content {
             mode: Mode::Upstream,
             generated_at: self.generated_at,
             last_successful_check_at: self.last_successful_check_at,
+            ledger_entry: None,
+            sync: Some(state.clone()),
             records: self.records,
         };
         Ok(store.publish(lock, draft, now, keep)?.sequence)
@@ -375,6 +549,7 @@ pub async fn run_daemon(
                     next_attempt_at, ..
                 },
             ) => *next_attempt_at,
+            Err(SyncError::WrongMode(_)) => return,
             _ => now.add_millis(interval_ms),
         };
         let wait = Duration::from_millis((next.as_millis() - now.as_millis()).max(1000) as u64);
@@ -401,6 +576,7 @@ mod tests {
         };
         let settings = SyncSettings {
             source: source.clone(),
+            upstream: UpstreamRequest::new(source.url.clone()),
             fetch: FetchSettings::default(),
             backoff_cap: Duration::from_secs(6 * 3600),
             force: false,

@@ -49,6 +49,11 @@ pub struct UpstreamMonitor {
 pub struct SyncState {
     /// The source settings of the last run.
     pub source: SourceSettings,
+    /// Which upstream request the validators belong to: a fingerprint of
+    /// the fetch URL and headers (never the URL itself, which may carry a
+    /// secret). A validator is only sent to the upstream it came from.
+    #[serde(default)]
+    pub validators_for: Option<String>,
     /// The validator to send as `If-None-Match`.
     pub etag: Option<String>,
     /// The validator to send as `If-Modified-Since`.
@@ -82,6 +87,7 @@ impl SyncState {
     pub fn pending(source: SourceSettings) -> Self {
         Self {
             source,
+            validators_for: None,
             etag: None,
             last_modified: None,
             synced_at: None,
@@ -130,6 +136,18 @@ impl SyncState {
             translation_status: TranslationStatus::Ok,
             translation_error: None,
         }
+    }
+}
+
+/// The newer of two records of the sync outcome: the state file and the
+/// one the served snapshot carries. They differ only when a sync was
+/// killed between publishing and saving its state (the snapshot's is then
+/// newer) or when later syncs only revalidated or failed (the file's is).
+pub fn newest(file: Option<SyncState>, snapshot: Option<SyncState>) -> Option<SyncState> {
+    match (file, snapshot) {
+        (Some(f), Some(s)) if s.last_attempt_at > f.last_attempt_at => Some(s),
+        (Some(f), _) => Some(f),
+        (None, s) => s,
     }
 }
 

@@ -88,6 +88,8 @@ impl World {
             mode: Mode::Standalone,
             generated_at: at,
             last_successful_check_at: None,
+            ledger_entry: None,
+            sync: None,
             records,
         };
         store.publish(&lock, draft, at, 1000).unwrap().sequence

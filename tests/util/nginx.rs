@@ -1,4 +1,5 @@
-//! nginx serving one file from a temp root on a free loopback port.
+//! nginx on a free loopback port, owned by the test: serving one file from
+//! a temp root, or as a reverse proxy in front of a `resetctl serve`.
 
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -25,6 +26,32 @@ fn nginx_binary() -> String {
 
 impl Nginx {
     pub fn serve_file(name: &str, bytes: &[u8]) -> Self {
+        Self::start(
+            |r| format!("root {r}/www; default_type application/json;"),
+            |root| {
+                std::fs::write(root.join("www").join(name), bytes).unwrap();
+            },
+        )
+    }
+
+    /// A reverse proxy to `backend`, configured the usual way: it sets
+    /// `X-Forwarded-For` (appending the peer) and passes every other header
+    /// through untouched. It connects to the backend from `bind` (a
+    /// loopback address other than the client's, so the test can trust the
+    /// proxy without trusting the client).
+    pub fn proxy_to(backend: std::net::SocketAddr, bind: &str) -> Self {
+        Self::start(
+            |_| {
+                format!(
+                    "location / {{ proxy_pass http://{backend}; proxy_bind {bind}; \
+                     proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for; }}"
+                )
+            },
+            |_| {},
+        )
+    }
+
+    fn start(server: impl Fn(&str) -> String, prepare: impl Fn(&std::path::Path)) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
         // nginx workers run as an unprivileged user: the root must be readable.
@@ -32,19 +59,20 @@ impl Nginx {
         std::fs::set_permissions(root, std::fs::Permissions::from_mode(0o755)).unwrap();
         std::fs::create_dir_all(root.join("www")).unwrap();
         std::fs::create_dir_all(root.join("tmp")).unwrap();
-        std::fs::write(root.join("www").join(name), bytes).unwrap();
+        prepare(root);
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
             .unwrap()
             .port();
-        let r = root.display();
+        let r = root.display().to_string();
+        let server = server(&r);
         let conf = format!(
             "worker_processes 1; daemon off; pid {r}/nginx.pid; error_log {r}/error.log warn;\n\
              events {{ worker_connections 64; }}\n\
              http {{ access_log off; client_body_temp_path {r}/tmp; proxy_temp_path {r}/tmp; fastcgi_temp_path {r}/tmp;\n\
              uwsgi_temp_path {r}/tmp; scgi_temp_path {r}/tmp;\n\
-             server {{ listen 127.0.0.1:{port}; root {r}/www; default_type application/json; }} }}\n"
+             server {{ listen 127.0.0.1:{port}; {server} }} }}\n"
         );
         std::fs::write(root.join("nginx.conf"), conf).unwrap();
         let child = Command::new(nginx_binary())

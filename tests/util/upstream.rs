@@ -26,6 +26,8 @@ pub enum Behavior {
     RedirectLoop,
     /// Stream `bytes` bytes chunked, with no Content-Length.
     Huge { bytes: usize },
+    /// 304 Not Modified to every request, validators or not.
+    AlwaysNotModified,
 }
 
 /// The headers of one request.
@@ -135,6 +137,7 @@ fn handle(
                 stream.write_all(head.as_bytes()).and_then(|_| stream.write_all(&body))
             }
         }
+        Behavior::AlwaysNotModified => write!(stream, "HTTP/1.1 304 Not Modified\r\nConnection: close\r\n\r\n"),
         Behavior::Status(code) => write!(stream, "HTTP/1.1 {code} Oops\r\nContent-Length: 4\r\nConnection: close\r\n\r\noops"),
         Behavior::Hang(d) => {
             std::thread::sleep(d);

@@ -101,6 +101,7 @@ fn render(report: &StatusReport) -> String {
     let mut out = format!("data dir:  {}\n", report.data_dir.display());
     let Some(s) = &report.snapshot else {
         out.push_str("snapshot:  none published\n");
+        out.push_str(&render_ledger(report));
         out.push_str(&render_sync(report));
         return out;
     };
@@ -134,7 +135,34 @@ fn render(report: &StatusReport) -> String {
     ));
     out.push_str(&format!("schedules: {}\n", counts(&s.by_schedule_state)));
     out.push_str(&format!("versions:  {} on disk\n", s.versions_on_disk));
+    out.push_str(&render_ledger(report));
     out.push_str(&render_sync(report));
+    out
+}
+
+fn render_ledger(report: &StatusReport) -> String {
+    let Some(l) = &report.ledger else {
+        return String::new();
+    };
+    let mut out = format!(
+        "ledger:    {} entries (last entry {}), published through entry {}\n",
+        l.entries,
+        l.last_entry,
+        l.published_through
+            .map_or("none".to_owned(), |n| n.to_string())
+    );
+    if l.unpublished > 0 {
+        out.push_str(&format!(
+            "  unpublished:     {} entries recorded but not published; run `resetctl publish`\n",
+            l.unpublished
+        ));
+    }
+    if l.torn_lines > 0 {
+        out.push_str(&format!(
+            "  torn lines:      {} (an interrupted append; kept and skipped)\n",
+            l.torn_lines
+        ));
+    }
     out
 }
 
@@ -241,7 +269,7 @@ pub fn convert(settings: &Settings, file: &Path) -> Result<(), CliError> {
         ),
     };
     for item in &skipped {
-        eprintln!("resetctl: skipped {item}");
+        crate::output::warn(&format!("skipped {item}"));
     }
     print(&json(&document))
 }

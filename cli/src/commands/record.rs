@@ -2,14 +2,13 @@
 //! from flags, hand it to the library (which refuses or records and
 //! republishes), print what happened.
 
-use std::hash::{BuildHasher, Hasher};
-
 use resetctl::ledger::{Action, Edit, RecordStatus};
-use resetctl::model::{
-    FulfillmentOrigin, Kind, Origin, Record, ResetType, ScheduleBasis, SchedulePrecision,
-    ScheduleWindow, Scope, Source, Timestamp,
+use resetctl::model::{FulfillmentOrigin, Timestamp};
+use resetctl::standalone::actions::{
+    check_confidence, new_completion, new_schedule, parse_reset_type, Facts, ScheduleTime,
+    SourceSpec,
 };
-use resetctl::standalone::{load_instance, record_action};
+use resetctl::standalone::{load_instance, published_ids, record_action, Request};
 
 use crate::args::{RecordCommand, RecordFacts, SourceArgs};
 use crate::exit::{CliError, Code};
@@ -35,159 +34,49 @@ fn actor(given: Option<String>) -> String {
     })
 }
 
-/// `op_` + 24 random hex digits.
-fn operator_id() -> String {
-    let random = || {
-        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-        h.write_u128(
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_nanos())
-                .unwrap_or(0),
-        );
-        h.finish()
-    };
-    format!("op_{:016x}{:08x}", random(), random() as u32)
-}
-
-/// `https://x.com/HANDLE/status/ID` (or twitter.com, with or without www) → (id, handle, canonical url).
-pub fn parse_post_url(url: &str) -> Result<(String, String, String), String> {
-    let fail = || {
-        format!("--post-url {url:?} is not a post URL like https://x.com/HANDLE/status/1234567890")
-    };
-    let rest = url
-        .strip_prefix("https://")
-        .or_else(|| url.strip_prefix("http://"))
-        .ok_or_else(fail)?;
-    let rest = rest
-        .split(['?', '#'])
-        .next()
-        .unwrap_or_default()
-        .trim_end_matches('/');
-    let mut parts = rest.split('/');
-    let host = parts.next().ok_or_else(fail)?;
-    if !matches!(
-        host,
-        "x.com" | "www.x.com" | "twitter.com" | "www.twitter.com" | "mobile.twitter.com"
-    ) {
-        return Err(fail());
-    }
-    let (handle, status, id) = (parts.next(), parts.next(), parts.next());
-    match (handle, status, id, parts.next()) {
-        (Some(h), Some("status"), Some(id), None)
-            if !h.is_empty()
-                && !id.is_empty()
-                && id.len() <= 20
-                && id.bytes().all(|b| b.is_ascii_digit()) =>
-        {
-            Ok((
-                id.to_owned(),
-                h.to_owned(),
-                format!("https://x.com/{h}/status/{id}"),
-            ))
-        }
-        _ => Err(fail()),
+fn source_spec(source: SourceArgs) -> SourceSpec {
+    match source.post_url {
+        Some(url) => SourceSpec::PostUrl(url),
+        None => SourceSpec::Operator,
     }
 }
 
-fn source_of(source: &SourceArgs) -> Result<(String, Source), CliError> {
-    match &source.post_url {
-        Some(url) => {
-            let (id, handle, canonical) = parse_post_url(url).map_err(usage)?;
-            Ok((
-                id.clone(),
-                Source {
-                    origin: Origin::X,
-                    post_id: Some(id),
-                    handle: Some(handle),
-                    url: Some(canonical),
-                },
-            ))
-        }
-        None => {
-            let id = operator_id();
-            Ok((
-                id.clone(),
-                Source {
-                    origin: Origin::Operator,
-                    post_id: Some(id),
-                    handle: None,
-                    url: None,
-                },
-            ))
-        }
-    }
-}
-
-fn reset_type(text: Option<&str>) -> Result<ResetType, CliError> {
-    match text {
-        None => Ok(ResetType::Global),
-        Some(t) => ResetType::parse(t).ok_or_else(|| {
-            usage(format!(
-                "--type {t:?} must be global, banked or global_and_banked"
-            ))
-        }),
-    }
-}
-
-fn scope(facts: &RecordFacts) -> Option<Scope> {
-    if facts.scope_plans.is_empty() && facts.scope_windows.is_empty() {
-        return None;
-    }
-    let or_unknown = |v: &Vec<String>| {
-        if v.is_empty() {
-            vec!["unknown".to_owned()]
-        } else {
-            v.clone()
-        }
-    };
-    Some(Scope {
-        plans: or_unknown(&facts.scope_plans),
-        windows: or_unknown(&facts.scope_windows),
-    })
-}
-
-fn base_record(
-    id: String,
-    kind: Kind,
-    source: Source,
-    facts: &RecordFacts,
-    now: Timestamp,
-) -> Result<Record, CliError> {
-    if let Some(c) = facts.confidence {
-        if !(0.0..=1.0).contains(&c) {
-            return Err(usage(format!(
-                "--confidence must be between 0 and 1, got {c}"
-            )));
-        }
-    }
-    Ok(Record {
-        id,
-        kind,
-        reset_type: reset_type(facts.reset_type.as_deref())?,
-        announced_at: Some(facts.announced_at.unwrap_or(now)),
-        effective_at: None,
-        text: facts.text.clone(),
+fn facts(facts: &RecordFacts) -> Facts {
+    Facts {
+        reset_type: facts.reset_type.clone(),
+        scope_plans: facts.scope_plans.clone(),
+        scope_windows: facts.scope_windows.clone(),
         confidence: facts.confidence,
-        scope: scope(facts),
-        source,
-        schedule_precision: None,
-        schedule_basis: None,
-        schedule_window: None,
-        schedule_state: None,
-        completed_at: None,
-        completion_record_id: None,
-        fulfillment_origin: None,
-        related_record_ids: Vec::new(),
-    })
+        text: facts.text.clone(),
+        announced_at: facts.announced_at,
+    }
 }
 
-fn apply(settings: &Settings, actor_name: Option<String>, action: Action) -> Result<(), CliError> {
+fn add(
+    settings: &Settings,
+    actor_name: Option<String>,
+    record: Result<resetctl::model::Record, String>,
+) -> Result<(), CliError> {
+    let record = record.map_err(usage)?;
+    apply(
+        settings,
+        actor_name,
+        Request::Action(Action::Add {
+            record: Box::new(record),
+        }),
+    )
+}
+
+fn apply(
+    settings: &Settings,
+    actor_name: Option<String>,
+    request: Request,
+) -> Result<(), CliError> {
     let (entry, snapshot) = record_action(
         &settings.store(),
         settings.publish(),
         &actor(actor_name),
-        action,
+        request,
     )?;
     print(&format!(
         "entry {}: {}; published snapshot {} ({} records)\n",
@@ -208,74 +97,46 @@ pub fn run(settings: &Settings, command: RecordCommand) -> Result<(), CliError> 
             tz,
             window,
             basis,
-            facts,
+            facts: given,
         } => {
-            let (id, src) = source_of(&source)?;
-            let mut record = base_record(id, Kind::Scheduled, src, &facts, now)?;
-            let (precision, window) = match (at, date, window.as_slice()) {
-                (Some(at), None, []) => (SchedulePrecision::Datetime, ScheduleWindow { start_at: at, end_at: at }),
-                (None, Some(date), []) => {
-                    let (day, zone) = resetctl::civil::parse_day(&date, tz.as_deref().unwrap_or_default()).map_err(usage)?;
-                    (SchedulePrecision::Date, resetctl::civil::civil_day(day, zone))
-                }
-                (None, None, [start, end]) => {
-                    if start > end {
-                        return Err(usage(format!("--window START {start} is after END {end}")));
-                    }
-                    (SchedulePrecision::Window, ScheduleWindow { start_at: *start, end_at: *end })
-                }
+            let time = match (at, date, window.as_slice()) {
+                (Some(at), None, []) => ScheduleTime::At(at),
+                (None, Some(date), []) => ScheduleTime::Day {
+                    date,
+                    tz: tz.unwrap_or_default(),
+                },
+                (None, None, [start, end]) => ScheduleTime::Window(*start, *end),
                 _ => return Err(usage("give one of --at TIME, --date YYYY-MM-DD --tz AREA/CITY, or --window START END")),
             };
-            record.schedule_precision = Some(precision);
-            record.schedule_basis = Some(match basis.as_deref() {
-                None => ScheduleBasis::Explicit,
-                Some(b) => ScheduleBasis::parse(b).ok_or_else(|| {
-                    usage(format!(
-                        "--basis {b:?} must be explicit or contextual_inference"
-                    ))
-                })?,
-            });
-            record.schedule_window = Some(window);
-            record.effective_at = Some(window.start_at);
-            apply(
-                settings,
-                facts.actor.clone(),
-                Action::Add {
-                    record: Box::new(record),
-                },
-            )
+            let record = new_schedule(
+                &source_spec(source),
+                &time,
+                basis.as_deref(),
+                &facts(&given),
+                now,
+            );
+            add(settings, given.actor.clone(), record)
         }
-        RecordCommand::Completion { source, at, facts } => {
-            let (id, src) = source_of(&source)?;
-            let mut record = base_record(id, Kind::Completed, src, &facts, now)?;
-            record.effective_at = at;
-            record.completed_at = at.or(record.announced_at);
-            apply(
-                settings,
-                facts.actor.clone(),
-                Action::Add {
-                    record: Box::new(record),
-                },
-            )
+        RecordCommand::Completion {
+            source,
+            at,
+            facts: given,
+        } => {
+            let record = new_completion(&source_spec(source), at, &facts(&given), now);
+            add(settings, given.actor.clone(), record)
         }
         RecordCommand::Complete {
             schedule_ids,
             at,
             actor,
-        } => {
-            let instance = load_instance(&settings.store(), &settings.publish())?;
-            let next_entry = instance.entries.last().map_or(0, |e| e.entry) + 1;
-            let id = resetctl::ledger::derive::manual_id(next_entry);
-            apply(
-                settings,
-                actor,
-                Action::Complete {
-                    id,
-                    completed_at: at.unwrap_or(now),
-                    schedule_ids,
-                },
-            )
-        }
+        } => apply(
+            settings,
+            actor,
+            Request::Complete {
+                completed_at: at.unwrap_or(now),
+                schedule_ids,
+            },
+        ),
         RecordCommand::Link {
             completion_id,
             schedule_id,
@@ -283,10 +144,10 @@ pub fn run(settings: &Settings, command: RecordCommand) -> Result<(), CliError> 
         } => apply(
             settings,
             actor,
-            Action::Link {
+            Request::Action(Action::Link {
                 completion_id,
                 schedule_id,
-            },
+            }),
         ),
         RecordCommand::Unlink {
             completion_id,
@@ -295,13 +156,17 @@ pub fn run(settings: &Settings, command: RecordCommand) -> Result<(), CliError> 
         } => apply(
             settings,
             actor,
-            Action::Unlink {
+            Request::Action(Action::Unlink {
                 completion_id,
                 schedule_id,
-            },
+            }),
         ),
-        RecordCommand::Dismiss { id, actor } => apply(settings, actor, Action::Dismiss { id }),
-        RecordCommand::Undo { entry, actor } => apply(settings, actor, Action::Undo { entry }),
+        RecordCommand::Dismiss { id, actor } => {
+            apply(settings, actor, Request::Action(Action::Dismiss { id }))
+        }
+        RecordCommand::Undo { entry, actor } => {
+            apply(settings, actor, Request::Action(Action::Undo { entry }))
+        }
         RecordCommand::Edit {
             id,
             text,
@@ -311,6 +176,7 @@ pub fn run(settings: &Settings, command: RecordCommand) -> Result<(), CliError> 
             effective_at,
             actor,
         } => {
+            check_confidence(confidence).map_err(usage)?;
             let changes = Edit {
                 text: if clear_text {
                     Some(None)
@@ -318,13 +184,21 @@ pub fn run(settings: &Settings, command: RecordCommand) -> Result<(), CliError> 
                     text.map(Some)
                 },
                 confidence: confidence.map(Some),
-                reset_type: rt.as_deref().map(|t| reset_type(Some(t))).transpose()?,
+                reset_type: rt
+                    .as_deref()
+                    .map(|t| parse_reset_type(Some(t)))
+                    .transpose()
+                    .map_err(usage)?,
                 effective_at,
             };
             if changes == Edit::default() {
                 return Err(usage("nothing to change: give --text, --clear-text, --confidence, --type or --effective-at"));
             }
-            apply(settings, actor, Action::Edit { id, changes })
+            apply(
+                settings,
+                actor,
+                Request::Action(Action::Edit { id, changes }),
+            )
         }
         RecordCommand::List { json: as_json } => list(settings, as_json),
         RecordCommand::Show { id } => show(settings, &id),
@@ -340,15 +214,18 @@ pub fn mark_checked(
     apply(
         settings,
         actor_name,
-        Action::Checked {
+        Request::Action(Action::Checked {
             at: at.unwrap_or(settings.now),
-        },
+        }),
     )
 }
 
-fn status_word(status: RecordStatus) -> String {
+/// Where a record stands, as the API sees it: an active record is
+/// `published` only when the current snapshot serves it.
+fn status_word(status: RecordStatus, published: bool) -> String {
     match status {
-        RecordStatus::Active => "published".into(),
+        RecordStatus::Active if published => "published".into(),
+        RecordStatus::Active => "recorded, not published yet (run `resetctl publish`)".into(),
         RecordStatus::Dismissed(e) => format!("dismissed (entry {e})"),
         RecordStatus::Undone(e) => format!("undone (entry {e})"),
     }
@@ -356,19 +233,20 @@ fn status_word(status: RecordStatus) -> String {
 
 fn warn_torn(torn: &[resetctl::ledger::TornLine]) {
     for t in torn {
-        eprintln!("resetctl: warning: {t}");
+        crate::output::warn(&format!("warning: {t}"));
     }
 }
 
 fn list(settings: &Settings, as_json: bool) -> Result<(), CliError> {
     let instance = load_instance(&settings.store(), &settings.publish())?;
+    let published = published_ids(&settings.store())?;
     warn_torn(&instance.torn);
     if as_json {
         let rows: Vec<_> = instance
             .derived
             .records
             .iter()
-            .map(|r| serde_json::json!({"status": status_word(r.status), "addedBy": r.added_by, "record": r.record}))
+            .map(|r| serde_json::json!({"status": status_word(r.status, published.contains(&r.record.id)), "addedBy": r.added_by, "record": r.record}))
             .collect();
         return print(&json(&rows));
     }
@@ -390,7 +268,7 @@ fn list(settings: &Settings, as_json: bool) -> Result<(), CliError> {
             "{:<44} {:<15}{state}{origin}  {when}  [{}]\n",
             rec.id,
             rec.kind,
-            status_word(r.status)
+            status_word(r.status, published.contains(&rec.id))
         ));
     }
     if out.is_empty() {
@@ -401,6 +279,7 @@ fn list(settings: &Settings, as_json: bool) -> Result<(), CliError> {
 
 fn show(settings: &Settings, id: &str) -> Result<(), CliError> {
     let instance = load_instance(&settings.store(), &settings.publish())?;
+    let published = published_ids(&settings.store())?;
     warn_torn(&instance.torn);
     let r = instance
         .derived
@@ -422,7 +301,10 @@ fn show(settings: &Settings, id: &str) -> Result<(), CliError> {
             )
         })
         .collect();
-    let mut out = format!("status: {}\n", status_word(r.status));
+    let mut out = format!(
+        "status: {}\n",
+        status_word(r.status, published.contains(id))
+    );
     out.push_str(&serde_json::to_string_pretty(&r.record).expect("records serialise"));
     out.push('\n');
     if !touching.is_empty() {

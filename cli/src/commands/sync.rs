@@ -4,7 +4,8 @@
 use std::time::Duration;
 
 use resetctl::feed::PUBLIC_FEED;
-use resetctl::sync::fetch::FetchSettings;
+use resetctl::redact::redact_url;
+use resetctl::sync::fetch::{FetchSettings, UpstreamRequest};
 use resetctl::sync::state::SourceSettings;
 use resetctl::sync::{run_daemon, sync_once, SyncError, SyncOutcome, SyncSettings};
 
@@ -12,6 +13,7 @@ use crate::args::SyncArgs;
 use crate::exit::{CliError, Code};
 use crate::output::print;
 use crate::settings::Settings;
+use resetctl::config::FileConfig;
 
 fn usage(message: impl Into<String>) -> CliError {
     CliError::new(Code::Usage, message)
@@ -27,13 +29,28 @@ fn resolve(settings: &Settings, args: &SyncArgs) -> Result<SyncSettings, CliErro
         .ok_or_else(|| usage("no upstream: pass --upstream URL (or set RESETCTL_UPSTREAM, or upstream = \"…\" in the config file)"))?;
     let preset = (url_text == PUBLIC_FEED.name).then_some(PUBLIC_FEED);
     let url_text = preset.map_or(url_text, |p| p.url.to_owned());
+    // The URL may carry a secret: errors name its redacted form only.
+    let shown = redact_url(&url_text);
     let url = reqwest::Url::parse(&url_text)
-        .map_err(|e| usage(format!("--upstream {url_text:?} is not a URL: {e}")))?;
+        .map_err(|e| usage(format!("--upstream {shown} is not a URL: {e}")))?;
     if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none() {
         return Err(usage(format!(
-            "--upstream {url_text:?} must be an http:// or https:// URL"
+            "--upstream {shown} must be an http:// or https:// URL"
         )));
     }
+    let public_url = args
+        .public_url
+        .clone()
+        .or_else(|| file.public_url.clone())
+        .unwrap_or_else(|| shown.clone());
+    let public = reqwest::Url::parse(&public_url)
+        .map_err(|e| usage(format!("--public-url {public_url:?} is not a URL: {e}")))?;
+    if public.password().is_some() || !public.username().is_empty() {
+        return Err(usage(
+            "--public-url must not carry userinfo: it is published as dataSource.url",
+        ));
+    }
+    let headers = upstream_headers(args, file)?;
     let host = url.host_str().unwrap_or_default().to_owned();
     let origin = url.origin().ascii_serialization();
     let interval_minutes = args.interval_minutes.or(file.interval_minutes).unwrap_or(5);
@@ -94,10 +111,14 @@ fn resolve(settings: &Settings, args: &SyncArgs) -> Result<SyncSettings, CliErro
                 .or_else(|| file.source_name.clone())
                 .or_else(|| preset.map(|p| p.source_name.to_owned()))
                 .unwrap_or(host),
-            url: url_text,
+            url: public_url,
             page_url,
             interval_minutes,
             max_age_minutes,
+        },
+        upstream: UpstreamRequest {
+            url: url_text,
+            headers,
         },
         fetch,
         backoff_cap: Duration::from_secs(u64::from(cap_minutes.max(1)) * 60),
@@ -105,6 +126,31 @@ fn resolve(settings: &Settings, args: &SyncArgs) -> Result<SyncSettings, CliErro
         lock_timeout: settings.lock_timeout,
         keep: settings.keep,
     })
+}
+
+/// `--upstream-header "NAME: VALUE"` (flag, env or file), checked; a bad
+/// one is named by its header name only (its value may be a secret).
+fn upstream_headers(args: &SyncArgs, file: &FileConfig) -> Result<Vec<(String, String)>, CliError> {
+    let given = if args.upstream_header.is_empty() {
+        file.upstream_header.clone().unwrap_or_default()
+    } else {
+        args.upstream_header.clone()
+    };
+    given
+        .iter()
+        .map(|text| {
+            let (name, value) = text.split_once(':').ok_or_else(|| {
+                usage("--upstream-header must look like \"NAME: VALUE\" (for example \"Authorization: Bearer …\")")
+            })?;
+            let (name, value) = (name.trim(), value.trim());
+            reqwest::header::HeaderName::from_bytes(name.as_bytes())
+                .map_err(|_| usage(format!("--upstream-header: {name:?} is not a header name")))?;
+            reqwest::header::HeaderValue::from_str(value).map_err(|_| {
+                usage(format!("--upstream-header {name}: the value is not a valid header value"))
+            })?;
+            Ok((name.to_owned(), value.to_owned()))
+        })
+        .collect()
 }
 
 fn describe(outcome: &SyncOutcome, url: &str) -> String {
@@ -120,6 +166,7 @@ fn describe(outcome: &SyncOutcome, url: &str) -> String {
 fn to_cli_error(err: SyncError) -> CliError {
     let code = match &err {
         SyncError::BackingOff { .. } | SyncError::Busy(_) => Code::TempFail,
+        SyncError::WrongMode(_) => Code::Usage,
         SyncError::Fetch { .. } => Code::Unavailable,
         SyncError::Invalid { .. } => Code::DataErr,
         SyncError::State(_) => Code::IoErr,
@@ -139,6 +186,7 @@ pub fn run(settings: &Settings, args: &SyncArgs) -> Result<(), CliError> {
         let fetch = &sync.fetch;
         return print(&crate::output::json(&serde_json::json!({
             "source": sync.source,
+            "upstreamHeaders": sync.upstream.headers.iter().map(|(name, _)| name).collect::<Vec<_>>(),
             "fetch": {
                 "connectTimeoutSeconds": fetch.connect_timeout.as_secs_f64(),
                 "timeoutSeconds": fetch.timeout.as_secs_f64(),

@@ -1,10 +1,24 @@
-//! A standalone instance: seeding history and publishing what it holds.
+//! A standalone instance: seeding history, recording operator actions and
+//! publishing what it holds.
 //!
-//! The records of a standalone snapshot are the seeded history (plus, once
-//! the operator ledger exists, what the ledger derives), with schedule
-//! states evaluated at the publish time. Every entry point takes the
-//! data-dir lock for the whole read-modify-publish, so two operators never
-//! interleave.
+//! The records of a standalone snapshot are the seeded history plus what
+//! the operator ledger derives, with schedule states evaluated at the
+//! publish time. Every entry point takes the data-dir lock for the whole
+//! read-modify-publish, so two operators never interleave; ids that depend
+//! on the ledger are allocated under that lock. An action is appended only
+//! when the records it leads to would publish, and the ledger is the source
+//! of truth: a snapshot records the last entry it includes, and any
+//! standalone command (and `serve --republish`) publishes entries that a
+//! failed or killed command left unpublished.
+//!
+//! - [`actions`]: building new records and actions from operator input;
+//! - `check`: the refusals of operator actions.
+//!
+//! A data dir belongs to one mode: these commands refuse a data dir that
+//! `sync` fills.
+
+pub mod actions;
+mod check;
 
 use std::time::Duration;
 
@@ -17,11 +31,11 @@ use crate::model::Timestamp;
 use crate::snapshot::{Draft, Mode, Snapshot, SnapshotError, SnapshotStore};
 
 use crate::ledger::{
-    append, derive_records, read_ledger, Action, Derived, Entry, LedgerError, RecordStatus,
-    TornLine,
+    append, derive_records, next_entry_number, read_ledger, Derived, Entry, LedgerError, TornLine,
 };
-use crate::model::{Kind, Record};
 use crate::store::DataDirLock;
+
+pub use actions::Request;
 
 /// Settings every publishing command shares.
 #[derive(Debug, Clone, Copy)]
@@ -65,6 +79,33 @@ pub enum StandaloneError {
     /// An operator action was refused; nothing was recorded.
     #[error("{0}")]
     Refused(String),
+    /// The data dir belongs to upstream-sync mode.
+    #[error("{0}")]
+    WrongMode(String),
+    /// The entry is in the ledger but the snapshot could not be written.
+    #[error("entry {entry} recorded; publishing failed: {source}; run `resetctl publish` (or any standalone command) to publish it")]
+    Unpublished {
+        /// The entry that was recorded.
+        entry: u64,
+        /// Why publishing failed.
+        source: Box<StandaloneError>,
+    },
+}
+
+/// Refuses a data dir that `sync` fills: a standalone command would replace
+/// the mirrored records with its own.
+fn refuse_upstream(store: &SnapshotStore) -> Result<(), StandaloneError> {
+    let data_dir = store.data_dir();
+    let upstream = store.current_mode()? == Some(Mode::Upstream)
+        || crate::sync::state::sync_state_path(data_dir).exists();
+    if upstream {
+        return Err(StandaloneError::WrongMode(format!(
+            "{} is an upstream mirror (filled by resetctl sync); standalone commands would replace its records. \
+             Run a standalone instance in a separate data dir: resetctl --data-dir DIR seed",
+            data_dir.display()
+        )));
+    }
+    Ok(())
 }
 
 fn describe_conflicts(conflicts: &[SeedConflict]) -> String {
@@ -98,16 +139,21 @@ pub fn seed(
         reason,
     })?;
     let lock = store.lock(settings.lock_timeout, "resetctl seed")?;
+    refuse_upstream(store)?;
     let stored = load_history(store.data_dir())?;
     let plan = plan_seed(stored, records.into_iter().map(mark_seeded).collect());
     if !plan.conflicts.is_empty() {
         return Err(StandaloneError::Conflicts(plan.conflicts));
     }
     validate_records(&plan.merged)?;
-    // An idempotent re-run changes nothing: no history write, no new version.
+    // An idempotent re-run changes nothing (no history write, no new
+    // version) unless ledger entries are waiting to be published.
     let current = store.load_current()?;
+    let behind = current.as_ref().is_some_and(|s| {
+        last_entry_number(store).is_ok_and(|last| last > s.ledger_entry.unwrap_or(0))
+    });
     let snapshot = match current {
-        Some(snapshot) if plan.added == 0 => snapshot,
+        Some(snapshot) if plan.added == 0 && !behind => snapshot,
         _ => {
             save_history(&lock, store.data_dir(), &plan.merged)?;
             publish_locked(store, &lock, settings)?
@@ -126,7 +172,13 @@ pub fn publish(
     settings: PublishSettings,
 ) -> Result<Snapshot, StandaloneError> {
     let lock = store.lock(settings.lock_timeout, "resetctl publish")?;
+    refuse_upstream(store)?;
     publish_locked(store, &lock, settings)
+}
+
+/// The highest entry number in the ledger (0 when empty).
+fn last_entry_number(store: &SnapshotStore) -> Result<u64, LedgerError> {
+    next_entry_number(store.data_dir()).map(|next| next - 1)
 }
 
 /// Everything a standalone data dir holds, derived at `now`.
@@ -138,6 +190,27 @@ pub struct Instance {
     pub torn: Vec<TornLine>,
     /// The derived records (published or not).
     pub derived: Derived,
+    /// The last ledger entry the current snapshot includes (`None`: no
+    /// snapshot, or one written before snapshots recorded it).
+    pub published_entry: Option<u64>,
+}
+
+/// The ids of the records the current snapshot serves.
+pub fn published_ids(
+    store: &SnapshotStore,
+) -> Result<std::collections::HashSet<String>, StandaloneError> {
+    Ok(store
+        .load_current()?
+        .map(|s| s.records.into_iter().map(|r| r.id).collect())
+        .unwrap_or_default())
+}
+
+impl Instance {
+    /// The entries newer than the current snapshot: recorded, not yet published.
+    pub fn unpublished_entries(&self) -> impl Iterator<Item = &Entry> {
+        let published = self.published_entry.unwrap_or(0);
+        self.entries.iter().filter(move |e| e.entry > published)
+    }
 }
 
 /// Reads history and ledger and derives the records at `settings.now`.
@@ -153,10 +226,14 @@ pub fn load_instance(
         settings.now,
         settings.match_tolerance_ms,
     );
+    let published_entry = store
+        .current_head()?
+        .map(|head| head.ledger_entry.unwrap_or(0));
     Ok(Instance {
         entries: ledger.entries,
         torn: ledger.torn,
         derived,
+        published_entry,
     })
 }
 
@@ -173,160 +250,62 @@ pub fn publish_locked(
         mode: Mode::Standalone,
         generated_at: settings.now,
         last_successful_check_at: instance.derived.last_successful_check_at,
+        ledger_entry: instance.entries.iter().map(|e| e.entry).max(),
+        sync: None,
         records,
     };
     Ok(store.publish(lock, draft, settings.now, settings.keep)?)
 }
 
-/// Records one operator action and republishes: checked against the
-/// current records first, so a refusal changes nothing.
+/// Records one operator request and republishes. Under the lock: the
+/// entry number (and any id made from it) is allocated, the action is
+/// checked against the current records, and the records it leads to are
+/// derived and validated; only an action whose result publishes is
+/// appended. A failure after the append says so ([`StandaloneError::Unpublished`]).
 pub fn record_action(
     store: &SnapshotStore,
     settings: PublishSettings,
     actor: &str,
-    action: Action,
+    request: Request,
 ) -> Result<(Entry, Snapshot), StandaloneError> {
     let lock = store.lock(settings.lock_timeout, "resetctl record")?;
+    refuse_upstream(store)?;
     let instance = load_instance(store, &settings)?;
-    check_action(&instance, &action, settings.now)?;
-    let entry = append(&lock, store.data_dir(), settings.now, actor, action)?;
-    let snapshot = publish_locked(store, &lock, settings)?;
+    let number = next_entry_number(store.data_dir())?;
+    let entry = Entry {
+        entry: number,
+        at: settings.now,
+        actor: actor.to_owned(),
+        action: request.into_action(number),
+    };
+    check::check_action(&instance, &entry.action, settings.now)?;
+    would_publish(store, &instance, &entry, &settings)?;
+    append(&lock, store.data_dir(), &entry)?;
+    let snapshot =
+        publish_locked(store, &lock, settings).map_err(|e| StandaloneError::Unpublished {
+            entry: entry.entry,
+            source: Box::new(e),
+        })?;
     Ok((entry, snapshot))
 }
 
-fn refuse<T>(message: String) -> Result<T, StandaloneError> {
-    Err(StandaloneError::Refused(message))
-}
-
-/// The refusals of operator actions, each naming the problem.
-fn check_action(
+/// Refuses `entry` unless the records with it applied would publish (the
+/// same check a publish and a load make).
+fn would_publish(
+    store: &SnapshotStore,
     instance: &Instance,
-    action: &Action,
-    now: Timestamp,
+    entry: &Entry,
+    settings: &PublishSettings,
 ) -> Result<(), StandaloneError> {
-    let derived = &instance.derived;
-    let existing = |id: &str| derived.get(id);
-    let active = |id: &str, kind: Option<Kind>, role: &str| -> Result<&Record, StandaloneError> {
-        let Some(r) = existing(id) else {
-            return refuse(format!("no record with id {id:?}"));
-        };
-        match r.status {
-            RecordStatus::Dismissed(e) => return refuse(format!("{id} was dismissed (entry {e})")),
-            RecordStatus::Undone(e) => return refuse(format!("{id} was undone (entry {e})")),
-            RecordStatus::Active => {}
-        }
-        if let Some(kind) = kind.filter(|k| *k != r.record.kind) {
-            return refuse(format!(
-                "{id} is a {}, not a {kind} ({role})",
-                r.record.kind
-            ));
-        }
-        Ok(&r.record)
-    };
-    match action {
-        Action::Add { record } => {
-            if let Some(r) = existing(&record.id) {
-                let by = r
-                    .added_by
-                    .map_or("seeded history".to_owned(), |e| format!("entry {e}"));
-                return refuse(format!(
-                    "a record with id {} already exists ({by})",
-                    record.id
-                ));
-            }
-            let mut probe = (**record).clone();
-            crate::state::evaluate_states(std::slice::from_mut(&mut probe), now);
-            validate_records(&[probe])
-                .map_err(|e| StandaloneError::Refused(format!("{}: {}", e.field, e.problem)))?;
-        }
-        Action::Complete { schedule_ids, .. } => {
-            for id in schedule_ids {
-                let r = active(id, Some(Kind::Scheduled), "complete takes schedules")?;
-                if r.fulfillment_origin == Some(crate::model::FulfillmentOrigin::Manual) {
-                    return refuse(format!(
-                        "{id} is already completed manually by {}",
-                        r.completion_record_id.as_deref().unwrap_or("?")
-                    ));
-                }
-            }
-        }
-        Action::Link {
-            completion_id,
-            schedule_id,
-        } => {
-            active(
-                completion_id,
-                Some(Kind::Completed),
-                "the first id is the completion",
-            )?;
-            let s = active(
-                schedule_id,
-                Some(Kind::Scheduled),
-                "the second id is the schedule",
-            )?;
-            if s.completion_record_id.as_deref() == Some(completion_id)
-                && s.fulfillment_origin != Some(crate::model::FulfillmentOrigin::Auto)
-            {
-                return refuse(format!(
-                    "{completion_id} is already linked to {schedule_id}"
-                ));
-            }
-        }
-        Action::Unlink {
-            completion_id,
-            schedule_id,
-        } => {
-            let s = active(
-                schedule_id,
-                Some(Kind::Scheduled),
-                "the second id is the schedule",
-            )?;
-            if s.completion_record_id.as_deref() != Some(completion_id.as_str()) {
-                return refuse(format!("{schedule_id} is not linked to {completion_id}"));
-            }
-            if s.fulfillment_origin == Some(crate::model::FulfillmentOrigin::Manual) {
-                return refuse(format!(
-                    "{schedule_id} was completed manually; undo that entry instead"
-                ));
-            }
-        }
-        Action::Dismiss { id } => {
-            active(id, None, "dismiss")?;
-        }
-        Action::Edit { id, changes } => {
-            let r = active(id, None, "edit")?;
-            if let Some(Some(c)) = changes.confidence {
-                if !(0.0..=1.0).contains(&c) {
-                    return refuse(format!("--confidence must be between 0 and 1, got {c}"));
-                }
-            }
-            if changes.effective_at.is_some() && r.kind == Kind::Scheduled {
-                return refuse(format!("{id} is a schedule: its time comes from its window; record a new schedule instead"));
-            }
-        }
-        Action::Undo { entry } => {
-            let Some(target) = instance.entries.iter().find(|e| e.entry == *entry) else {
-                return refuse(format!("no ledger entry {entry}"));
-            };
-            if matches!(target.action, Action::Undo { .. }) {
-                return refuse(format!(
-                    "entry {entry} is itself an undo; undo entries cannot be undone"
-                ));
-            }
-            if let Some(by) = instance
-                .entries
-                .iter()
-                .find(|e| matches!(e.action, Action::Undo { entry: t } if t == *entry))
-            {
-                return refuse(format!(
-                    "entry {entry} was already undone by entry {}",
-                    by.entry
-                ));
-            }
-        }
-        Action::Checked { .. } => {}
-    }
-    Ok(())
+    let refused =
+        |problem: String| StandaloneError::Refused(format!("nothing was recorded: {problem}"));
+    serde_json::to_vec(entry).map_err(|e| refused(e.to_string()))?;
+    let mut entries = instance.entries.clone();
+    entries.push(entry.clone());
+    let history = load_history(store.data_dir())?;
+    let derived = derive_records(history, &entries, settings.now, settings.match_tolerance_ms);
+    validate_records(&derived.published())
+        .map_err(|e| refused(format!("the records would be invalid: {e}")))
 }
 
 /// Republishes when the records derived now differ from the current
@@ -345,6 +324,7 @@ pub fn republish_if_changed(
     let unchanged = current.as_ref().is_some_and(|s| {
         s.records == records
             && s.last_successful_check_at == instance.derived.last_successful_check_at
+            && instance.unpublished_entries().next().is_none()
     });
     if unchanged || (current.is_none() && records.is_empty()) {
         return Ok(None);

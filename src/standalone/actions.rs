@@ -1,0 +1,300 @@
+//! The operator's new records and actions, built from what the operator
+//! typed: the rules the CLI used to decide (post URLs, `op_` ids, record
+//! defaults, a schedule's `effectiveAt` from its window, the confidence
+//! range, manual completion ids). The CLI only translates flags into these
+//! types; every refusal names the flag.
+
+use std::hash::{BuildHasher, Hasher};
+
+use crate::ledger::derive::manual_id;
+use crate::ledger::Action;
+use crate::model::{
+    Kind, Origin, Record, ResetType, ScheduleBasis, SchedulePrecision, ScheduleWindow, Scope,
+    Source, Timestamp,
+};
+
+/// Where a new record comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SourceSpec {
+    /// A post on the social platform: `https://x.com/HANDLE/status/ID`.
+    PostUrl(String),
+    /// An operator note (an `op_` id is generated).
+    Operator,
+}
+
+/// When a new schedule is due.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ScheduleTime {
+    /// An exact time (datetime precision).
+    At(Timestamp),
+    /// A civil day (`YYYY-MM-DD`) in a zone (`Area/City`): date precision.
+    Day {
+        /// The date.
+        date: String,
+        /// The zone.
+        tz: String,
+    },
+    /// A window (window precision).
+    Window(Timestamp, Timestamp),
+}
+
+/// What schedules and completions share.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Facts {
+    /// `global`, `banked` or `global_and_banked` (default `global`).
+    pub reset_type: Option<String>,
+    /// Affected plans (empty: unknown).
+    pub scope_plans: Vec<String>,
+    /// Affected quota windows (empty: unknown).
+    pub scope_windows: Vec<String>,
+    /// 0 to 1.
+    pub confidence: Option<f64>,
+    /// The post text or operator copy.
+    pub text: Option<String>,
+    /// When it was announced (default: now).
+    pub announced_at: Option<Timestamp>,
+}
+
+/// An operator's request, turned into a ledger action under the data-dir
+/// lock (a manual completion's id comes from its entry number, which only
+/// the lock holder can know).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Request {
+    /// An action that needs nothing from the ledger.
+    Action(Action),
+    /// A manual completion of these schedules.
+    Complete {
+        /// When the reset happened.
+        completed_at: Timestamp,
+        /// The schedules it fulfils.
+        schedule_ids: Vec<String>,
+    },
+}
+
+impl Request {
+    /// The action recorded as entry `entry`.
+    pub fn into_action(self, entry: u64) -> Action {
+        match self {
+            Request::Action(action) => action,
+            Request::Complete {
+                completed_at,
+                schedule_ids,
+            } => Action::Complete {
+                id: manual_id(entry),
+                completed_at,
+                schedule_ids,
+            },
+        }
+    }
+}
+
+/// A new schedule.
+pub fn new_schedule(
+    source: &SourceSpec,
+    time: &ScheduleTime,
+    basis: Option<&str>,
+    facts: &Facts,
+    now: Timestamp,
+) -> Result<Record, String> {
+    let (precision, window) = match time {
+        ScheduleTime::At(at) => (
+            SchedulePrecision::Datetime,
+            ScheduleWindow {
+                start_at: *at,
+                end_at: *at,
+            },
+        ),
+        ScheduleTime::Day { date, tz } => {
+            let (day, zone) = crate::civil::parse_day(date, tz)?;
+            (SchedulePrecision::Date, crate::civil::civil_day(day, zone))
+        }
+        ScheduleTime::Window(start, end) => {
+            if start > end {
+                return Err(format!("--window START {start} is after END {end}"));
+            }
+            (
+                SchedulePrecision::Window,
+                ScheduleWindow {
+                    start_at: *start,
+                    end_at: *end,
+                },
+            )
+        }
+    };
+    let mut record = base_record(source, Kind::Scheduled, facts, now)?;
+    record.schedule_precision = Some(precision);
+    record.schedule_basis = Some(match basis {
+        None => ScheduleBasis::Explicit,
+        Some(b) => ScheduleBasis::parse(b)
+            .ok_or_else(|| format!("--basis {b:?} must be explicit or contextual_inference"))?,
+    });
+    record.schedule_window = Some(window);
+    // A schedule's time is its window's start.
+    record.effective_at = Some(window.start_at);
+    Ok(record)
+}
+
+/// A new completion; without `at` its time is unknown and `completedAt` is
+/// the announcement.
+pub fn new_completion(
+    source: &SourceSpec,
+    at: Option<Timestamp>,
+    facts: &Facts,
+    now: Timestamp,
+) -> Result<Record, String> {
+    let mut record = base_record(source, Kind::Completed, facts, now)?;
+    record.effective_at = at;
+    record.completed_at = at.or(record.announced_at);
+    Ok(record)
+}
+
+/// Parses a reset type as the operator typed it (default `global`).
+pub fn parse_reset_type(text: Option<&str>) -> Result<ResetType, String> {
+    match text {
+        None => Ok(ResetType::Global),
+        Some(t) => ResetType::parse(t)
+            .ok_or_else(|| format!("--type {t:?} must be global, banked or global_and_banked")),
+    }
+}
+
+/// Refuses a confidence outside 0 to 1.
+pub fn check_confidence(confidence: Option<f64>) -> Result<(), String> {
+    match confidence {
+        Some(c) if !(0.0..=1.0).contains(&c) => {
+            Err(format!("--confidence must be between 0 and 1, got {c}"))
+        }
+        _ => Ok(()),
+    }
+}
+
+fn base_record(
+    source: &SourceSpec,
+    kind: Kind,
+    facts: &Facts,
+    now: Timestamp,
+) -> Result<Record, String> {
+    check_confidence(facts.confidence)?;
+    let (id, source) = source_of(source)?;
+    Ok(Record {
+        id,
+        kind,
+        reset_type: parse_reset_type(facts.reset_type.as_deref())?,
+        announced_at: Some(facts.announced_at.unwrap_or(now)),
+        effective_at: None,
+        text: facts.text.clone(),
+        confidence: facts.confidence,
+        scope: scope(facts),
+        source,
+        schedule_precision: None,
+        schedule_basis: None,
+        schedule_window: None,
+        schedule_state: None,
+        completed_at: None,
+        completion_record_id: None,
+        fulfillment_origin: None,
+        related_record_ids: Vec::new(),
+    })
+}
+
+/// Plans and windows when either is given; what is missing is `unknown`.
+fn scope(facts: &Facts) -> Option<Scope> {
+    if facts.scope_plans.is_empty() && facts.scope_windows.is_empty() {
+        return None;
+    }
+    let or_unknown = |v: &Vec<String>| {
+        if v.is_empty() {
+            vec!["unknown".to_owned()]
+        } else {
+            v.clone()
+        }
+    };
+    Some(Scope {
+        plans: or_unknown(&facts.scope_plans),
+        windows: or_unknown(&facts.scope_windows),
+    })
+}
+
+fn source_of(source: &SourceSpec) -> Result<(String, Source), String> {
+    match source {
+        SourceSpec::PostUrl(url) => {
+            let (id, handle, canonical) = parse_post_url(url)?;
+            Ok((
+                id.clone(),
+                Source {
+                    origin: Origin::X,
+                    post_id: Some(id),
+                    handle: Some(handle),
+                    url: Some(canonical),
+                },
+            ))
+        }
+        SourceSpec::Operator => {
+            let id = operator_id();
+            Ok((
+                id.clone(),
+                Source {
+                    origin: Origin::Operator,
+                    post_id: Some(id),
+                    handle: None,
+                    url: None,
+                },
+            ))
+        }
+    }
+}
+
+/// `op_` + 24 random hex digits.
+pub fn operator_id() -> String {
+    let random = || {
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u128(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos())
+                .unwrap_or(0),
+        );
+        h.finish()
+    };
+    format!("op_{:016x}{:08x}", random(), random() as u32)
+}
+
+/// `https://x.com/HANDLE/status/ID` (or twitter.com, with or without www) →
+/// (id, handle, canonical url).
+pub fn parse_post_url(url: &str) -> Result<(String, String, String), String> {
+    let fail = || {
+        format!("--post-url {url:?} is not a post URL like https://x.com/HANDLE/status/1234567890")
+    };
+    let rest = url
+        .strip_prefix("https://")
+        .or_else(|| url.strip_prefix("http://"))
+        .ok_or_else(fail)?;
+    let rest = rest
+        .split(['?', '#'])
+        .next()
+        .unwrap_or_default()
+        .trim_end_matches('/');
+    let mut parts = rest.split('/');
+    let host = parts.next().ok_or_else(fail)?;
+    if !matches!(
+        host,
+        "x.com" | "www.x.com" | "twitter.com" | "www.twitter.com" | "mobile.twitter.com"
+    ) {
+        return Err(fail());
+    }
+    let (handle, status, id) = (parts.next(), parts.next(), parts.next());
+    match (handle, status, id, parts.next()) {
+        (Some(h), Some("status"), Some(id), None)
+            if !h.is_empty()
+                && !id.is_empty()
+                && id.len() <= 20
+                && id.bytes().all(|b| b.is_ascii_digit()) =>
+        {
+            Ok((
+                id.to_owned(),
+                h.to_owned(),
+                format!("https://x.com/{h}/status/{id}"),
+            ))
+        }
+        _ => Err(fail()),
+    }
+}

@@ -1,0 +1,147 @@
+//! The refusals of operator actions, each naming the problem; checked
+//! against the records derived before the action, so a refusal records
+//! nothing.
+
+use super::{Instance, StandaloneError};
+use crate::ledger::{Action, RecordStatus};
+use crate::model::validate::validate_records;
+use crate::model::{FulfillmentOrigin, Kind, Record, Timestamp};
+
+fn refuse<T>(message: String) -> Result<T, StandaloneError> {
+    Err(StandaloneError::Refused(message))
+}
+
+/// Refuses `action` when it cannot apply to `instance`.
+pub(super) fn check_action(
+    instance: &Instance,
+    action: &Action,
+    now: Timestamp,
+) -> Result<(), StandaloneError> {
+    let derived = &instance.derived;
+    let existing = |id: &str| derived.get(id);
+    let active = |id: &str, kind: Option<Kind>, role: &str| -> Result<&Record, StandaloneError> {
+        let Some(r) = existing(id) else {
+            return refuse(format!("no record with id {id:?}"));
+        };
+        match r.status {
+            RecordStatus::Dismissed(e) => return refuse(format!("{id} was dismissed (entry {e})")),
+            RecordStatus::Undone(e) => return refuse(format!("{id} was undone (entry {e})")),
+            RecordStatus::Active => {}
+        }
+        if let Some(kind) = kind.filter(|k| *k != r.record.kind) {
+            return refuse(format!(
+                "{id} is a {}, not a {kind} ({role})",
+                r.record.kind
+            ));
+        }
+        Ok(&r.record)
+    };
+    match action {
+        Action::Add { record } => {
+            if let Some(r) = existing(&record.id) {
+                let by = r
+                    .added_by
+                    .map_or("seeded history".to_owned(), |e| format!("entry {e}"));
+                return refuse(format!(
+                    "a record with id {} already exists ({by})",
+                    record.id
+                ));
+            }
+            let mut probe = (**record).clone();
+            crate::state::evaluate_states(std::slice::from_mut(&mut probe), now);
+            validate_records(&[probe]).map_err(|e| {
+                StandaloneError::Refused(format!(
+                    "nothing was recorded: {}: {}",
+                    e.field, e.problem
+                ))
+            })?;
+        }
+        Action::Complete { schedule_ids, .. } => {
+            for id in schedule_ids {
+                let r = active(id, Some(Kind::Scheduled), "complete takes schedules")?;
+                if r.fulfillment_origin == Some(FulfillmentOrigin::Manual) {
+                    return refuse(format!(
+                        "{id} is already completed manually by {}",
+                        r.completion_record_id.as_deref().unwrap_or("?")
+                    ));
+                }
+            }
+        }
+        Action::Link {
+            completion_id,
+            schedule_id,
+        } => {
+            active(
+                completion_id,
+                Some(Kind::Completed),
+                "the first id is the completion",
+            )?;
+            let s = active(
+                schedule_id,
+                Some(Kind::Scheduled),
+                "the second id is the schedule",
+            )?;
+            if s.completion_record_id.as_deref() == Some(completion_id)
+                && s.fulfillment_origin != Some(FulfillmentOrigin::Auto)
+            {
+                return refuse(format!(
+                    "{completion_id} is already linked to {schedule_id}"
+                ));
+            }
+        }
+        Action::Unlink {
+            completion_id,
+            schedule_id,
+        } => {
+            let s = active(
+                schedule_id,
+                Some(Kind::Scheduled),
+                "the second id is the schedule",
+            )?;
+            if s.completion_record_id.as_deref() != Some(completion_id.as_str()) {
+                return refuse(format!("{schedule_id} is not linked to {completion_id}"));
+            }
+            if s.fulfillment_origin == Some(FulfillmentOrigin::Manual) {
+                return refuse(format!(
+                    "{schedule_id} was completed manually; undo that entry instead"
+                ));
+            }
+        }
+        Action::Dismiss { id } => {
+            active(id, None, "dismiss")?;
+        }
+        Action::Edit { id, changes } => {
+            let r = active(id, None, "edit")?;
+            if let Some(Some(c)) = changes.confidence {
+                if !(0.0..=1.0).contains(&c) {
+                    return refuse(format!("--confidence must be between 0 and 1, got {c}"));
+                }
+            }
+            if changes.effective_at.is_some() && r.kind == Kind::Scheduled {
+                return refuse(format!("{id} is a schedule: its time comes from its window; record a new schedule instead"));
+            }
+        }
+        Action::Undo { entry } => {
+            let Some(target) = instance.entries.iter().find(|e| e.entry == *entry) else {
+                return refuse(format!("no ledger entry {entry}"));
+            };
+            if matches!(target.action, Action::Undo { .. }) {
+                return refuse(format!(
+                    "entry {entry} is itself an undo; undo entries cannot be undone"
+                ));
+            }
+            if let Some(by) = instance
+                .entries
+                .iter()
+                .find(|e| matches!(e.action, Action::Undo { entry: t } if t == *entry))
+            {
+                return refuse(format!(
+                    "entry {entry} was already undone by entry {}",
+                    by.entry
+                ));
+            }
+        }
+        Action::Checked { .. } => {}
+    }
+    Ok(())
+}

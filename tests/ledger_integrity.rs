@@ -1,0 +1,418 @@
+//! The operator ledger never holds what it must not: a failed append, an
+//! entry whose records cannot be published, a duplicated id or entry
+//! number; an appended entry that did not publish is said, shown and healed;
+//! and nothing an operator or upstream typed can drive the terminal.
+
+use std::path::{Path, PathBuf};
+
+use std::process::Command;
+
+use serde_json::Value;
+
+use crate::util::server::Server;
+use crate::util::World;
+
+const NOW: &str = "2026-11-20T10:00:00.000Z";
+
+fn record(w: &World, args: &[&str]) -> crate::util::Run {
+    let mut all = vec!["--now", NOW, "record"];
+    all.extend_from_slice(args);
+    w.run(&all)
+}
+
+fn ledger(w: &World) -> Vec<u8> {
+    std::fs::read(w.data_dir().join("ledger.jsonl")).unwrap_or_default()
+}
+
+fn log_entries(w: &World) -> Vec<Value> {
+    let out = w
+        .run(&["--now", NOW, "record", "log", "--json"])
+        .success()
+        .stdout;
+    out.lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// A small tmpfs, mounted for one test and unmounted on drop.
+struct SmallDisk {
+    dir: tempfile::TempDir,
+}
+
+impl SmallDisk {
+    fn mount(kib: u32) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let status = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={kib}k"), "tmpfs"])
+            .arg(dir.path())
+            .status();
+        assert!(
+            matches!(status, Ok(s) if s.success()),
+            "this test mounts a small tmpfs to fill it up: run the tests as root (as `make test` does in CI), \
+             or with sudo so that `mount -t tmpfs` works"
+        );
+        SmallDisk { dir }
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Fills every free page with a filler file; returns it.
+    fn fill(&self) -> PathBuf {
+        use std::io::Write;
+        let filler = self.path().join("filler");
+        let mut file = std::fs::File::create(&filler).unwrap();
+        let block = vec![0u8; 4096];
+        while file.write_all(&block).is_ok() {}
+        let _ = file.flush();
+        filler
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(self.dir.path()).status();
+    }
+}
+
+/// A world whose data dir lives on `disk` (its usual path links there).
+fn world_on(disk: &SmallDisk) -> World {
+    let w = World::new();
+    let data = disk.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    std::os::unix::fs::symlink(&data, w.data_dir()).unwrap();
+    w
+}
+
+/// An operator text that makes the first ledger line end just short of a
+/// page, so the next append must take a new page from the disk.
+fn padding(target_line: usize) -> String {
+    "x".repeat(target_line)
+}
+
+#[test]
+fn a_failed_append_leaves_the_ledger_as_it_was_and_numbers_stay_unique() {
+    let disk = SmallDisk::mount(128);
+    let w = world_on(&disk);
+    let data = w.data_dir();
+    let schedule = |text: &str| {
+        w.run(&[
+            "--now",
+            NOW,
+            "record",
+            "schedule",
+            "--operator",
+            "--at",
+            "2026-11-21T10:00:00Z",
+            "--text",
+            text,
+        ])
+    };
+    schedule("first").success();
+    // Pad the ledger to just under one page: the next line needs a new page.
+    let len = std::fs::metadata(data.join("ledger.jsonl")).unwrap().len() as usize;
+    let line = len; // one line so far
+    let pad = padding(4096 - 2 * line - 40);
+    schedule(&pad).success();
+    let before = std::fs::read_to_string(data.join("ledger.jsonl")).unwrap();
+    assert!(
+        before.len() < 4096 && before.len() > 3000,
+        "{}",
+        before.len()
+    );
+    let filler = disk.fill();
+    let failed = schedule(&"y".repeat(600)).code(74);
+    assert!(
+        failed.stderr.contains("No space left on device"),
+        "{}",
+        failed.stderr
+    );
+    let after =
+        String::from_utf8_lossy(&std::fs::read(data.join("ledger.jsonl")).unwrap()).into_owned();
+    assert!(
+        after == before,
+        "the failed append left bytes behind: {:?}",
+        &after[before.len().min(after.len())..]
+    );
+    std::fs::remove_file(filler).unwrap();
+    schedule("after the disk was freed").success();
+    w.run(&["--now", NOW, "record", "undo", "3"]).success();
+    let log = w
+        .run(&["--now", NOW, "record", "log", "--json"])
+        .success()
+        .stdout;
+    let numbers: Vec<u64> = log
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["entry"]
+                .as_u64()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(numbers, [4, 3, 2, 1], "unique numbers, newest first");
+    let list = w
+        .run(&["--now", NOW, "record", "list", "--json"])
+        .success()
+        .json();
+    let undone = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["status"].as_str().unwrap().starts_with("undone"))
+        .count();
+    assert_eq!(undone, 1, "undo 3 undid exactly one record: {list}");
+}
+
+#[test]
+fn an_entry_that_did_not_publish_is_said_shown_and_healed() {
+    let disk = SmallDisk::mount(128);
+    let w = world_on(&disk);
+    let run = |args: &[&str]| {
+        let mut all = vec!["--now", NOW];
+        all.extend_from_slice(args);
+        w.run(&all)
+    };
+    run(&[
+        "record",
+        "schedule",
+        "--post-url",
+        "https://x.com/ops/status/2090000000000000001",
+        "--at",
+        "2026-11-21T10:00:00Z",
+    ])
+    .success();
+    // The ledger's page has room for one more line; the snapshot needs new pages.
+    let filler = disk.fill();
+    let failed = run(&[
+        "record",
+        "schedule",
+        "--post-url",
+        "https://x.com/ops/status/2090000000000000002",
+        "--at",
+        "2026-11-22T10:00:00Z",
+    ])
+    .code(74);
+    assert!(
+        failed
+            .stderr
+            .contains("entry 2 recorded; publishing failed:")
+            && failed.stderr.contains("run `resetctl publish`"),
+        "{}",
+        failed.stderr
+    );
+    let list = run(&["record", "list"]).success().stdout;
+    let line = list
+        .lines()
+        .find(|l| l.contains("2090000000000000002"))
+        .unwrap();
+    assert!(line.contains("recorded, not published yet"), "{list}");
+    let status = run(&["status", "--json"]).success().json();
+    assert_eq!(status["ledger"]["unpublished"], 1, "{status}");
+    assert_eq!(status["ledger"]["publishedThrough"], 1);
+    assert!(run(&["status"])
+        .success()
+        .stdout
+        .contains("1 entries recorded but not published"));
+    std::fs::remove_file(filler).unwrap();
+    // The retry is refused (the entry exists), but the instance heals: any
+    // standalone command publishes what the ledger holds.
+    let retry = run(&[
+        "record",
+        "schedule",
+        "--post-url",
+        "https://x.com/ops/status/2090000000000000002",
+        "--at",
+        "2026-11-22T10:00:00Z",
+    ])
+    .code(64);
+    assert!(
+        retry.stderr.contains("already exists (entry 2)"),
+        "{}",
+        retry.stderr
+    );
+    run(&["seed"]).success();
+    let status = run(&["status", "--json"]).success().json();
+    assert_eq!(status["ledger"]["unpublished"], 0, "{status}");
+    let list = run(&["record", "list"]).success().stdout;
+    assert!(!list.contains("not published"), "{list}");
+    let s = Server::start(&w, &["--now", NOW], &[]);
+    let body = s.get("/openapi/v1/records?kind=reset_scheduled").json();
+    let ids: Vec<&str> = body["data"]["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap())
+        .collect();
+    assert!(ids.contains(&"2090000000000000002"), "{ids:?}");
+}
+
+#[test]
+fn the_server_republish_heals_an_unpublished_entry() {
+    let w = World::new();
+    record(
+        &w,
+        &["schedule", "--operator", "--at", "2026-11-21T10:00:00Z"],
+    )
+    .success();
+    // An entry appended by a command that died before publishing.
+    let entry = r#"{"entry":2,"at":"2026-11-20T10:00:00.000Z","actor":"ops","action":{"type":"checked","at":"2026-11-20T09:59:00.000Z"}}"#;
+    let mut bytes = ledger(&w);
+    bytes.extend_from_slice(entry.as_bytes());
+    bytes.push(b'\n');
+    std::fs::write(w.data_dir().join("ledger.jsonl"), bytes).unwrap();
+    let s = Server::start(
+        &w,
+        &["--now", NOW, "--republish", "--republish-every", "0.2"],
+        &[],
+    );
+    let healed = s.wait_for(
+        "/openapi/v1/records/latest",
+        std::time::Duration::from_secs(10),
+        |r| r.json()["meta"]["lastSuccessfulCheckAt"] == "2026-11-20T09:59:00.000Z",
+    );
+    assert_eq!(healed.status, 200);
+}
+
+#[test]
+fn concurrent_manual_completions_get_distinct_ids_and_the_instance_stays_usable() {
+    let w = World::new();
+    let mut schedules = Vec::new();
+    for i in 1..=6 {
+        let id = format!("209000000000000000{i}");
+        record(
+            &w,
+            &[
+                "schedule",
+                "--post-url",
+                &format!("https://x.com/ops/status/{id}"),
+                "--at",
+                "2026-11-21T10:00:00Z",
+            ],
+        )
+        .success();
+        schedules.push(id);
+    }
+    let children: Vec<_> = schedules
+        .iter()
+        .map(|id| {
+            w.cmd()
+                .args([
+                    "--now",
+                    NOW,
+                    "--lock-timeout",
+                    "60",
+                    "record",
+                    "complete",
+                    id,
+                ])
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for child in children {
+        let out = crate::util::Run::from(child.wait_with_output().unwrap());
+        out.success();
+    }
+    let entries = log_entries(&w);
+    let mut manual_ids: Vec<String> = entries
+        .iter()
+        .filter(|e| e["action"]["type"] == "complete")
+        .map(|e| e["action"]["id"].as_str().unwrap().to_owned())
+        .collect();
+    manual_ids.sort();
+    manual_ids.dedup();
+    assert_eq!(manual_ids.len(), 6, "{manual_ids:?}");
+    w.run(&["--now", NOW, "publish"]).success();
+    record(
+        &w,
+        &["schedule", "--operator", "--at", "2026-11-23T10:00:00Z"],
+    )
+    .success();
+}
+
+#[test]
+fn a_schedule_whose_window_cannot_be_written_is_refused_and_numbers_are_not_reused() {
+    let w = World::new();
+    let refused = record(
+        &w,
+        &[
+            "schedule",
+            "--operator",
+            "--date",
+            "9999-12-31",
+            "--tz",
+            "UTC",
+        ],
+    )
+    .code(64);
+    assert!(
+        refused.stderr.contains("nothing was recorded")
+            && refused.stderr.contains("scheduleWindow.endAt"),
+        "{}",
+        refused.stderr
+    );
+    assert!(ledger(&w).is_empty(), "nothing appended");
+    record(
+        &w,
+        &["schedule", "--operator", "--at", "2026-11-21T10:00:00Z"],
+    )
+    .success();
+    let entries = log_entries(&w);
+    assert_eq!(entries.len(), 1);
+    assert_eq!(entries[0]["entry"], 1);
+    w.run(&["--now", NOW, "status"]).success();
+    w.run(&["export"]).success();
+}
+
+#[test]
+fn control_characters_from_operators_are_escaped_in_human_output() {
+    let w = World::new();
+    let actor = "ops\u{1b}[2J\u{1b}[31mFAKE\u{9b}";
+    record(
+        &w,
+        &[
+            "schedule",
+            "--operator",
+            "--at",
+            "2026-11-21T10:00:00Z",
+            "--actor",
+            actor,
+            "--text",
+            "bell\u{7}",
+        ],
+    )
+    .success();
+    for args in [
+        vec!["--now", NOW, "record", "log"],
+        vec!["--now", NOW, "record", "list"],
+        vec!["--now", NOW, "record", "log", "--json"],
+    ] {
+        let out = w.run(&args).success().stdout;
+        assert!(
+            !out.chars()
+                .any(|c| c.is_control() && c != '\n' && c != '\t'),
+            "{args:?} printed a control character: {out:?}"
+        );
+    }
+    let log = w.run(&["--now", NOW, "record", "log"]).success().stdout;
+    assert!(log.contains("ops\\u001b[2J\\u001b[31mFAKE\\u009b"), "{log}");
+    // JSON output stays JSON with the same meaning.
+    let json = w
+        .run(&["--now", NOW, "record", "log", "--json"])
+        .success()
+        .stdout;
+    let entry: Value = serde_json::from_str(json.lines().next().unwrap()).unwrap();
+    assert_eq!(entry["actor"], actor);
+    let id = entry["action"]["record"]["id"].as_str().unwrap().to_owned();
+    let show = w
+        .run(&["--now", NOW, "record", "show", &id])
+        .success()
+        .stdout;
+    assert!(
+        show.contains("bell\\u0007") && !show.contains('\u{7}'),
+        "{show}"
+    );
+}
