@@ -606,3 +606,82 @@ fn the_flood_guard_limits_uncounted_routes_without_touching_the_quota() {
         Some("19")
     );
 }
+
+/// The access log line for a request to `path` with this status, waiting for it.
+fn access_line(s: &Server, path: &str, status: u16) -> String {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let log = s.log_text();
+        if let Some(line) = log.lines().find(|l| {
+            l.contains("resetctl::access")
+                && l.contains(&format!("path=\"{path}\""))
+                && l.contains(&format!("status={status}"))
+        }) {
+            return line.to_owned();
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no access log line for {path}:\n{log}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn the_access_log_names_the_client_the_quota_counted() {
+    let w = seeded();
+    // Behind a trusted proxy: the client it vouched for, not the proxy.
+    let s = Server::start(
+        &w,
+        &[
+            "--now",
+            NOW,
+            "--rate-limit",
+            "1/60",
+            "--trust-proxy",
+            "127.0.0.1",
+        ],
+        &[],
+    );
+    let get = |path: &str| raw_request(s.addr, "GET", path, &[("X-Forwarded-For", "198.51.100.7")]);
+    assert_eq!(get("/openapi/v1/records").status, 200);
+    assert_eq!(get("/openapi/v1/records/latest").status, 429);
+    let line = access_line(&s, "/openapi/v1/records/latest", 429);
+    assert!(line.contains("client=198.51.100.7"), "{line}");
+    // On a [::] listener an IPv4 client is logged as the quota keys it.
+    let v6 = Server::start(&w, &["--now", NOW, "--listen", "[::]:0"], &[]);
+    let port = v6.addr.port();
+    let addr: std::net::SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+    assert_eq!(
+        raw_request(addr, "GET", "/openapi/v1/records?kind=all", &[]).status,
+        200
+    );
+    let line = access_line(&v6, "/openapi/v1/records", 200);
+    assert!(
+        line.contains("client=127.0.0.1") && !line.contains("::ffff"),
+        "{line}"
+    );
+    // Forwarding headers from an untrusted peer: one warning per peer, naming the setting.
+    for _ in 0..3 {
+        raw_request(
+            addr,
+            "GET",
+            "/openapi/v1/docs",
+            &[("X-Forwarded-For", "203.0.113.5")],
+        );
+    }
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let warning = "peer 127.0.0.1 sends x-forwarded-for but is not a trusted proxy";
+    while !v6.log_text().contains(warning) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no warning:\n{}",
+            v6.log_text()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    access_line(&v6, "/openapi/v1/docs", 200);
+    let log = v6.log_text();
+    assert_eq!(log.matches(warning).count(), 1, "{log}");
+    assert!(log.contains("add it with --trust-proxy"), "{log}");
+}

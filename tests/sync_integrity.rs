@@ -493,3 +493,32 @@ fn no_response_lacks_the_data_source_across_many_syncs() {
         lacking.first()
     );
 }
+
+#[test]
+fn oversized_validators_are_not_kept_and_a_4xx_to_a_conditional_request_drops_them() {
+    let up = Upstream::start(Behavior::Status(500));
+    let huge = format!("\"{}\"", "e".repeat(200_000));
+    up.serve(&document("2026-11-20T09:00:00.000Z", 3), &huge);
+    let w = World::new();
+    sync_at(&w, &up.url("/feed"), T1, &[]).success();
+    assert_eq!(state(&w)["etag"], Value::Null, "a 200 KB ETag is not kept");
+    sync_at(&w, &up.url("/feed"), T1, &[]).success();
+    assert_eq!(header(&up.last_request(), "if-none-match"), None);
+    // An upstream that refuses any conditional request: one failure, then plain requests again.
+    up.set(Behavior::RefuseConditional {
+        body: document("2026-11-20T09:30:00.000Z", 3).into_bytes(),
+        etag: "\"small\"".into(),
+    });
+    sync_at(&w, &up.url("/feed"), T1, &[]).success();
+    assert_eq!(state(&w)["etag"], "\"small\"");
+    let failed = sync_at(&w, &up.url("/feed"), T1, &[]).code(69);
+    assert!(failed.stderr.contains("431"), "{}", failed.stderr);
+    assert_eq!(
+        state(&w)["etag"],
+        Value::Null,
+        "the validators were dropped"
+    );
+    sync_at(&w, &up.url("/feed"), T1, &["--force"]).success();
+    assert_eq!(header(&up.last_request(), "if-none-match"), None);
+    assert_eq!(state(&w)["status"], "ok");
+}

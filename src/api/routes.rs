@@ -9,6 +9,7 @@ use warp::Filter;
 
 use super::handlers;
 use super::server::AppState;
+use crate::limit::client::{canonical, ClientKeyPolicy, FORWARDING_HEADERS};
 
 /// The raw query string, or "" when the URL has none.
 fn raw_query() -> impl Filter<Extract = (String,), Error = Infallible> + Clone {
@@ -32,23 +33,28 @@ fn client(state: Arc<AppState>) -> BoxedFilter<(IpAddr,)> {
             .map(move |peer: Option<SocketAddr>| state.client_keys.client_key(peer_ip(peer), None))
             .boxed();
     }
-    // Behind a trusted proxy: every line of its header, in order (a proxy
-    // may add a line instead of appending to the existing one).
+    // Behind a trusted proxy: its header decides.
     warp::addr::remote()
         .and(warp::header::headers_cloned())
         .map(
             move |peer: Option<SocketAddr>, headers: warp::http::HeaderMap| {
-                let keys = &state.client_keys;
-                let parts: Vec<&str> = headers
-                    .get_all(keys.header.name())
-                    .iter()
-                    .filter_map(|v| v.to_str().ok())
-                    .collect();
-                let value = (!parts.is_empty()).then(|| parts.join(", "));
-                keys.client_key(peer_ip(peer), value.as_deref())
+                client_key_of(&state.client_keys, peer_ip(peer), &headers)
             },
         )
         .boxed()
+}
+
+/// The key of a request from `peer` with `headers`: every line of the
+/// policy's one header, joined in order (a proxy may add a line instead of
+/// appending to the existing one).
+fn client_key_of(keys: &ClientKeyPolicy, peer: IpAddr, headers: &warp::http::HeaderMap) -> IpAddr {
+    let parts: Vec<&str> = headers
+        .get_all(keys.header.name())
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .collect();
+    let value = (!parts.is_empty()).then(|| parts.join(", "));
+    keys.client_key(peer, value.as_deref())
 }
 
 /// A header as text, or `None` when absent or not visible ASCII (never a rejection).
@@ -178,17 +184,39 @@ pub fn routes(
         .and(named)
         .or(unrouted)
         .unify()
-        .with(warp::log::custom(access_log))
+        .with(warp::log::custom(move |info| access_log(&state, info)))
 }
 
-/// One structured line per request.
-fn access_log(info: warp::log::Info<'_>) {
+/// One structured line per request. `client` is the key the quota used
+/// (what a trusted proxy vouched for, IPv6 by its prefix), so an operator
+/// can tell who got a 429. A peer that sends forwarding headers without
+/// being trusted is warned about once: it is usually a proxy the operator
+/// forgot to trust, and every client behind it then shares one quota.
+fn access_log(state: &AppState, info: warp::log::Info<'_>) {
+    let peer = info.remote_addr().map(|a| canonical(a.ip()));
+    let client = peer.map(|peer| {
+        let keys = &state.client_keys;
+        let headers = info.request_headers();
+        if !keys.trusts(peer) {
+            let sent = FORWARDING_HEADERS
+                .iter()
+                .find(|name| headers.contains_key(**name));
+            if let Some(name) = sent.filter(|_| state.untrusted_forwarders.first_time(peer)) {
+                tracing::warn!(
+                    "peer {peer} sends {name} but is not a trusted proxy, so every client behind it shares one quota; \
+                     if it is your proxy, add it with --trust-proxy (and name its header with --client-ip-header)"
+                );
+            }
+            return keys.client_key(peer, None);
+        }
+        client_key_of(keys, peer, headers)
+    });
     tracing::info!(
         target: "resetctl::access",
         method = %info.method(),
         path = info.path(),
         status = info.status().as_u16(),
         latency_us = info.elapsed().as_micros() as u64,
-        client = %info.remote_addr().map(|a| a.ip().to_string()).unwrap_or_else(|| "-".into()),
+        client = %client.map_or_else(|| "-".to_owned(), |c| c.to_string()),
     );
 }

@@ -32,6 +32,8 @@ pub struct AppState {
     pub flood: Option<FloodGuard>,
     /// Origins allowed to call `/mcp` (requests with any other `Origin` are refused).
     pub mcp_allowed_origins: Vec<String>,
+    /// Untrusted peers already warned about for sending forwarding headers.
+    pub untrusted_forwarders: crate::limit::client::UntrustedForwarders,
 }
 
 /// The quota settings of a server (and of `resetctl status`).
@@ -194,6 +196,7 @@ pub async fn serve(
             .flood
             .map(|(rate, burst)| FloodGuard::new(rate, burst)),
         mcp_allowed_origins: options.mcp_allowed_origins.clone(),
+        untrusted_forwarders: Default::default(),
     });
     let evictor = tokio::spawn(evict_idle(state.clone()));
     let republisher = options.republish.map(|(settings, every)| {

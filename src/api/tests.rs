@@ -24,6 +24,7 @@ fn state(clock: Arc<ManualClock>) -> Arc<AppState> {
         client_keys: ClientKeyPolicy::default(),
         flood: None,
         mcp_allowed_origins: Vec::new(),
+        untrusted_forwarders: Default::default(),
     })
 }
 

@@ -53,7 +53,8 @@ impl std::fmt::Display for Cidr {
     }
 }
 
-fn canonical(ip: IpAddr) -> IpAddr {
+/// `ip`, with an IPv4-mapped IPv6 address as the IPv4 address it maps.
+pub fn canonical(ip: IpAddr) -> IpAddr {
     match ip {
         IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(ip, IpAddr::V4),
         v4 => v4,
@@ -183,6 +184,26 @@ impl ClientKeyPolicy {
             IpAddr::V6(_) => mask(client, self.ipv6_prefix),
             v4 => v4,
         }
+    }
+}
+
+/// Forwarding headers that are a sign of a proxy in front of the server.
+pub const FORWARDING_HEADERS: [&str; 3] = ["x-forwarded-for", "forwarded", "x-real-ip"];
+
+/// Peers that sent forwarding headers without being trusted, each reported
+/// once: usually a proxy the operator forgot to trust, which makes every
+/// client behind it share one quota. Bounded, so a client cannot grow it.
+#[derive(Debug, Default)]
+pub struct UntrustedForwarders(std::sync::Mutex<std::collections::HashSet<IpAddr>>);
+
+impl UntrustedForwarders {
+    /// The most peers remembered; later ones are not reported.
+    pub const MAX_PEERS: usize = 256;
+
+    /// Whether `peer` is reported for the first time now.
+    pub fn first_time(&self, peer: IpAddr) -> bool {
+        let mut seen = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        seen.len() < Self::MAX_PEERS && seen.insert(canonical(peer))
     }
 }
 

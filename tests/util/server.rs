@@ -25,12 +25,14 @@ impl Server {
         Self::start_with(cmd, args)
     }
 
-    /// Starts `cmd` (a prepared `resetctl` command) as `serve` with extra args.
+    /// Starts `cmd` (a prepared `resetctl` command) as `serve` with extra
+    /// args (listening on `127.0.0.1:0` unless they say `--listen`).
     pub fn start_with(mut cmd: std::process::Command, args: &[&str]) -> Self {
-        cmd.arg("serve")
-            .arg("--listen")
-            .arg("127.0.0.1:0")
-            .args(args);
+        cmd.arg("serve");
+        if !args.contains(&"--listen") {
+            cmd.arg("--listen").arg("127.0.0.1:0");
+        }
+        cmd.args(args);
         let mut child = cmd
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

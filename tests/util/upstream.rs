@@ -28,6 +28,8 @@ pub enum Behavior {
     Huge { bytes: usize },
     /// 304 Not Modified to every request, validators or not.
     AlwaysNotModified,
+    /// 431 to a request with `If-None-Match`, else 200 with the body and this ETag.
+    RefuseConditional { body: Vec<u8>, etag: String },
 }
 
 /// The headers of one request.
@@ -135,6 +137,13 @@ fn handle(
                 }
                 head.push_str("\r\n");
                 stream.write_all(head.as_bytes()).and_then(|_| stream.write_all(&body))
+            }
+        }
+        Behavior::RefuseConditional { body, etag } => {
+            if header(&headers, "if-none-match").is_some() {
+                write!(stream, "HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+            } else {
+                write!(stream, "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nETag: {etag}\r\nConnection: close\r\n\r\n", body.len()).and_then(|_| stream.write_all(&body))
             }
         }
         Behavior::AlwaysNotModified => write!(stream, "HTTP/1.1 304 Not Modified\r\nConnection: close\r\n\r\n"),
