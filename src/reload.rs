@@ -127,13 +127,42 @@ fn watch(
     let snapshots = data_dir.join("snapshots");
     std::fs::create_dir_all(&snapshots).map_err(notify::Error::io)?;
     let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
-        if event.is_ok() {
+        // An error may mean lost events: check, to be safe.
+        if event.as_ref().map_or(true, can_change_what_is_served) {
             let _ = tx.send(());
         }
     })?;
     watcher.watch(data_dir, RecursiveMode::NonRecursive)?;
     watcher.watch(&snapshots, RecursiveMode::NonRecursive)?;
     Ok(watcher)
+}
+
+/// Whether a file event can change what is served: a create, a rename, a
+/// removal or a close after writing, of the pointer, a snapshot, the sync
+/// state or the snapshots directory. Reads (the reloader's own among them:
+/// opening and reading the pointer raises events too) and temp files never
+/// count, so an idle server rests instead of re-checking in a loop.
+fn can_change_what_is_served(event: &notify::Event) -> bool {
+    use notify::event::{AccessKind, AccessMode, ModifyKind};
+    use notify::EventKind;
+    let kind = match event.kind {
+        EventKind::Access(AccessKind::Close(AccessMode::Write)) => true,
+        EventKind::Access(_) | EventKind::Modify(ModifyKind::Metadata(_)) => false,
+        EventKind::Modify(ModifyKind::Data(_)) => false,
+        _ => true,
+    };
+    kind && event.paths.iter().any(|path| {
+        path.file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|name| {
+                matches!(
+                    name,
+                    "CURRENT" | "snapshots" | crate::sync::state::SYNC_STATE_FILE
+                ) || name.strip_suffix(".json").is_some_and(|stem| {
+                    stem.len() == 12 && stem.bytes().all(|b| b.is_ascii_digit())
+                })
+            })
+    })
 }
 
 struct Reloader {

@@ -7,6 +7,7 @@ mod api;
 mod cli;
 mod crash;
 mod feed;
+mod hardening;
 mod ledger;
 mod ledger_integrity;
 mod mcp;
