@@ -21,15 +21,19 @@ fn bench(c: &mut Criterion) {
         b.iter(|| {
             // Advance 3 minutes per call so each call drops one old entry and admits one.
             tick += 180_000;
-            black_box(generous.check(IpAddr::from([192, 0, 2, 1]), now.add_millis(tick)))
+            black_box(
+                generous
+                    .check(IpAddr::from([192, 0, 2, 1]), now.add_millis(tick))
+                    .ok(),
+            )
         })
     });
     let full = MemoryLimiter::new(QuotaPolicy::default());
     for _ in 0..20 {
-        full.check(IpAddr::from([192, 0, 2, 2]), now);
+        let _ = full.check(IpAddr::from([192, 0, 2, 2]), now);
     }
     group.bench_function("refused (client at its limit)", |b| {
-        b.iter(|| black_box(full.check(IpAddr::from([192, 0, 2, 2]), now)))
+        b.iter(|| black_box(full.check(IpAddr::from([192, 0, 2, 2]), now).ok()))
     });
     let many = MemoryLimiter::new(QuotaPolicy {
         limit: 1_000_000_000,
@@ -40,7 +44,7 @@ fn bench(c: &mut Criterion) {
         b.iter(|| {
             n = n.wrapping_add(1);
             let ip = IpAddr::from((0x0a00_0000 | (n % 10_000)).to_be_bytes());
-            black_box(many.check(ip, now))
+            black_box(many.check(ip, now).ok())
         })
     });
     group.finish();

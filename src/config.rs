@@ -32,6 +32,8 @@ pub struct FileConfig {
     pub rate_limit: Option<String>,
     /// `--no-rate-limit`.
     pub no_rate_limit: Option<bool>,
+    /// `--rate-limit-max-clients`.
+    pub rate_limit_max_clients: Option<u64>,
     /// `--rate-limit-store`.
     pub rate_limit_store: Option<String>,
     /// `--trust-proxy` (a list).

@@ -50,3 +50,75 @@ fn an_idle_server_rests() {
         r.json()["sequence"] == 2
     });
 }
+
+/// Resident memory of `pid`, in KiB.
+fn rss_kib(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .unwrap()
+        .trim()
+        .trim_end_matches(" kB")
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn a_full_quota_table_refuses_new_clients_only() {
+    let w = World::new();
+    w.seed_bundled();
+    let s = Server::start(
+        &w,
+        &[
+            "--log",
+            "warn",
+            "--rate-limit",
+            "5/3600",
+            "--rate-limit-max-clients",
+            "2",
+            "--trust-proxy",
+            "127.0.0.1",
+        ],
+        &[],
+    );
+    let get = |client: &str| {
+        crate::util::server::raw_request(
+            s.addr,
+            "GET",
+            "/openapi/v1/records",
+            &[("X-Forwarded-For", client)],
+        )
+    };
+    assert_eq!(get("198.51.100.1").status, 200);
+    assert_eq!(get("198.51.100.2").status, 200);
+    let refused = get("198.51.100.3");
+    assert_eq!(refused.status, 503);
+    let body = refused.json();
+    assert_eq!(body["error"], "rate_limit_unavailable");
+    assert_eq!(refused.header("x-ratelimit-remaining"), None);
+    // Clients already tracked are counted as usual.
+    assert_eq!(
+        get("198.51.100.1").header("x-ratelimit-remaining"),
+        Some("3")
+    );
+    // Thousands of new clients: refused, logged once, and memory stays flat.
+    let before = rss_kib(s.child.id());
+    for n in 0..3000u32 {
+        let ip = format!("10.{}.{}.{}", n >> 16, (n >> 8) & 255, n & 255);
+        assert_eq!(get(&ip).status, 503);
+    }
+    let grown = rss_kib(s.child.id()).saturating_sub(before);
+    assert!(grown < 2048, "RSS grew by {grown} KiB for refused clients");
+    let log = s.log_text();
+    assert_eq!(
+        log.matches("(2 clients, --rate-limit-max-clients): new clients get 503")
+            .count(),
+        1,
+        "{log}"
+    );
+    assert!(
+        log.lines().count() < 10,
+        "no line per refused request:\n{log}"
+    );
+}

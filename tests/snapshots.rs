@@ -22,7 +22,7 @@ fn current(w: &World) -> u64 {
 fn status_reports_mode_snapshot_age_and_counts() {
     let w = World::new();
     let empty = w.run(&["status"]).code(69);
-    let limits = "limits:\n  quota:           20 requests per 3600 s per client, in process\n  client key:      peer IP, IPv6 by /64\n  proxy header:    x-forwarded-for (read only from trusted proxies)\n  trusted proxies: none (forwarding headers ignored)\n  flood guard:     50/s per client, burst 200\n";
+    let limits = "limits:\n  quota:           20 requests per 3600 s per client, in process (at most 4000000 clients tracked)\n  client key:      peer IP, IPv6 by /64\n  proxy header:    x-forwarded-for (read only from trusted proxies)\n  trusted proxies: none (forwarding headers ignored)\n  flood guard:     50/s per client, burst 200\n";
     assert_eq!(
         empty.stdout,
         format!(

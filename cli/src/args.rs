@@ -457,6 +457,11 @@ pub struct LimiterArgs {
     /// Where the quota lives: "memory" (default) or redis://HOST:PORT/DB to share it between instances.
     #[arg(long, env = "RESETCTL_RATE_LIMIT_STORE", value_name = "URL")]
     pub rate_limit_store: Option<String>,
+    /// The in-process quota tracks at most this many clients; past it, new clients get
+    /// 503 rate_limit_unavailable (clients already tracked are unaffected) until idle
+    /// ones leave the window. Default: 4000000 (about 256 MiB).
+    #[arg(long, env = "RESETCTL_RATE_LIMIT_MAX_CLIENTS", value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub rate_limit_max_clients: Option<u64>,
     /// Believe the client IP header (--client-ip-header) from peers in this range
     /// (repeatable, or comma-separated in the env).
     #[arg(long = "trust-proxy", env = "RESETCTL_TRUST_PROXY", value_name = "CIDR", value_delimiter = ',', value_parser = parse_cidr)]

@@ -70,6 +70,13 @@ pub fn resolve(args: &LimiterArgs, file: &FileConfig) -> Result<LimiterSettings,
         Some("off") => None,
         Some(text) => Some(parse_flood(text)?),
     };
+    let max_clients = args
+        .rate_limit_max_clients
+        .or(file.rate_limit_max_clients)
+        .map_or(defaults.max_clients, |n| n as usize);
+    if max_clients == 0 {
+        return Err(usage("rate-limit-max-clients must be at least 1".into()));
+    }
     Ok(LimiterSettings {
         policy: if off { None } else { policy },
         redis_url,
@@ -79,6 +86,7 @@ pub fn resolve(args: &LimiterArgs, file: &FileConfig) -> Result<LimiterSettings,
             header,
         },
         flood,
+        max_clients,
     })
 }
 

@@ -68,7 +68,20 @@ pub(crate) async fn admit(state: &AppState, client: IpAddr) -> Admission {
     let decision = match state.limiter.check(client, state.clock.now()).await {
         Ok(decision) => decision,
         Err(e) => {
-            tracing::warn!("answering 503 rate_limit_unavailable: {}", e.0);
+            // Every refused request would be a line: warn at most every 10 s.
+            static LAST_WARNED: std::sync::atomic::AtomicI64 =
+                std::sync::atomic::AtomicI64::new(i64::MIN);
+            let now = state.clock.now().as_millis();
+            let last = LAST_WARNED.load(std::sync::atomic::Ordering::Relaxed);
+            if now.saturating_sub(last) >= 10_000 {
+                LAST_WARNED.store(now, std::sync::atomic::Ordering::Relaxed);
+                tracing::warn!(
+                    "answering 503 rate_limit_unavailable: {} (logged at most every 10 s)",
+                    e.0
+                );
+            } else {
+                tracing::debug!("answering 503 rate_limit_unavailable: {}", e.0);
+            }
             return Admission::Unavailable;
         }
     };

@@ -47,6 +47,8 @@ pub struct LimiterSettings {
     pub client_keys: ClientKeyPolicy,
     /// Flood guard: (per second, burst), `None` when off.
     pub flood: Option<(std::num::NonZeroU32, std::num::NonZeroU32)>,
+    /// The in-process store tracks at most this many clients.
+    pub max_clients: usize,
 }
 
 impl Default for LimiterSettings {
@@ -59,6 +61,7 @@ impl Default for LimiterSettings {
                 std::num::NonZeroU32::new(50).unwrap(),
                 std::num::NonZeroU32::new(200).unwrap(),
             )),
+            max_clients: crate::limit::DEFAULT_MAX_CLIENTS,
         }
     }
 }
@@ -69,8 +72,8 @@ impl LimiterSettings {
         let quota = match (&self.policy, &self.redis_url) {
             (None, _) => "off".to_owned(),
             (Some(p), None) => format!(
-                "{} requests per {} s per client, in process",
-                p.limit, p.window_seconds
+                "{} requests per {} s per client, in process (at most {} clients tracked)",
+                p.limit, p.window_seconds, self.max_clients
             ),
             (Some(p), Some(url)) => format!(
                 "{} requests per {} s per client, in Redis at {}",
@@ -114,7 +117,9 @@ impl LimiterSettings {
     pub fn build(&self) -> Result<Limiter, String> {
         Ok(match (&self.policy, &self.redis_url) {
             (None, _) => Limiter::Off,
-            (Some(p), None) => Limiter::Memory(MemoryLimiter::new(*p)),
+            (Some(p), None) => {
+                Limiter::Memory(MemoryLimiter::with_max_clients(*p, self.max_clients))
+            }
             (Some(p), Some(url)) => Limiter::Redis(RedisLimiter::new(url, *p)?),
         })
     }

@@ -16,7 +16,7 @@ mod redis;
 use std::fmt;
 use std::net::IpAddr;
 
-pub use self::memory::MemoryLimiter;
+pub use self::memory::{Full, MemoryLimiter, DEFAULT_MAX_CLIENTS};
 pub use self::redis::RedisLimiter;
 
 use crate::model::Timestamp;
@@ -129,7 +129,12 @@ impl Limiter {
     ) -> Result<Option<QuotaDecision>, LimiterUnavailable> {
         match self {
             Limiter::Off => Ok(None),
-            Limiter::Memory(m) => Ok(Some(m.check(client, now))),
+            Limiter::Memory(m) => m.check(client, now).map(Some).map_err(|full| {
+                LimiterUnavailable(format!(
+                    "the quota table is full ({} clients tracked)",
+                    full.max_clients
+                ))
+            }),
             Limiter::Redis(r) => r.check(client).await.map(Some),
         }
     }
