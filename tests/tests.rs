@@ -6,6 +6,7 @@ mod util;
 mod api;
 mod cli;
 mod crash;
+mod edges;
 mod feed;
 mod ledger;
 mod mcp;
