@@ -7,6 +7,7 @@ mod api;
 mod cli;
 mod crash;
 mod edges;
+mod edges_http;
 mod feed;
 mod ledger;
 mod mcp;

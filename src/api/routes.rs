@@ -1,12 +1,17 @@
 //! Route composition: which filter chain answers which method and path.
 
 use std::convert::Infallible;
+use std::future::Future;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
+use futures_util::FutureExt;
 use warp::filters::BoxedFilter;
+use warp::reply::Response;
 use warp::Filter;
 
+use super::errors::ApiError;
 use super::handlers;
 use super::server::AppState;
 
@@ -84,10 +89,35 @@ fn exact_path() -> impl Filter<Extract = (), Error = warp::Rejection> + Clone {
         .untuple_one()
 }
 
+/// Runs one handler's future; a panic anywhere in it becomes `on_panic()`
+/// (a 500 in the shape of the path: the API's error body, or JSON-RPC's on
+/// `/mcp`) instead of a dropped connection. Every route ends in this guard.
+async fn guard(
+    on_panic: impl FnOnce() -> Response,
+    handler: impl Future<Output = Response>,
+) -> Result<Response, Infallible> {
+    Ok(AssertUnwindSafe(handler)
+        .catch_unwind()
+        .await
+        .unwrap_or_else(|_| {
+            tracing::error!("a request handler panicked; answered 500");
+            on_panic()
+        }))
+}
+
+/// The REST 500 of a handler that panicked.
+fn internal() -> Response {
+    ApiError::Internal.response()
+}
+
 /// Every route of the server, wrapped in the access log. The chain ends in a
 /// catch-all that answers 404/405, so its error type is `Infallible`: the
 /// compiler proves no rejection escapes without a section 7 body, which
 /// makes a `recover` step unnecessary.
+///
+/// Two guards wrap every answer: each handler runs under [`guard`] (a panic
+/// is a 500), and every answer the quota did not decide passes the flood
+/// guard ([`handlers::flood_guarded`]), whichever route produced it.
 pub fn routes(
     state: Arc<AppState>,
 ) -> impl Filter<Extract = (impl warp::Reply,), Error = Infallible> + Clone + Send + Sync + 'static
@@ -97,66 +127,92 @@ pub fn routes(
         .and(raw_query())
         .and(client(state.clone()))
         .and(with_state(state.clone()))
-        .and_then(handlers::latest);
+        .and_then(|query, client, state| guard(internal, handlers::latest(query, client, state)));
     let list = warp::path!("openapi" / "v1" / "records")
         .and(read_method())
         .and(raw_query())
         .and(client(state.clone()))
         .and(with_state(state.clone()))
-        .and_then(handlers::list);
-    // Uncounted routes pass the flood guard instead of the quota.
-    let free = |respond: fn() -> warp::reply::Response| {
-        let state = state.clone();
-        client(state.clone()).map(move |ip| handlers::uncounted(&state, ip, respond))
-    };
+        .and_then(|query, client, state| guard(internal, handlers::list(query, client, state)));
+    let fixed = |respond: fn() -> Response| move || guard(internal, async move { respond() });
     let openapi = warp::path!("openapi" / "v1" / "openapi.json")
         .and(read_method())
-        .and(free(handlers::openapi));
+        .and_then(fixed(handlers::openapi));
     let docs = warp::path!("openapi" / "v1" / "docs")
         .and(read_method())
-        .and(free(handlers::docs));
+        .and_then(fixed(handlers::docs));
     let skill = warp::path!("openapi" / "v1" / "skill.md")
         .and(read_method())
-        .and(free(handlers::skill));
+        .and_then(fixed(handlers::skill));
     let healthz = warp::path!("healthz")
         .and(read_method())
         .and(with_state(state.clone()))
-        .map(handlers::healthz);
-    let guard_state = state.clone();
+        .and_then(|state| guard(internal, async move { handlers::healthz(state) }));
     let preflight = warp::options()
         .and(warp::path::full())
         .and(optional_header("access-control-request-headers"))
-        .and(client(state.clone()))
         .and_then(
-            move |path: warp::path::FullPath, request_headers: Option<String>, ip: IpAddr| {
-                let state = guard_state.clone();
-                async move {
-                    if handlers::KNOWN_PATHS.contains(&path.as_str()) {
-                        Ok(handlers::uncounted(&state, ip, || {
-                            handlers::preflight(request_headers)
-                        }))
-                    } else {
-                        Err(warp::reject::not_found())
-                    }
+            |path: warp::path::FullPath, request_headers: Option<String>| async move {
+                if handlers::KNOWN_PATHS.contains(&path.as_str()) {
+                    let Ok(response) =
+                        guard(
+                            internal,
+                            async move { handlers::preflight(request_headers) },
+                        )
+                        .await;
+                    Ok(response)
+                } else {
+                    Err(warp::reject::not_found())
                 }
             },
         );
-    // MCP: POST with a bounded body; any other method gets its own 405/preflight/413.
+    // MCP: POST with a body of at most 64 KiB, with or without a
+    // Content-Length (chunked HTTP/1.1, HTTP/2); any other method gets its
+    // own 405 or preflight.
     let mcp_state = state.clone();
     let mcp_post = warp::path!("mcp")
         .and(warp::post())
-        .and(warp::body::content_length_limit(super::mcp::MAX_BODY_BYTES))
-        .and(warp::body::bytes())
+        .and(optional_header("content-length"))
+        .and(warp::body::stream())
         .and(client(state.clone()))
         .and(optional_header("origin"))
-        .and_then(move |body, ip, origin| {
+        .and(optional_header("mcp-protocol-version"))
+        .and_then(move |length, body, ip, origin, version| {
             let state = mcp_state.clone();
-            async move { Ok::<_, Infallible>(super::mcp::handle(state, ip, origin, body).await) }
+            async move {
+                let body = match super::mcp::read_body(length, body).await {
+                    Ok(body) => body,
+                    Err(too_large) => return Ok::<_, Infallible>(too_large),
+                };
+                let on_panic = {
+                    let body = body.clone();
+                    move || super::mcp::internal_error(&body)
+                };
+                guard(
+                    on_panic,
+                    super::mcp::handle(state, ip, origin, version, body),
+                )
+                .await
+            }
         });
     let mcp_other = warp::path!("mcp")
         .and(warp::method())
         .and(optional_header("access-control-request-headers"))
-        .map(handlers::mcp_not_post);
+        .and_then(|method, request_headers| {
+            guard(super::mcp::internal_error_without_id, async move {
+                handlers::mcp_not_post(method, request_headers)
+            })
+        });
+    // CONNECT (whose authority-form target has no path for warp to read) and
+    // a target with no path at all are answered before any path is read.
+    let connect = warp::method().and_then(|method: warp::http::Method| async move {
+        if method == warp::http::Method::CONNECT {
+            Ok(ApiError::MethodNotAllowed.response())
+        } else {
+            Err(warp::reject::not_found())
+        }
+    });
+    let root = warp::path::end().map(|| ApiError::NotFound.response());
     let unrouted =
         warp::path::full().map(|path: warp::path::FullPath| handlers::unrouted(path.as_str()));
 
@@ -177,10 +233,23 @@ pub fn routes(
         .unify()
         .or(mcp_other)
         .unify();
-    exact_path()
-        .and(named)
-        .or(unrouted)
+    let answered = connect
+        .or(root)
         .unify()
+        .or(exact_path().and(named))
+        .unify()
+        .or(unrouted)
+        .unify();
+    let guard_state = state.clone();
+    // `client` never rejects; the fallback only tells the compiler so.
+    let client_key = client(state)
+        .or(warp::any().map(|| IpAddr::V4(Ipv4Addr::UNSPECIFIED)))
+        .unify();
+    client_key
+        .and(answered)
+        .map(move |ip: IpAddr, response: Response| {
+            handlers::flood_guarded(&guard_state, ip, response)
+        })
         .with(warp::log::custom(access_log))
 }
 

@@ -54,7 +54,10 @@ mod tests {
         assert_eq!(backoff_delay(five, cap, 200, 1.0), cap);
         let hour = 60 * min;
         assert_eq!(interval_with_jitter(hour, 0.0), hour);
-        assert_eq!(interval_with_jitter(hour, 0.5), hour + 3 * min);
+        assert_eq!(
+            interval_with_jitter(hour, 0.5),
+            hour + Duration::from_secs(150)
+        );
         assert_eq!(
             interval_with_jitter(five, 1.0),
             five + Duration::from_secs(30)
