@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
+use crate::util::redis::Redis;
 use crate::util::server::{raw_request, raw_request_with_body, Reply, Server};
 use crate::util::World;
 
@@ -162,6 +163,48 @@ fn a_panic_inside_an_mcp_tool_call_is_a_500() {
         mcp_post(&s, r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#, &[]).status,
         200
     );
+}
+
+// Items 4 and 12 --------------------------------------------------------------
+
+#[test]
+fn requests_refused_while_redis_is_stalled_are_never_counted() {
+    let redis = Redis::start();
+    let w = seeded();
+    let s = Server::start(&w, &["--rate-limit-store", &redis.url()], &[]);
+    for remaining in ["19", "18"] {
+        let reply = s.get("/openapi/v1/records");
+        assert_eq!(reply.status, 200);
+        assert_eq!(reply.header("x-ratelimit-remaining"), Some(remaining));
+    }
+    redis.pause();
+    for _ in 0..8 {
+        let reply = s.get("/openapi/v1/records");
+        assert_eq!(reply.status, 503, "{}", reply.text());
+        assert_eq!(reply.json()["error"], "rate_limit_unavailable");
+    }
+    redis.resume();
+    let back = s.wait_for("/openapi/v1/records", Duration::from_secs(10), |r| {
+        r.status == 200
+    });
+    assert_eq!(
+        back.header("x-ratelimit-remaining"),
+        Some("17"),
+        "the eight 503s were not charged"
+    );
+}
+
+#[test]
+fn the_first_request_after_redis_restarts_is_answered() {
+    let mut redis = Redis::start();
+    let w = seeded();
+    let s = Server::start(&w, &["--rate-limit-store", &redis.url()], &[]);
+    assert_eq!(s.get("/openapi/v1/records").status, 200);
+    redis.kill();
+    redis.restart();
+    let first = s.get("/openapi/v1/records");
+    assert_eq!(first.status, 200, "{}", first.text());
+    assert_eq!(first.header("x-ratelimit-remaining"), Some("19"));
 }
 
 // Item 5 ----------------------------------------------------------------------
