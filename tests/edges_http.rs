@@ -317,3 +317,57 @@ fn mcp_texts_state_the_configured_quota() {
         );
     }
 }
+
+// Item 9 ----------------------------------------------------------------------
+
+#[test]
+fn errors_the_http_library_answers_itself_have_json_bodies() {
+    let w = seeded();
+    let s = Server::start(&w, &["--now", NOW], &[]);
+    let long_target = format!("GET /{} HTTP/1.1\r\nHost: x\r\n\r\n", "a".repeat(70_000));
+    let mut many_headers = String::from("GET /healthz HTTP/1.1\r\nHost: x\r\n");
+    for n in 0..120 {
+        many_headers.push_str(&format!("X-Header-{n}: {n}\r\n"));
+    }
+    many_headers.push_str("\r\n");
+    for (request, status, code, detail) in [
+        (
+            "GARBAGE\r\n\r\n".to_owned(),
+            "400",
+            "bad_request",
+            "the request is not valid HTTP",
+        ),
+        (
+            long_target,
+            "414",
+            "uri_too_long",
+            "the request target is too long",
+        ),
+        (
+            many_headers,
+            "431",
+            "headers_too_large",
+            "the request headers are too large or too many",
+        ),
+    ] {
+        let raw = raw_bytes(&s, request.as_bytes());
+        let text = String::from_utf8_lossy(&raw).into_owned();
+        let (head, body) = text.split_once("\r\n\r\n").expect("a whole answer");
+        assert!(
+            head.starts_with(&format!("HTTP/1.1 {status} ")),
+            "{status}: {head}"
+        );
+        assert!(
+            head.to_ascii_lowercase()
+                .contains("content-type: application/json"),
+            "{status}: {head}"
+        );
+        assert_eq!(
+            serde_json::from_str::<Value>(body).unwrap_or(Value::Null),
+            json!({"ok": false, "error": code, "detail": detail, "retryAfter": null}),
+            "{status}: {text}"
+        );
+    }
+    // Ordinary answers are untouched and the server goes on.
+    assert_eq!(s.get("/healthz").status, 200);
+}

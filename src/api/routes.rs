@@ -11,6 +11,7 @@ use warp::filters::BoxedFilter;
 use warp::reply::Response;
 use warp::Filter;
 
+use super::conn::PeerAddr;
 use super::errors::ApiError;
 use super::handlers;
 use super::server::AppState;
@@ -26,13 +27,22 @@ fn with_state(
     warp::any().map(move || state.clone())
 }
 
+/// The peer address: from our accept loop ([`PeerAddr`]), or warp's own
+/// (the in-process `warp::test` requests).
+fn peer() -> impl Filter<Extract = (Option<SocketAddr>,), Error = Infallible> + Clone {
+    warp::ext::optional::<PeerAddr>()
+        .and(warp::addr::remote())
+        .map(|ours: Option<PeerAddr>, warps: Option<SocketAddr>| ours.map(|p| p.0).or(warps))
+}
+
 /// The client key of the request: the peer IP, or what a trusted proxy says.
 fn client(state: Arc<AppState>) -> BoxedFilter<(IpAddr,)> {
     let peer_ip =
         |peer: Option<SocketAddr>| peer.map_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED), |a| a.ip());
+    let remote = peer();
     if state.client_keys.trusted_proxies.is_empty() {
         // Forwarding headers change nothing without a trusted proxy: do not even read them.
-        return warp::addr::remote()
+        return remote
             .map(move |peer: Option<SocketAddr>| {
                 state.client_keys.client_key(peer_ip(peer), None, None)
             })
@@ -40,7 +50,7 @@ fn client(state: Arc<AppState>) -> BoxedFilter<(IpAddr,)> {
     }
     // Behind a trusted proxy: every line of each forwarding header, in order
     // (a proxy may add a line instead of appending to the existing one).
-    warp::addr::remote()
+    remote
         .and(warp::header::headers_cloned())
         .map(
             move |peer: Option<SocketAddr>, headers: warp::http::HeaderMap| {
@@ -110,7 +120,8 @@ fn internal() -> Response {
     ApiError::Internal.response()
 }
 
-/// Every route of the server, wrapped in the access log. The chain ends in a
+/// Every route of the server (the access log is written around it, in
+/// `conn`). The chain ends in a
 /// catch-all that answers 404/405, so its error type is `Infallible`: the
 /// compiler proves no rejection escapes without a section 7 body, which
 /// makes a `recover` step unnecessary.
@@ -250,17 +261,4 @@ pub fn routes(
         .map(move |ip: IpAddr, response: Response| {
             handlers::flood_guarded(&guard_state, ip, response)
         })
-        .with(warp::log::custom(access_log))
-}
-
-/// One structured line per request.
-fn access_log(info: warp::log::Info<'_>) {
-    tracing::info!(
-        target: "resetctl::access",
-        method = %info.method(),
-        path = info.path(),
-        status = info.status().as_u16(),
-        latency_us = info.elapsed().as_micros() as u64,
-        client = %info.remote_addr().map(|a| a.ip().to_string()).unwrap_or_else(|| "-".into()),
-    );
 }
