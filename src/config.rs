@@ -171,7 +171,7 @@ fn shown(value: f64) -> String {
     }
 }
 
-/// Seconds as a [`Duration`] when `min <= seconds <= max`; otherwise an
+/// Seconds as a [`std::time::Duration`] when `min <= seconds <= max`; otherwise an
 /// error naming `setting` (NaN, infinities and anything a `Duration`
 /// cannot hold are out of range, never a panic).
 pub fn seconds_setting(

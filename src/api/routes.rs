@@ -126,7 +126,7 @@ fn internal() -> Response {
 /// compiler proves no rejection escapes without a section 7 body, which
 /// makes a `recover` step unnecessary.
 ///
-/// Two guards wrap every answer: each handler runs under [`guard`] (a panic
+/// Two guards wrap every answer: each handler runs under `guard` (a panic
 /// is a 500), and every answer the quota did not decide passes the flood
 /// guard ([`handlers::flood_guarded`]), whichever route produced it.
 pub fn routes(

@@ -123,7 +123,7 @@ impl RedisLimiter {
         self.policy
     }
 
-    /// Counts one request of `client`, on Redis's clock, within [`TIMEOUT`].
+    /// Counts one request of `client`, on Redis's clock, within 300 ms.
     /// An error means the request was not counted and never will be.
     pub async fn check(&self, client: IpAddr) -> Result<QuotaDecision, LimiterUnavailable> {
         let deadline = Instant::now() + TIMEOUT;
