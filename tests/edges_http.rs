@@ -56,6 +56,23 @@ fn connect_and_authority_form_targets_get_json_never_a_panic() {
     let connect_path = raw_request(s.addr, "CONNECT", "/openapi/v1/records", &[]);
     assert_eq!(connect_path.status, 405, "{}", connect_path.text());
     assert_eq!(connect_path.json()["error"], "method_not_allowed");
+    // Any other method with an authority-form or asterisk-form target is a 400;
+    // OPTIONS * asks about the server as a whole and gets the preflight answer.
+    for (method, target) in [("GET", "example.com:80"), ("DELETE", "*"), ("GET", "*")] {
+        let odd = raw_request(s.addr, method, target, &[]);
+        assert_eq!(odd.status, 400, "{method} {target}: {}", odd.text());
+        assert_eq!(
+            odd.json(),
+            json!({"ok": false, "error": "bad_request", "detail": "the request target must be a path or an absolute URL", "retryAfter": null}),
+            "{method} {target}"
+        );
+    }
+    let server_wide = raw_request(s.addr, "OPTIONS", "*", &[]);
+    assert_eq!(server_wide.status, 204);
+    assert_eq!(
+        server_wide.header("access-control-allow-methods"),
+        Some("GET, HEAD, OPTIONS")
+    );
     // The absolute form is an ordinary request.
     let absolute = raw_request(
         s.addr,

@@ -32,6 +32,28 @@ use super::server::AppState;
 #[derive(Clone, Copy, Debug)]
 pub struct PeerAddr(pub SocketAddr);
 
+/// A request target that is not a path: warp's path filters cannot read
+/// it, so the routes answer it from this mark before reading any path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TargetForm {
+    /// `host:port` (CONNECT's form).
+    Authority,
+    /// `*` (the server as a whole, for OPTIONS).
+    Asterisk,
+}
+
+impl TargetForm {
+    fn of(uri: &hyper::Uri) -> Option<Self> {
+        if uri.path_and_query().is_none() {
+            Some(TargetForm::Authority)
+        } else if uri.path() == "*" {
+            Some(TargetForm::Asterisk)
+        } else {
+            None
+        }
+    }
+}
+
 /// Serves `state`'s routes on `listener` until `shutdown` resolves, then
 /// waits for in-flight connections to finish.
 pub async fn run(
@@ -59,6 +81,9 @@ pub async fn run(
         let per_request =
             hyper::service::service_fn(move |mut request: hyper::Request<Incoming>| {
                 request.extensions_mut().insert(PeerAddr(peer));
+                if let Some(form) = TargetForm::of(request.uri()) {
+                    request.extensions_mut().insert(form);
+                }
                 let method = request.method().clone();
                 let path = request.uri().path().to_owned();
                 let started = Instant::now();

@@ -11,7 +11,7 @@ use warp::filters::BoxedFilter;
 use warp::reply::Response;
 use warp::Filter;
 
-use super::conn::PeerAddr;
+use super::conn::{PeerAddr, TargetForm};
 use super::errors::ApiError;
 use super::handlers;
 use super::server::AppState;
@@ -214,8 +214,9 @@ pub fn routes(
                 handlers::mcp_not_post(method, request_headers)
             })
         });
-    // CONNECT (whose authority-form target has no path for warp to read) and
-    // a target with no path at all are answered before any path is read.
+    // CONNECT (whose authority-form target has no path for warp to read),
+    // other targets that are not a path, and the bare root are answered
+    // before any path is read.
     let connect = warp::method().and_then(|method: warp::http::Method| async move {
         if method == warp::http::Method::CONNECT {
             Ok(ApiError::MethodNotAllowed.response())
@@ -223,6 +224,21 @@ pub fn routes(
             Err(warp::reject::not_found())
         }
     });
+    // Targets that are not a path: `OPTIONS *` asks about the server as a
+    // whole (the preflight answer); anything else is a 400.
+    let odd_target = warp::ext::optional::<TargetForm>()
+        .and(warp::method())
+        .and_then(
+            |form: Option<TargetForm>, method: warp::http::Method| async move {
+                match (form, method) {
+                    (None, _) => Err(warp::reject::not_found()),
+                    (Some(TargetForm::Asterisk), warp::http::Method::OPTIONS) => {
+                        Ok(handlers::preflight(None))
+                    }
+                    (Some(_), _) => Ok(ApiError::BadTarget.response()),
+                }
+            },
+        );
     let root = warp::path::end().map(|| ApiError::NotFound.response());
     let unrouted =
         warp::path::full().map(|path: warp::path::FullPath| handlers::unrouted(path.as_str()));
@@ -245,6 +261,8 @@ pub fn routes(
         .or(mcp_other)
         .unify();
     let answered = connect
+        .or(odd_target)
+        .unify()
         .or(root)
         .unify()
         .or(exact_path().and(named))
