@@ -10,8 +10,9 @@
 //!
 //! A request answered 503 must never count, not even later: a script sent
 //! to a stalled Redis still runs when Redis resumes. So each call carries
-//! its deadline on Redis's clock, and the script refuses itself, writing
-//! nothing, when it starts after it. Our estimate of Redis's clock is
+//! its deadline on Redis's clock (100 ms before we give up, so that the
+//! answer of a script that started in time still reaches us), and the script
+//! refuses itself, writing nothing, when it starts after it. Our estimate of Redis's clock is
 //! learned from every reply (its `TIME` minus our clock on receipt, exact
 //! to a round trip); a first call refused by a skewed estimate is retried
 //! at once with the learned offset. A connection found dead (Redis
@@ -63,6 +64,11 @@ return {admitted, count, first, now}
 /// How long one quota check may take before the request fails closed.
 const TIMEOUT: Duration = Duration::from_millis(300);
 
+/// How long before [`TIMEOUT`] the script stops accepting to start: a
+/// script that starts in time must also get its answer back to us before we
+/// give up, or we would answer 503 for a request Redis counted.
+const REPLY_MARGIN: Duration = Duration::from_millis(100);
+
 /// The Redis quota.
 pub struct RedisLimiter {
     policy: QuotaPolicy,
@@ -104,7 +110,9 @@ impl RedisLimiter {
         let client = redis::Client::open(url).map_err(|e| format!("bad Redis URL {url:?}: {e}"))?;
         let config = ConnectionManagerConfig::new()
             .set_connection_timeout(Some(Duration::from_millis(250)))
-            .set_response_timeout(Some(Duration::from_millis(250)))
+            // No response timeout of its own: ours (TIMEOUT) governs, and the
+            // script's deadline is set from it.
+            .set_response_timeout(None)
             .set_number_of_retries(1)
             .set_max_delay(Duration::from_millis(500));
         let manager = ConnectionManager::new_lazy_with_config(client, config)
@@ -155,7 +163,13 @@ impl RedisLimiter {
                         self.url
                     )))
                 }
-                Err(e) if !retried && (e.is_unrecoverable_error() || e.is_io_error()) => {
+                // Never after a timeout: that script may still run (and
+                // count) within its deadline. A dead connection ran nothing.
+                Err(e)
+                    if !retried
+                        && !e.is_timeout()
+                        && (e.is_unrecoverable_error() || e.is_io_error()) =>
+                {
                     // The manager is already replacing the connection; the
                     // retry waits for the new one.
                     tracing::debug!("Redis at {}: {e}; retrying once", self.url);
@@ -174,6 +188,7 @@ impl RedisLimiter {
     ) -> Result<ScriptReply, redis::RedisError> {
         let left = deadline
             .saturating_duration_since(Instant::now())
+            .saturating_sub(REPLY_MARGIN)
             .as_millis() as i64;
         let redis_deadline = local_millis() + self.clock_offset_ms.load(Ordering::Relaxed) + left;
         let tag = format!("{{resetctl:{client}}}");
