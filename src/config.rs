@@ -26,8 +26,18 @@ pub struct FileConfig {
     pub log: Option<String>,
     /// `--match-tolerance-minutes`.
     pub match_tolerance_minutes: Option<u32>,
-    /// `serve --listen`.
+    /// `serve --listen`: an address or a host name with a port.
     pub listen: Option<String>,
+    /// `serve --watch`: `auto` or `poll`.
+    pub watch: Option<String>,
+    /// `serve --republish`.
+    pub republish: Option<bool>,
+    /// `serve --republish-every`, seconds.
+    pub republish_every: Option<f64>,
+    /// `serve --mcp-allow-origin` (a list).
+    pub mcp_allow_origin: Option<Vec<String>>,
+    /// `record … --actor` and `mark-checked --actor`: who records changes.
+    pub actor: Option<String>,
     /// `--rate-limit N/SECONDS`.
     pub rate_limit: Option<String>,
     /// `--no-rate-limit`.
@@ -144,4 +154,71 @@ pub fn load_config(explicit: Option<&Path>) -> Result<Config, ConfigError> {
 /// The one precedence rule: the flag-or-env value, else the file's, else the default.
 pub fn layer<T>(flag_or_env: Option<T>, file: Option<T>, default: T) -> T {
     flag_or_env.or(file).unwrap_or(default)
+}
+
+/// A duration setting outside its range (or not a number at all).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{setting} must be between {min} and {max} seconds, got {}", shown(*.value))]
+pub struct DurationOutOfRange {
+    /// The setting's name, as the long flag and config key spell it.
+    pub setting: &'static str,
+    /// The value given.
+    pub value: f64,
+    /// The smallest accepted value.
+    pub min: f64,
+    /// The largest accepted value.
+    pub max: f64,
+}
+
+/// A value as the operator would recognise it (`1e300`, not 301 digits).
+fn shown(value: f64) -> String {
+    if value.is_finite() && value.abs() < 1e9 {
+        value.to_string()
+    } else {
+        format!("{value:e}")
+    }
+}
+
+/// Seconds as a [`std::time::Duration`] when `min <= seconds <= max`; otherwise an
+/// error naming `setting` (NaN, infinities and anything a `Duration`
+/// cannot hold are out of range, never a panic).
+pub fn seconds_setting(
+    setting: &'static str,
+    seconds: f64,
+    min: f64,
+    max: f64,
+) -> Result<std::time::Duration, DurationOutOfRange> {
+    if seconds >= min && seconds <= max {
+        if let Ok(duration) = std::time::Duration::try_from_secs_f64(seconds) {
+            return Ok(duration);
+        }
+    }
+    Err(DurationOutOfRange {
+        setting,
+        value: seconds,
+        min,
+        max,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_are_checked_against_their_range() {
+        assert_eq!(
+            seconds_setting("t", 1.5, 0.0, 10.0),
+            Ok(std::time::Duration::from_millis(1500))
+        );
+        for bad in [1e300, -1.0, f64::NAN, f64::INFINITY, 10.5] {
+            assert!(seconds_setting("t", bad, 0.0, 10.0).is_err(), "{bad}");
+        }
+        assert_eq!(
+            seconds_setting("lock-timeout", 1e300, 0.0, 86400.0)
+                .unwrap_err()
+                .to_string(),
+            "lock-timeout must be between 0 and 86400 seconds, got 1e300"
+        );
+    }
 }

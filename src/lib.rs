@@ -14,7 +14,7 @@
 //! - [`status`]: what an operator sees in `resetctl status`;
 //! - [`query`]: strict query parsing, filters, ordering, the precomputed view;
 //! - [`reload`]: watches the data dir and swaps the published view atomically;
-//! - [`api`]: warp routes, handlers, error bodies (translation only);
+//! - [`api`]: warp routes, handlers, error bodies, the accept loop (translation only);
 //! - [`clock`]: the injectable clock;
 //! - [`redact`]: the one redacted form of URLs that may carry secrets;
 //! - [`sync`]: upstream-sync mode (conditional GET, sync state, back-off).

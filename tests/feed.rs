@@ -770,7 +770,7 @@ fn the_public_preset_fills_the_source_settings() {
     assert_eq!(
         out["source"],
         json!({"sourceId": "didcodexreset", "name": "Did Codex Reset", "url": "https://didcodexreset.com/api/status.json",
-               "pageUrl": "https://didcodexreset.com/", "intervalMinutes": 5, "maxAgeMinutes": 15})
+               "pageUrl": "https://didcodexreset.com/", "intervalMinutes": 60, "maxAgeMinutes": 180})
     );
     assert!(
         !w.data_dir().join("sync-state.json").exists(),

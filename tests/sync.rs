@@ -37,6 +37,10 @@ fn sync(w: &World, upstream: &str, now: &str, extra: &[&str]) -> crate::util::Ru
         "https://peer.example/",
         "--once",
     ];
+    if !extra.contains(&"--interval-minutes") {
+        // A peer instance of our own: the spec's minimum interval (the default is hourly).
+        args.extend_from_slice(&["--interval-minutes", "5"]);
+    }
     args.extend_from_slice(extra);
     w.run(&args)
 }
@@ -68,7 +72,13 @@ fn etag_and_last_modified_revalidate_and_a_304_writes_nothing() {
         )
     );
     let ua = header(&up.last_request(), "user-agent").unwrap().to_owned();
-    assert_eq!(ua, format!("resetctl/{}", env!("CARGO_PKG_VERSION")));
+    assert_eq!(
+        ua,
+        format!(
+            "resetctl/{} (+https://example.invalid/resetctl)",
+            env!("CARGO_PKG_VERSION")
+        )
+    );
     assert!(header(&up.last_request(), "accept-encoding")
         .unwrap()
         .contains("gzip"));

@@ -6,6 +6,8 @@ mod util;
 mod api;
 mod cli;
 mod crash;
+mod edges;
+mod edges_http;
 mod feed;
 mod hardening;
 mod ledger;

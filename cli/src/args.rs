@@ -15,8 +15,8 @@ Examples:
   resetctl snapshots list
   resetctl snapshots rollback 41
 
-Exit codes: 0 ok, 64 usage, 65 bad data, 69 nothing published, 74 I/O error,
-75 temporary failure (locked; try again).";
+Exit codes: 0 ok, 64 usage, 65 bad data, 69 nothing published, 71 cannot listen (serve:
+the address is in use or not ours), 74 I/O error, 75 temporary failure (locked; try again).";
 
 /// Publish and serve records of announced and completed usage-limit resets.
 #[derive(Debug, Parser)]
@@ -36,7 +36,9 @@ pub struct GlobalArgs {
     /// Data directory (snapshots, history, locks). Default: the platform data dir.
     #[arg(long, global = true, env = "RESETCTL_DATA_DIR", value_name = "DIR")]
     pub data_dir: Option<PathBuf>,
-    /// Config file (TOML, same keys as the long flags). Default: the platform config dir's config.toml.
+    /// Config file (TOML). Its keys are the long flags that have an environment variable, spelled
+    /// the same (listen = "localhost:8080"); --config and --now have no key. Default: the
+    /// platform config dir's config.toml.
     #[arg(long, global = true, env = "RESETCTL_CONFIG", value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Log filter (error, warn, info, debug, trace, or a tracing directive); RUST_LOG wins. Default: info.
@@ -168,8 +170,8 @@ Examples:
   resetctl sync --upstream https://other.example/records.json --once
   resetctl sync --upstream https://other.example/records.json --interval-minutes 10 --daemon
 
-crontab (every 5 minutes; exit 75 while backing off is expected):
-  */5 * * * * resetctl --data-dir /var/lib/resetctl sync --upstream https://other.example/records.json --once
+crontab (hourly, at a minute of your own; exit 75 while backing off is expected):
+  17 * * * * resetctl --data-dir /var/lib/resetctl sync --upstream https://other.example/records.json --once
 
 systemd unit (/etc/systemd/system/resetctl-sync.service):
   [Unit]
@@ -380,7 +382,8 @@ pub struct SyncArgs {
     /// dataSource.name. Default: the upstream's host.
     #[arg(long, env = "RESETCTL_SOURCE_NAME", value_name = "NAME")]
     pub source_name: Option<String>,
-    /// Minutes between syncs (at least 5). Default: 5.
+    /// Minutes between syncs (at least 5), plus a small random jitter. Default: 60 (the public
+    /// feed's maintainers ask mirrors not to poll more often than hourly).
     #[arg(long, env = "RESETCTL_INTERVAL_MINUTES", value_name = "N")]
     pub interval_minutes: Option<u32>,
     /// Minutes after which a cache with no good sync is stale. Default: 3 × interval.
@@ -418,9 +421,10 @@ pub struct SyncArgs {
 /// `resetctl serve` flags.
 #[derive(Debug, Args)]
 pub struct ServeArgs {
-    /// Address to listen on. Default: 127.0.0.1:8080.
+    /// Address to listen on: IP:PORT or HOST:PORT (every address the name resolves to is
+    /// tried in turn). Default: 127.0.0.1:8080.
     #[arg(long, env = "RESETCTL_LISTEN", value_name = "ADDR")]
-    pub listen: Option<std::net::SocketAddr>,
+    pub listen: Option<String>,
     /// How to notice new snapshots: file events with a polling fallback (auto), or polling only.
     #[arg(long, env = "RESETCTL_WATCH", value_enum, value_name = "MODE")]
     pub watch: Option<WatchArg>,
@@ -428,8 +432,8 @@ pub struct ServeArgs {
     /// (so `elapsed` appears within a minute of a window's end).
     #[arg(long, env = "RESETCTL_REPUBLISH")]
     pub republish: bool,
-    /// With --republish: seconds between re-evaluations. Default: 15.
-    #[arg(long, env = "RESETCTL_REPUBLISH_EVERY", value_name = "SECONDS", value_parser = parse_seconds, requires = "republish")]
+    /// With --republish: seconds between re-evaluations (0.1 to 86400). Default: 15.
+    #[arg(long, env = "RESETCTL_REPUBLISH_EVERY", value_name = "SECONDS", value_parser = parse_seconds)]
     pub republish_every: Option<f64>,
     /// An Origin allowed to call /mcp (repeatable); requests carrying any other Origin
     /// header are refused (DNS-rebinding protection). Default: none.

@@ -24,6 +24,8 @@ pub enum Code {
     Unavailable = 69,
     /// Reading or writing a file failed (EX_IOERR).
     IoErr = 74,
+    /// `serve` cannot listen: the address is in use or not this host's (EX_OSERR).
+    Listen = 71,
     /// Try again later: the data dir is locked by another command (EX_TEMPFAIL).
     TempFail = 75,
 }
@@ -69,7 +71,10 @@ impl From<SnapshotError> for CliError {
             SnapshotError::Read { .. } | SnapshotError::Write(_) => Code::IoErr,
             SnapshotError::Lock(LockError::Busy { .. }) => Code::TempFail,
             SnapshotError::Lock(LockError::Io { .. }) => Code::IoErr,
-            SnapshotError::Corrupt { .. } | SnapshotError::BadPointer { .. } => Code::DataErr,
+            SnapshotError::Corrupt { .. }
+            | SnapshotError::BadPointer { .. }
+            | SnapshotError::PointerNotAFile { .. }
+            | SnapshotError::SequenceExhausted(_) => Code::DataErr,
             SnapshotError::NoSuchSequence(_) | SnapshotError::Refused(_) => Code::Usage,
         };
         CliError::new(code, err.to_string())
@@ -115,5 +120,11 @@ impl From<ConfigError> for CliError {
             ConfigError::Invalid { .. } => Code::Usage,
         };
         CliError::new(code, err.to_string())
+    }
+}
+
+impl From<resetctl::config::DurationOutOfRange> for CliError {
+    fn from(err: resetctl::config::DurationOutOfRange) -> Self {
+        CliError::new(Code::Usage, err.to_string())
     }
 }

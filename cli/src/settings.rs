@@ -3,13 +3,16 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use resetctl::config::{default_data_dir, layer, load_config};
+use resetctl::config::{default_data_dir, layer, load_config, seconds_setting};
 use resetctl::model::Timestamp;
 use resetctl::snapshot::{SnapshotStore, DEFAULT_KEEP};
 use resetctl::standalone::PublishSettings;
 
 use crate::args::GlobalArgs;
 use crate::exit::{CliError, Code};
+
+/// The longest lock wait accepted (a day).
+const MAX_LOCK_TIMEOUT_SECONDS: f64 = 86_400.0;
 
 /// The resolved global settings.
 #[derive(Debug, Clone)]
@@ -47,13 +50,12 @@ impl Settings {
         if keep == 0 {
             return Err(CliError::new(Code::Usage, "keep must be at least 1"));
         }
-        let lock_timeout = layer(global.lock_timeout, file.lock_timeout, 10.0);
-        if !(lock_timeout.is_finite() && lock_timeout >= 0.0) {
-            return Err(CliError::new(
-                Code::Usage,
-                "lock-timeout must be a number of seconds, 0 or more",
-            ));
-        }
+        let lock_timeout = seconds_setting(
+            "lock-timeout",
+            layer(global.lock_timeout, file.lock_timeout, 10.0),
+            0.0,
+            MAX_LOCK_TIMEOUT_SECONDS,
+        )?;
         Ok(Self {
             data_dir,
             now: global.now.unwrap_or_else(Timestamp::now),
@@ -64,7 +66,7 @@ impl Settings {
                 180,
             ),
             keep,
-            lock_timeout: Duration::from_secs_f64(lock_timeout),
+            lock_timeout,
             log: global.log.clone().or_else(|| file.log.clone()),
             file: file.clone(),
         })

@@ -25,6 +25,9 @@ pub enum ApiError {
     NotFound,
     /// 405: the path exists, the method does not.
     MethodNotAllowed,
+    /// 400: the request target is neither a path nor an absolute URL
+    /// (authority form without CONNECT, or `*` without OPTIONS).
+    BadTarget,
 }
 
 impl ApiError {
@@ -61,6 +64,11 @@ impl ApiError {
                 StatusCode::METHOD_NOT_ALLOWED,
                 "method_not_allowed",
                 "method not allowed; this path answers GET, HEAD and OPTIONS".into(),
+            ),
+            ApiError::BadTarget => (
+                StatusCode::BAD_REQUEST,
+                "bad_request",
+                "the request target must be a path or an absolute URL".into(),
             ),
         }
     }

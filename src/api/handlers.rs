@@ -4,7 +4,6 @@
 //! lock shared with reload) and write the envelope around pre-serialised
 //! records, so a request costs O(pageSize).
 
-use std::convert::Infallible;
 use std::io::Write;
 use std::net::IpAddr;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -112,6 +111,16 @@ pub(crate) async fn admit(state: &AppState, client: IpAddr) -> Admission {
 /// `respond` (admitted, headers added) or the 429/503 of the quota.
 /// Admitted requests count even when `respond` ends in 422, 500 or 503.
 async fn counted(state: &AppState, client: IpAddr, respond: impl FnOnce() -> Response) -> Response {
+    let mut response = quota_answer(state, client, respond).await;
+    response.extensions_mut().insert(QuotaDecided);
+    response
+}
+
+async fn quota_answer(
+    state: &AppState,
+    client: IpAddr,
+    respond: impl FnOnce() -> Response,
+) -> Response {
     match admit(state, client).await {
         Admission::Unavailable => ApiError::RateLimitUnavailable.response(),
         Admission::Limited {
@@ -153,30 +162,40 @@ pub(crate) fn quota_headers(
     );
 }
 
-/// Lets an uncounted request through the flood guard, or answers its 429.
-pub fn uncounted(state: &AppState, client: IpAddr, respond: impl FnOnce() -> Response) -> Response {
+/// Marks an answer the quota decided (admitted, refused 429 or failed closed
+/// 503): it is the quota's business, not the flood guard's.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct QuotaDecided;
+
+/// Marks an answer of `/mcp`: its flood-guard 429 is a JSON-RPC error for this request id.
+#[derive(Clone, Debug)]
+pub(crate) struct RpcAnswer(pub Option<rmcp::model::RequestId>);
+
+/// The one flood guard: every answer the quota did not decide (docs,
+/// `/healthz`, OPTIONS, 404/405, MCP handshakes and every refused MCP
+/// request, whatever route made it) takes a token from the client's burst
+/// bucket, or is replaced by a 429 that never touches the quota.
+pub fn flood_guarded(state: &AppState, client: IpAddr, response: Response) -> Response {
+    if response.extensions().get::<QuotaDecided>().is_some() {
+        return response;
+    }
     match state.flood.as_ref().map(|f| f.check(client)) {
-        Some(Err(retry_after)) => ApiError::RateLimited { retry_after }.response(),
-        _ => respond(),
+        Some(Err(retry_after)) => match response.extensions().get::<RpcAnswer>() {
+            Some(RpcAnswer(id)) => super::mcp::flood_limited(id.clone(), retry_after),
+            None => ApiError::RateLimited { retry_after }.response(),
+        },
+        _ => response,
     }
 }
 
 /// `GET /openapi/v1/records/latest`.
-pub async fn latest(
-    raw_query: String,
-    client: IpAddr,
-    state: Arc<AppState>,
-) -> Result<Response, Infallible> {
-    Ok(counted(&state, client, || latest_body(&raw_query, &state)).await)
+pub async fn latest(raw_query: String, client: IpAddr, state: Arc<AppState>) -> Response {
+    counted(&state, client, || latest_body(&raw_query, &state)).await
 }
 
 /// `GET /openapi/v1/records`.
-pub async fn list(
-    raw_query: String,
-    client: IpAddr,
-    state: Arc<AppState>,
-) -> Result<Response, Infallible> {
-    Ok(counted(&state, client, || list_body(&raw_query, &state)).await)
+pub async fn list(raw_query: String, client: IpAddr, state: Arc<AppState>) -> Response {
+    counted(&state, client, || list_body(&raw_query, &state)).await
 }
 
 fn latest_body(raw_query: &str, state: &AppState) -> Response {
@@ -321,12 +340,11 @@ pub fn unrouted(path: &str) -> Response {
     }
 }
 
-/// `/mcp` with another method than a POST we could read: a preflight for
-/// OPTIONS, 413 for a POST whose body is too large (or has no length), 405
+/// `/mcp` with another method than POST: a preflight for OPTIONS, 405
 /// (with `Allow: POST, OPTIONS`) for the rest, `GET` included: no SSE stream.
 pub fn mcp_not_post(method: warp::http::Method, request_headers: Option<String>) -> Response {
     use warp::http::Method;
-    match method {
+    let mut response = match method {
         Method::OPTIONS => {
             let mut response = preflight(request_headers);
             response.headers_mut().insert(
@@ -335,13 +353,6 @@ pub fn mcp_not_post(method: warp::http::Method, request_headers: Option<String>)
             );
             response
         }
-        Method::POST => {
-            let body = serde_json::json!({"jsonrpc": "2.0", "error": {"code": -32600, "message": format!("the request body must have a Content-Length of at most {} bytes", super::mcp::MAX_BODY_BYTES)}});
-            json(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                serde_json::to_vec(&body).expect("plain JSON"),
-            )
-        }
         _ => {
             let mut response = ApiError::MethodNotAllowed.response();
             response
@@ -349,5 +360,7 @@ pub fn mcp_not_post(method: warp::http::Method, request_headers: Option<String>)
                 .insert(header::ALLOW, HeaderValue::from_static("POST, OPTIONS"));
             response
         }
-    }
+    };
+    response.extensions_mut().insert(RpcAnswer(None));
+    response
 }

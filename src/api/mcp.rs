@@ -8,8 +8,9 @@
 //! session-based server transport does not do.
 //!
 //! Quota (section 8): an admitted `tools/call` counts once, even with
-//! invalid arguments; `initialize`, notifications, `ping`, `tools/list` and
-//! rejected protocol requests do not count (they pass the flood guard).
+//! invalid (or repeated) arguments; `initialize`, notifications, `ping`,
+//! `tools/list` and rejected protocol requests do not count (they pass the
+//! flood guard, applied to every uncounted answer in `routes`).
 
 use std::net::IpAddr;
 use std::sync::Arc;
@@ -24,10 +25,14 @@ use serde_json::{json, Value};
 use warp::http::{header, HeaderValue, StatusCode};
 use warp::reply::Response;
 
-use super::handlers::{admit, latest_envelope, list_envelope, quota_headers, Admission};
+use super::handlers::{
+    admit, latest_envelope, list_envelope, quota_headers, Admission, QuotaDecided, RpcAnswer,
+};
 use super::responses::json as json_response;
 use super::server::AppState;
+use crate::limit::QuotaPolicy;
 use crate::query::{latest_query_from_args, list_query_from_args};
+use warp::hyper::body::Bytes;
 
 /// Protocol versions this server speaks, newest first.
 pub const SUPPORTED_VERSIONS: [&str; 3] = ["2025-11-25", "2025-06-18", "2025-03-26"];
@@ -57,8 +62,21 @@ fn object(value: Value) -> Arc<JsonObject> {
     }
 }
 
-/// The two read-only tools and their argument and result schemas.
-pub fn tools() -> Vec<Tool> {
+/// What the tools and instructions say about the quota: the configured one, or none.
+fn quota_text(policy: Option<QuotaPolicy>) -> String {
+    match policy {
+        Some(p) => format!(
+            "Counts against the quota shared with the REST API: {} calls per {} s per client (sliding window).",
+            p.limit, p.window_seconds
+        ),
+        None => "There is no call quota on this server.".to_owned(),
+    }
+}
+
+/// The two read-only tools and their argument and result schemas; the
+/// descriptions state `policy`, the quota this server was started with.
+pub fn tools(policy: Option<QuotaPolicy>) -> Vec<Tool> {
+    let quota = quota_text(policy);
     let kind = json!({"type": "string", "enum": ["all", "reset_scheduled", "reset_completed"], "default": "all",
         "description": "all: the live list (fulfilled schedules omitted); reset_scheduled: schedules incl. fulfilled and elapsed history; reset_completed: completions"});
     let result = |data: Value| {
@@ -71,14 +89,14 @@ pub fn tools() -> Vec<Tool> {
     vec![
         Tool::new(
             "get_latest_reset",
-            "The newest matching reset record (the first of the list for that kind), exactly as GET /openapi/v1/records/latest. Counts against the shared quota of 20 calls per hour.",
+            format!("The newest matching reset record (the first of the list for that kind), exactly as GET /openapi/v1/records/latest. {quota}"),
             object(json!({"type": "object", "properties": {"kind": kind}, "additionalProperties": false})),
         )
         .with_raw_output_schema(object(result(json!({"type": ["object", "null"], "description": "a Record, or null when nothing matches"}))))
         .with_annotations(read_only.clone()),
         Tool::new(
             "list_resets",
-            "A page of reset records, exactly as GET /openapi/v1/records. Counts against the shared quota of 20 calls per hour.",
+            format!("A page of reset records, exactly as GET /openapi/v1/records. {quota}"),
             object(json!({"type": "object", "properties": {
                 "kind": kind,
                 "page": {"type": "integer", "minimum": 1, "maximum": 4294967295u64, "default": 1},
@@ -98,27 +116,93 @@ fn rpc_error(
     message: String,
     data: Option<Value>,
 ) -> Response {
+    let marker = RpcAnswer(id.clone());
     let body = JsonRpcError::new(id, ErrorData::new(ErrorCode(code), message, data));
-    json_response(status, serde_json::to_vec(&body).expect("errors serialise"))
+    let mut response = json_response(status, serde_json::to_vec(&body).expect("errors serialise"));
+    response.extensions_mut().insert(marker);
+    response
 }
 
 /// A JSON-RPC result.
 fn rpc_result(id: RequestId, result: impl serde::Serialize) -> Response {
+    let marker = RpcAnswer(Some(id.clone()));
     let body = JsonRpcResponse {
         jsonrpc: JsonRpcVersion2_0,
         id,
         result: serde_json::to_value(result).expect("results serialise"),
     };
-    json_response(
+    let mut response = json_response(
         StatusCode::OK,
         serde_json::to_vec(&body).expect("responses serialise"),
+    );
+    response.extensions_mut().insert(marker);
+    response
+}
+
+/// Reads a request body of at most [`MAX_BODY_BYTES`], with or without a
+/// `Content-Length` (chunked HTTP/1.1, HTTP/2); a larger one is a 413.
+pub async fn read_body<S, B>(content_length: Option<String>, body: S) -> Result<Bytes, Response>
+where
+    S: futures_util::Stream<Item = Result<B, warp::Error>>,
+    B: warp::hyper::body::Buf,
+{
+    use futures_util::StreamExt;
+    let too_large = || {
+        rpc_error(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            None,
+            ErrorCode::INVALID_REQUEST.0,
+            format!("the request body must be at most {MAX_BODY_BYTES} bytes"),
+            None,
+        )
+    };
+    let declared = content_length.and_then(|l| l.trim().parse::<u64>().ok());
+    if declared.is_some_and(|l| l > MAX_BODY_BYTES) {
+        return Err(too_large());
+    }
+    let mut collected = Vec::with_capacity(declared.unwrap_or(1024).min(MAX_BODY_BYTES) as usize);
+    let mut body = std::pin::pin!(body);
+    while let Some(chunk) = body.next().await {
+        let Ok(mut chunk) = chunk else {
+            return Err(rpc_error(
+                StatusCode::BAD_REQUEST,
+                None,
+                ErrorCode::INVALID_REQUEST.0,
+                "the request body could not be read".into(),
+                None,
+            ));
+        };
+        if (collected.len() + chunk.remaining()) as u64 > MAX_BODY_BYTES {
+            return Err(too_large());
+        }
+        while chunk.has_remaining() {
+            let piece = chunk.chunk();
+            collected.extend_from_slice(piece);
+            let n = piece.len();
+            chunk.advance(n);
+        }
+    }
+    Ok(Bytes::from(collected))
+}
+
+/// The 500 of a request whose handling panicked, for the request id in `body` if it has one.
+pub fn internal_error(body: &[u8]) -> Response {
+    let id = serde_json::from_slice::<Value>(body)
+        .ok()
+        .and_then(|v| serde_json::from_value::<RequestId>(v.get("id")?.clone()).ok());
+    rpc_error(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        id,
+        ErrorCode::INTERNAL_ERROR.0,
+        "internal error".into(),
+        None,
     )
 }
 
 /// Why a request's `Origin` headers are refused, if they are
 /// (DNS-rebinding protection): every one of them must be allowed, and one
 /// that is not readable text never is. No `Origin` at all is allowed.
-pub fn refused_origin(allowed: &[String], origins: &[warp::http::HeaderValue]) -> Option<String> {
+pub fn refused_origin(allowed: &[String], origins: &[HeaderValue]) -> Option<String> {
     origins.iter().find_map(|value| match value.to_str() {
         Ok(text) if allowed.iter().any(|a| a == text) => None,
         Ok(text) => Some(format!(
@@ -131,12 +215,79 @@ pub fn refused_origin(allowed: &[String], origins: &[warp::http::HeaderValue]) -
     })
 }
 
+/// The 500 of a panic where no request id is known.
+pub fn internal_error_without_id() -> Response {
+    internal_error(b"")
+}
+
+/// The flood guard's 429 in JSON-RPC's shape.
+pub fn flood_limited(id: Option<RequestId>, retry_after: u64) -> Response {
+    let mut response = rpc_error(
+        StatusCode::TOO_MANY_REQUESTS,
+        id,
+        RATE_LIMITED,
+        format!("too many requests; retry after {retry_after} s"),
+        Some(json!({"retryAfter": retry_after})),
+    );
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from(retry_after));
+    response
+}
+
+/// The first key given twice in `params.arguments` of a request body, if
+/// any (a JSON object keeps the last of duplicate keys; REST refuses a
+/// repeated query parameter, so the tools refuse a repeated argument).
+fn duplicate_argument(body: &[u8]) -> Option<String> {
+    use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
+    #[derive(serde::Deserialize)]
+    struct Probe {
+        params: Option<ProbeParams>,
+    }
+    #[derive(serde::Deserialize)]
+    struct ProbeParams {
+        arguments: Option<FirstDuplicate>,
+    }
+    struct FirstDuplicate(Option<String>);
+    impl<'de> serde::Deserialize<'de> for FirstDuplicate {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct Keys;
+            impl<'de> Visitor<'de> for Keys {
+                type Value = FirstDuplicate;
+                fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                    f.write_str("an object")
+                }
+                fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                    let mut seen = std::collections::HashSet::new();
+                    let mut first = None;
+                    while let Some(key) = map.next_key::<String>()? {
+                        map.next_value::<IgnoredAny>()?;
+                        if !seen.insert(key.clone()) && first.is_none() {
+                            first = Some(key);
+                        }
+                    }
+                    Ok(FirstDuplicate(first))
+                }
+            }
+            d.deserialize_map(Keys)
+        }
+    }
+    serde_json::from_slice::<Probe>(body)
+        .ok()?
+        .params?
+        .arguments?
+        .0
+}
+
 /// One `POST /mcp`; `origins` are the request's `Origin` header values.
+/// Every answer is marked as JSON-RPC (for the flood guard's 429); only an
+/// admitted or refused `tools/call` is the quota's.
 pub async fn handle(
     state: Arc<AppState>,
     client: IpAddr,
-    origins: Vec<warp::http::HeaderValue>,
-    body: warp::hyper::body::Bytes,
+    origins: Vec<HeaderValue>,
+    protocol_version: Option<String>,
+    body: Bytes,
 ) -> Response {
     if let Some(why) = refused_origin(&state.mcp_allowed_origins, &origins) {
         return rpc_error(StatusCode::FORBIDDEN, None, ORIGIN_NOT_ALLOWED, why, None);
@@ -197,58 +348,40 @@ pub async fn handle(
             )
         }
     };
+    // The transport specification: an invalid or unsupported version header is a 400.
+    if let Some(version) = protocol_version.filter(|v| !SUPPORTED_VERSIONS.contains(&v.as_str())) {
+        return rpc_error(
+            StatusCode::BAD_REQUEST,
+            id,
+            ErrorCode::INVALID_REQUEST.0,
+            format!(
+                "unsupported MCP-Protocol-Version {version:?} (supported: {})",
+                SUPPORTED_VERSIONS.join(", ")
+            ),
+            None,
+        );
+    }
     let params = message.get("params").cloned().unwrap_or(Value::Null);
     let Some(id) = id else {
         // A notification (`notifications/initialized`, …): accepted, nothing to answer.
-        return flood_checked(&state, client, None, || {
-            let mut response = json_response(StatusCode::ACCEPTED, Vec::new());
-            response.headers_mut().remove(header::CONTENT_TYPE);
-            response
-        });
+        let mut response = json_response(StatusCode::ACCEPTED, Vec::new());
+        response.headers_mut().remove(header::CONTENT_TYPE);
+        response.extensions_mut().insert(RpcAnswer(None));
+        return response;
     };
+    let policy = state.limiter.policy();
     match method.as_str() {
-        "initialize" => flood_checked(&state, client, Some(id.clone()), || initialize(id, params)),
-        "ping" => flood_checked(&state, client, Some(id.clone()), || {
-            rpc_result(id, json!({}))
-        }),
-        "tools/list" => flood_checked(&state, client, Some(id.clone()), || {
-            rpc_result(id, ListToolsResult::with_all_items(tools()))
-        }),
-        "tools/call" => call_tool(&state, client, id, params).await,
-        other => flood_checked(&state, client, Some(id.clone()), || {
-            rpc_error(
-                StatusCode::OK,
-                Some(id),
-                ErrorCode::METHOD_NOT_FOUND.0,
-                format!("method not found: {other}"),
-                None,
-            )
-        }),
-    }
-}
-
-/// Uncounted methods pass the flood guard; its 429 is a JSON-RPC error too.
-fn flood_checked(
-    state: &AppState,
-    client: IpAddr,
-    id: Option<RequestId>,
-    respond: impl FnOnce() -> Response,
-) -> Response {
-    match state.flood.as_ref().map(|f| f.check(client)) {
-        Some(Err(retry_after)) => {
-            let mut response = rpc_error(
-                StatusCode::TOO_MANY_REQUESTS,
-                id,
-                RATE_LIMITED,
-                format!("too many requests; retry after {retry_after} s"),
-                Some(json!({"retryAfter": retry_after})),
-            );
-            response
-                .headers_mut()
-                .insert(header::RETRY_AFTER, HeaderValue::from(retry_after));
-            response
-        }
-        _ => respond(),
+        "initialize" => initialize(id, params, policy),
+        "ping" => rpc_result(id, json!({})),
+        "tools/list" => rpc_result(id, ListToolsResult::with_all_items(tools(policy))),
+        "tools/call" => call_tool(&state, client, id, params, duplicate_argument(&body)).await,
+        other => rpc_error(
+            StatusCode::OK,
+            Some(id),
+            ErrorCode::METHOD_NOT_FOUND.0,
+            format!("method not found: {other}"),
+            None,
+        ),
     }
 }
 
@@ -258,7 +391,7 @@ fn tools_capability() -> ServerCapabilities {
         .expect("a valid capabilities object")
 }
 
-fn initialize(id: RequestId, params: Value) -> Response {
+fn initialize(id: RequestId, params: Value, policy: Option<QuotaPolicy>) -> Response {
     let params: InitializeRequestParams = match serde_json::from_value(params) {
         Ok(params) => params,
         Err(e) => {
@@ -273,14 +406,23 @@ fn initialize(id: RequestId, params: Value) -> Response {
     };
     let version = negotiate(params.protocol_version.as_str());
     let mut result = InitializeResult::new(tools_capability())
-        .with_instructions("Read-only records of announced and completed usage-limit resets. Tools share the REST quota (20 calls per client per sliding hour): cache answers and honour retryAfter.");
+        .with_instructions(match policy {
+            Some(p) => format!("Read-only records of announced and completed usage-limit resets. Tools share the REST quota ({} calls per {} s per client, sliding window): cache answers and honour retryAfter.", p.limit, p.window_seconds),
+            None => "Read-only records of announced and completed usage-limit resets. There is no call quota on this server; cache answers all the same.".to_owned(),
+        });
     result.protocol_version =
         serde_json::from_value(json!(version)).unwrap_or(ProtocolVersion::V_2025_11_25);
     result.server_info = Implementation::new("resetctl", env!("CARGO_PKG_VERSION"));
     rpc_result(id, result)
 }
 
-async fn call_tool(state: &AppState, client: IpAddr, id: RequestId, params: Value) -> Response {
+async fn call_tool(
+    state: &AppState,
+    client: IpAddr,
+    id: RequestId,
+    params: Value,
+    duplicate: Option<String>,
+) -> Response {
     let params: CallToolRequestParams = match serde_json::from_value(params) {
         Ok(params) => params,
         Err(e) => {
@@ -304,7 +446,7 @@ async fn call_tool(state: &AppState, client: IpAddr, id: RequestId, params: Valu
             None,
         );
     }
-    match admit(state, client).await {
+    let mut response = match admit(state, client).await {
         Admission::Unavailable => rpc_error(
             StatusCode::SERVICE_UNAVAILABLE,
             Some(id),
@@ -331,14 +473,21 @@ async fn call_tool(state: &AppState, client: IpAddr, id: RequestId, params: Valu
             response
         }
         Admission::Admitted(headers) => {
-            let result = run_tool(state, &name, params.arguments.unwrap_or_default());
+            let result = match duplicate {
+                Some(key) => CallToolResult::error(vec![ContentBlock::text(format!(
+                    "argument {key:?} is given more than once"
+                ))]),
+                None => run_tool(state, &name, params.arguments.unwrap_or_default()),
+            };
             let mut response = rpc_result(id, result);
             if let Some((policy, remaining, reset_at)) = headers {
                 quota_headers(&mut response, policy, remaining, reset_at);
             }
             response
         }
-    }
+    };
+    response.extensions_mut().insert(QuotaDecided);
+    response
 }
 
 /// A tool call's validated arguments.
@@ -350,6 +499,12 @@ enum ToolQuery {
 /// Runs a tool: the REST envelope's data and meta as structured content,
 /// plus a short text; bad arguments are a tool error naming the argument.
 fn run_tool(state: &AppState, name: &str, args: JsonObject) -> CallToolResult {
+    if let Some(trigger) = state.panic_on_query.as_deref() {
+        // The test hook of the REST handlers, for tools: these exact arguments panic.
+        if serde_json::to_string(&args).ok().as_deref() == Some(trigger) {
+            panic!("injected panic for tool arguments {trigger}");
+        }
+    }
     let failed = |text: String| CallToolResult::error(vec![ContentBlock::text(text)]);
     // Arguments first (a bad one is the caller's error even without data), then the data.
     let query = if name == "get_latest_reset" {

@@ -6,6 +6,7 @@
 //! [`errors`] maps every error to the section 7 bodies. No domain decision is made here.
 
 mod assets;
+mod conn;
 pub mod errors;
 pub mod handlers;
 pub mod mcp;

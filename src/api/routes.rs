@@ -1,12 +1,18 @@
 //! Route composition: which filter chain answers which method and path.
 
 use std::convert::Infallible;
+use std::future::Future;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
+use futures_util::FutureExt;
 use warp::filters::BoxedFilter;
+use warp::reply::Response;
 use warp::Filter;
 
+use super::conn::{PeerAddr, TargetForm};
+use super::errors::ApiError;
 use super::handlers;
 use super::server::AppState;
 use crate::limit::client::{canonical, ClientKeyPolicy, FORWARDING_HEADERS};
@@ -22,19 +28,28 @@ fn with_state(
     warp::any().map(move || state.clone())
 }
 
+/// The peer address: from our accept loop ([`PeerAddr`]), or warp's own
+/// (the in-process `warp::test` requests).
+fn peer() -> impl Filter<Extract = (Option<SocketAddr>,), Error = Infallible> + Clone {
+    warp::ext::optional::<PeerAddr>()
+        .and(warp::addr::remote())
+        .map(|ours: Option<PeerAddr>, warps: Option<SocketAddr>| ours.map(|p| p.0).or(warps))
+}
+
 /// The client key of the request: the peer IP, or what a trusted proxy
 /// says in the one forwarding header the operator named.
 fn client(state: Arc<AppState>) -> BoxedFilter<(IpAddr,)> {
     let peer_ip =
         |peer: Option<SocketAddr>| peer.map_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED), |a| a.ip());
+    let remote = peer();
     if state.client_keys.trusted_proxies.is_empty() {
         // Forwarding headers change nothing without a trusted proxy: do not even read them.
-        return warp::addr::remote()
+        return remote
             .map(move |peer: Option<SocketAddr>| state.client_keys.client_key(peer_ip(peer), None))
             .boxed();
     }
     // Behind a trusted proxy: its header decides.
-    warp::addr::remote()
+    remote
         .and(warp::header::headers_cloned())
         .map(
             move |peer: Option<SocketAddr>, headers: warp::http::HeaderMap| {
@@ -47,7 +62,11 @@ fn client(state: Arc<AppState>) -> BoxedFilter<(IpAddr,)> {
 /// The key of a request from `peer` with `headers`: every line of the
 /// policy's one header, joined in order (a proxy may add a line instead of
 /// appending to the existing one).
-fn client_key_of(keys: &ClientKeyPolicy, peer: IpAddr, headers: &warp::http::HeaderMap) -> IpAddr {
+pub(super) fn client_key_of(
+    keys: &ClientKeyPolicy,
+    peer: IpAddr,
+    headers: &warp::http::HeaderMap,
+) -> IpAddr {
     let parts: Vec<&str> = headers
         .get_all(keys.header.name())
         .iter()
@@ -55,6 +74,33 @@ fn client_key_of(keys: &ClientKeyPolicy, peer: IpAddr, headers: &warp::http::Hea
         .collect();
     let value = (!parts.is_empty()).then(|| parts.join(", "));
     keys.client_key(peer, value.as_deref())
+}
+
+/// The client the access log names: the key the quota used (what a trusted
+/// proxy vouched for, IPv6 by its prefix), so an operator can tell who got
+/// a 429. A peer that sends forwarding headers without being trusted is
+/// warned about once: it is usually a proxy the operator forgot to trust,
+/// and every client behind it then shares one quota.
+pub(super) fn client_for_log(
+    state: &AppState,
+    peer: IpAddr,
+    headers: &warp::http::HeaderMap,
+) -> IpAddr {
+    let peer = canonical(peer);
+    let keys = &state.client_keys;
+    if keys.trusts(peer) {
+        return client_key_of(keys, peer, headers);
+    }
+    let sent = FORWARDING_HEADERS
+        .iter()
+        .find(|name| headers.contains_key(**name));
+    if let Some(name) = sent.filter(|_| state.untrusted_forwarders.first_time(peer)) {
+        tracing::warn!(
+            "peer {peer} sends {name} but is not a trusted proxy, so every client behind it shares one quota; \
+             if it is your proxy, add it with --trust-proxy (and name its header with --client-ip-header)"
+        );
+    }
+    keys.client_key(peer, None)
 }
 
 /// A header as text, or `None` when absent or not visible ASCII (never a rejection).
@@ -85,10 +131,36 @@ fn exact_path() -> impl Filter<Extract = (), Error = warp::Rejection> + Clone {
         .untuple_one()
 }
 
-/// Every route of the server, wrapped in the access log. The chain ends in a
+/// Runs one handler's future; a panic anywhere in it becomes `on_panic()`
+/// (a 500 in the shape of the path: the API's error body, or JSON-RPC's on
+/// `/mcp`) instead of a dropped connection. Every route ends in this guard.
+async fn guard(
+    on_panic: impl FnOnce() -> Response,
+    handler: impl Future<Output = Response>,
+) -> Result<Response, Infallible> {
+    Ok(AssertUnwindSafe(handler)
+        .catch_unwind()
+        .await
+        .unwrap_or_else(|_| {
+            tracing::error!("a request handler panicked; answered 500");
+            on_panic()
+        }))
+}
+
+/// The REST 500 of a handler that panicked.
+fn internal() -> Response {
+    ApiError::Internal.response()
+}
+
+/// Every route of the server (the access log is written around it, in
+/// `conn`). The chain ends in a
 /// catch-all that answers 404/405, so its error type is `Infallible`: the
 /// compiler proves no rejection escapes without a section 7 body, which
 /// makes a `recover` step unnecessary.
+///
+/// Two guards wrap every answer: each handler runs under `guard` (a panic
+/// is a 500), and every answer the quota did not decide passes the flood
+/// guard ([`handlers::flood_guarded`]), whichever route produced it.
 pub fn routes(
     state: Arc<AppState>,
 ) -> impl Filter<Extract = (impl warp::Reply,), Error = Infallible> + Clone + Send + Sync + 'static
@@ -98,68 +170,112 @@ pub fn routes(
         .and(raw_query())
         .and(client(state.clone()))
         .and(with_state(state.clone()))
-        .and_then(handlers::latest);
+        .and_then(|query, client, state| guard(internal, handlers::latest(query, client, state)));
     let list = warp::path!("openapi" / "v1" / "records")
         .and(read_method())
         .and(raw_query())
         .and(client(state.clone()))
         .and(with_state(state.clone()))
-        .and_then(handlers::list);
-    // Uncounted routes pass the flood guard instead of the quota.
-    let free = |respond: fn() -> warp::reply::Response| {
-        let state = state.clone();
-        client(state.clone()).map(move |ip| handlers::uncounted(&state, ip, respond))
-    };
+        .and_then(|query, client, state| guard(internal, handlers::list(query, client, state)));
+    let fixed = |respond: fn() -> Response| move || guard(internal, async move { respond() });
     let openapi = warp::path!("openapi" / "v1" / "openapi.json")
         .and(read_method())
-        .and(free(handlers::openapi));
+        .and_then(fixed(handlers::openapi));
     let docs = warp::path!("openapi" / "v1" / "docs")
         .and(read_method())
-        .and(free(handlers::docs));
+        .and_then(fixed(handlers::docs));
     let skill = warp::path!("openapi" / "v1" / "skill.md")
         .and(read_method())
-        .and(free(handlers::skill));
+        .and_then(fixed(handlers::skill));
     let healthz = warp::path!("healthz")
         .and(read_method())
         .and(with_state(state.clone()))
-        .map(handlers::healthz);
-    let guard_state = state.clone();
+        .and_then(|state| guard(internal, async move { handlers::healthz(state) }));
     let preflight = warp::options()
         .and(warp::path::full())
         .and(optional_header("access-control-request-headers"))
-        .and(client(state.clone()))
         .and_then(
-            move |path: warp::path::FullPath, request_headers: Option<String>, ip: IpAddr| {
-                let state = guard_state.clone();
-                async move {
-                    if handlers::KNOWN_PATHS.contains(&path.as_str()) {
-                        Ok(handlers::uncounted(&state, ip, || {
-                            handlers::preflight(request_headers)
-                        }))
-                    } else {
-                        Err(warp::reject::not_found())
-                    }
+            |path: warp::path::FullPath, request_headers: Option<String>| async move {
+                if handlers::KNOWN_PATHS.contains(&path.as_str()) {
+                    let Ok(response) =
+                        guard(
+                            internal,
+                            async move { handlers::preflight(request_headers) },
+                        )
+                        .await;
+                    Ok(response)
+                } else {
+                    Err(warp::reject::not_found())
                 }
             },
         );
-    // MCP: POST with a bounded body; any other method gets its own 405/preflight/413.
+    // MCP: POST with a body of at most 64 KiB, with or without a
+    // Content-Length (chunked HTTP/1.1, HTTP/2); any other method gets its
+    // own 405 or preflight.
     let mcp_state = state.clone();
     let mcp_post = warp::path!("mcp")
         .and(warp::post())
-        .and(warp::body::content_length_limit(super::mcp::MAX_BODY_BYTES))
-        .and(warp::body::bytes())
+        .and(optional_header("content-length"))
+        .and(warp::body::stream())
         .and(client(state.clone()))
         .and(warp::header::headers_cloned())
-        .and_then(move |body, ip, headers: warp::http::HeaderMap| {
-            let state = mcp_state.clone();
-            // Every Origin line, raw: an unreadable one is refused, never taken as absent.
-            let origins = headers.get_all("origin").iter().cloned().collect();
-            async move { Ok::<_, Infallible>(super::mcp::handle(state, ip, origins, body).await) }
-        });
+        .and(optional_header("mcp-protocol-version"))
+        .and_then(
+            move |length, body, ip, headers: warp::http::HeaderMap, version| {
+                let state = mcp_state.clone();
+                // Every Origin line, raw: an unreadable one is refused, never taken as absent.
+                let origins: Vec<_> = headers.get_all("origin").iter().cloned().collect();
+                async move {
+                    let body = match super::mcp::read_body(length, body).await {
+                        Ok(body) => body,
+                        Err(too_large) => return Ok::<_, Infallible>(too_large),
+                    };
+                    let on_panic = {
+                        let body = body.clone();
+                        move || super::mcp::internal_error(&body)
+                    };
+                    guard(
+                        on_panic,
+                        super::mcp::handle(state, ip, origins, version, body),
+                    )
+                    .await
+                }
+            },
+        );
     let mcp_other = warp::path!("mcp")
         .and(warp::method())
         .and(optional_header("access-control-request-headers"))
-        .map(handlers::mcp_not_post);
+        .and_then(|method, request_headers| {
+            guard(super::mcp::internal_error_without_id, async move {
+                handlers::mcp_not_post(method, request_headers)
+            })
+        });
+    // CONNECT (whose authority-form target has no path for warp to read),
+    // other targets that are not a path, and the bare root are answered
+    // before any path is read.
+    let connect = warp::method().and_then(|method: warp::http::Method| async move {
+        if method == warp::http::Method::CONNECT {
+            Ok(ApiError::MethodNotAllowed.response())
+        } else {
+            Err(warp::reject::not_found())
+        }
+    });
+    // Targets that are not a path: `OPTIONS *` asks about the server as a
+    // whole (the preflight answer); anything else is a 400.
+    let odd_target = warp::ext::optional::<TargetForm>()
+        .and(warp::method())
+        .and_then(
+            |form: Option<TargetForm>, method: warp::http::Method| async move {
+                match (form, method) {
+                    (None, _) => Err(warp::reject::not_found()),
+                    (Some(TargetForm::Asterisk), warp::http::Method::OPTIONS) => {
+                        Ok(handlers::preflight(None))
+                    }
+                    (Some(_), _) => Ok(ApiError::BadTarget.response()),
+                }
+            },
+        );
+    let root = warp::path::end().map(|| ApiError::NotFound.response());
     let unrouted =
         warp::path::full().map(|path: warp::path::FullPath| handlers::unrouted(path.as_str()));
 
@@ -180,43 +296,23 @@ pub fn routes(
         .unify()
         .or(mcp_other)
         .unify();
-    exact_path()
-        .and(named)
-        .or(unrouted)
+    let answered = connect
+        .or(odd_target)
         .unify()
-        .with(warp::log::custom(move |info| access_log(&state, info)))
-}
-
-/// One structured line per request. `client` is the key the quota used
-/// (what a trusted proxy vouched for, IPv6 by its prefix), so an operator
-/// can tell who got a 429. A peer that sends forwarding headers without
-/// being trusted is warned about once: it is usually a proxy the operator
-/// forgot to trust, and every client behind it then shares one quota.
-fn access_log(state: &AppState, info: warp::log::Info<'_>) {
-    let peer = info.remote_addr().map(|a| canonical(a.ip()));
-    let client = peer.map(|peer| {
-        let keys = &state.client_keys;
-        let headers = info.request_headers();
-        if !keys.trusts(peer) {
-            let sent = FORWARDING_HEADERS
-                .iter()
-                .find(|name| headers.contains_key(**name));
-            if let Some(name) = sent.filter(|_| state.untrusted_forwarders.first_time(peer)) {
-                tracing::warn!(
-                    "peer {peer} sends {name} but is not a trusted proxy, so every client behind it shares one quota; \
-                     if it is your proxy, add it with --trust-proxy (and name its header with --client-ip-header)"
-                );
-            }
-            return keys.client_key(peer, None);
-        }
-        client_key_of(keys, peer, headers)
-    });
-    tracing::info!(
-        target: "resetctl::access",
-        method = %info.method(),
-        path = info.path(),
-        status = info.status().as_u16(),
-        latency_us = info.elapsed().as_micros() as u64,
-        client = %client.map_or_else(|| "-".to_owned(), |c| c.to_string()),
-    );
+        .or(root)
+        .unify()
+        .or(exact_path().and(named))
+        .unify()
+        .or(unrouted)
+        .unify();
+    let guard_state = state.clone();
+    // `client` never rejects; the fallback only tells the compiler so.
+    let client_key = client(state)
+        .or(warp::any().map(|| IpAddr::V4(Ipv4Addr::UNSPECIFIED)))
+        .unify();
+    client_key
+        .and(answered)
+        .map(move |ip: IpAddr, response: Response| {
+            handlers::flood_guarded(&guard_state, ip, response)
+        })
 }

@@ -7,7 +7,6 @@ use std::sync::Arc;
 
 use tokio::net::TcpListener;
 
-use super::routes;
 use crate::clock::Clock;
 use crate::limit::client::ClientKeyPolicy;
 use crate::limit::flood::FloodGuard;
@@ -212,11 +211,7 @@ pub async fn serve(
             state.clock.clone(),
         ))
     });
-    warp::serve(routes(state))
-        .incoming(listener)
-        .graceful(shutdown)
-        .run()
-        .await;
+    super::conn::run(listener, state, shutdown).await;
     reloader.abort();
     evictor.abort();
     if let Some(task) = republisher {

@@ -1,5 +1,7 @@
-//! The burst guard for uncounted routes (docs, OpenAPI document, skill file,
-//! OPTIONS, `/healthz`): a generous per-IP token bucket from `governor`,
+//! The burst guard for every answer the quota does not decide (docs, OpenAPI
+//! document, skill file, OPTIONS, `/healthz`, 404/405, MCP handshakes and
+//! refused MCP requests; applied once, in `api::routes`, to whatever route
+//! answered): a generous per-IP token bucket from `governor`,
 //! entirely separate from the quota, so its 429 never touches a client's
 //! quota and a flood of cheap requests cannot starve the server.
 

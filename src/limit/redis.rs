@@ -7,9 +7,21 @@
 //! timeout bounds every call; when Redis cannot answer the caller fails
 //! closed, and the lazily reconnecting connection manager picks Redis up
 //! again when it returns, without a restart.
+//!
+//! A request answered 503 must never count, not even later: a script sent
+//! to a stalled Redis still runs when Redis resumes. So each call carries
+//! its deadline on Redis's clock (100 ms before we give up, so that the
+//! answer of a script that started in time still reaches us), and the script
+//! refuses itself, writing nothing, when it starts after it. Our estimate of Redis's clock is
+//! learned from every reply (its `TIME` minus our clock on receipt, exact
+//! to a round trip); a first call refused by a skewed estimate is retried
+//! at once with the learned offset. A connection found dead (Redis
+//! restarted) is replaced and the call retried once within the same
+//! deadline, so the first request after a restart is answered.
 
 use std::net::IpAddr;
-use std::time::Duration;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use redis::Script;
@@ -19,12 +31,19 @@ use crate::model::Timestamp;
 
 /// The sliding log in Lua. KEYS[1] = the log (sorted set), KEYS[2] = its
 /// member counter; both share a hash tag so the script is cluster-safe.
-/// Returns {admitted (1/0), count after, oldest score, now} in milliseconds.
+/// ARGV[3] = the caller's deadline on Redis's clock (ms): a script that
+/// starts later writes nothing and returns admitted = -1 (the caller has
+/// already answered 503, so the request must not count).
+/// Returns {admitted (1/0/-1), count after, oldest score, now} in milliseconds.
 const SLIDING_LOG: &str = r#"
 local limit = tonumber(ARGV[1])
 local window = tonumber(ARGV[2])
+local deadline = tonumber(ARGV[3])
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+if now > deadline then
+  return {-1, 0, 0, now}
+end
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
 local count = redis.call('ZCARD', KEYS[1])
 local admitted = 0
@@ -45,6 +64,11 @@ return {admitted, count, first, now}
 /// How long one quota check may take before the request fails closed.
 const TIMEOUT: Duration = Duration::from_millis(300);
 
+/// How long before [`TIMEOUT`] the script stops accepting to start: a
+/// script that starts in time must also get its answer back to us before we
+/// give up, or we would answer 503 for a request Redis counted.
+const REPLY_MARGIN: Duration = Duration::from_millis(100);
+
 /// The Redis quota.
 pub struct RedisLimiter {
     policy: QuotaPolicy,
@@ -52,6 +76,23 @@ pub struct RedisLimiter {
     url: String,
     manager: ConnectionManager,
     script: Script,
+    /// Redis's clock minus ours, in ms, as last observed (0 until the first reply).
+    clock_offset_ms: AtomicI64,
+}
+
+/// What one run of the script said.
+enum ScriptReply {
+    /// It ran in time and decided.
+    Decided(QuotaDecision),
+    /// It started after the deadline and wrote nothing.
+    Late,
+}
+
+/// Our clock in Unix milliseconds.
+fn local_millis() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
 }
 
 impl std::fmt::Debug for RedisLimiter {
@@ -71,7 +112,9 @@ impl RedisLimiter {
         let client = redis::Client::open(url).map_err(|e| format!("bad Redis URL {shown}: {e}"))?;
         let config = ConnectionManagerConfig::new()
             .set_connection_timeout(Some(Duration::from_millis(250)))
-            .set_response_timeout(Some(Duration::from_millis(250)))
+            // No response timeout of its own: ours (TIMEOUT) governs, and the
+            // script's deadline is set from it.
+            .set_response_timeout(None)
             .set_number_of_retries(1)
             .set_max_delay(Duration::from_millis(500));
         let manager = ConnectionManager::new_lazy_with_config(client, config)
@@ -81,6 +124,7 @@ impl RedisLimiter {
             url: shown,
             manager,
             script: Script::new(SLIDING_LOG),
+            clock_offset_ms: AtomicI64::new(0),
         })
     }
 
@@ -89,8 +133,66 @@ impl RedisLimiter {
         self.policy
     }
 
-    /// Counts one request of `client`, on Redis's clock.
+    /// Counts one request of `client`, on Redis's clock, within 300 ms.
+    /// An error means the request was not counted and never will be.
     pub async fn check(&self, client: IpAddr) -> Result<QuotaDecision, LimiterUnavailable> {
+        let deadline = Instant::now() + TIMEOUT;
+        tokio::time::timeout_at(deadline.into(), self.check_until(client, deadline))
+            .await
+            .unwrap_or_else(|_| {
+                Err(LimiterUnavailable(format!(
+                    "Redis at {} did not answer within {TIMEOUT:?}",
+                    self.url
+                )))
+            })
+    }
+
+    /// Runs the script, and once more if the first try met a dead
+    /// connection or a stale clock estimate.
+    async fn check_until(
+        &self,
+        client: IpAddr,
+        deadline: Instant,
+    ) -> Result<QuotaDecision, LimiterUnavailable> {
+        let mut retried = false;
+        loop {
+            match self.run_script(client, deadline).await {
+                Ok(ScriptReply::Decided(decision)) => return Ok(decision),
+                Ok(ScriptReply::Late) if !retried => {}
+                Ok(ScriptReply::Late) => {
+                    return Err(LimiterUnavailable(format!(
+                        "Redis at {} ran the quota script after its deadline",
+                        self.url
+                    )))
+                }
+                // Never after a timeout: that script may still run (and
+                // count) within its deadline. A dead connection ran nothing.
+                Err(e)
+                    if !retried
+                        && !e.is_timeout()
+                        && (e.is_unrecoverable_error() || e.is_io_error()) =>
+                {
+                    // The manager is already replacing the connection; the
+                    // retry waits for the new one.
+                    tracing::debug!("Redis at {}: {e}; retrying once", self.url);
+                }
+                Err(e) => return Err(LimiterUnavailable(format!("Redis at {}: {e}", self.url))),
+            }
+            retried = true;
+        }
+    }
+
+    /// One run of the script with `deadline` passed on Redis's clock.
+    async fn run_script(
+        &self,
+        client: IpAddr,
+        deadline: Instant,
+    ) -> Result<ScriptReply, redis::RedisError> {
+        let left = deadline
+            .saturating_duration_since(Instant::now())
+            .saturating_sub(REPLY_MARGIN)
+            .as_millis() as i64;
+        let redis_deadline = local_millis() + self.clock_offset_ms.load(Ordering::Relaxed) + left;
         // The policy is part of the key: instances with different policies
         // on one Redis keep separate logs instead of trimming each other's.
         let tag = format!(
@@ -102,30 +204,26 @@ impl RedisLimiter {
             .key(format!("{tag}:log"))
             .key(format!("{tag}:n"))
             .arg(self.policy.limit)
-            .arg(self.policy.window_millis());
+            .arg(self.policy.window_millis())
+            .arg(redis_deadline);
         let mut connection = self.manager.clone();
-        let reply: (i64, i64, i64, i64) =
-            tokio::time::timeout(TIMEOUT, invocation.invoke_async(&mut connection))
-                .await
-                .map_err(|_| {
-                    LimiterUnavailable(format!(
-                        "Redis at {} did not answer within {TIMEOUT:?}",
-                        self.url
-                    ))
-                })?
-                .map_err(|e| LimiterUnavailable(format!("Redis at {}: {e}", self.url)))?;
-        let (admitted, count, oldest, now) = reply;
+        let (admitted, count, oldest, now): (i64, i64, i64, i64) =
+            invocation.invoke_async(&mut connection).await?;
+        // Redis read `now` before we received it, so this errs by at most
+        // the round trip, towards refusing late scripts a little early.
+        self.clock_offset_ms
+            .store(now - local_millis(), Ordering::Relaxed);
         let reset_at = Timestamp::from_millis(oldest + self.policy.window_millis());
-        Ok(if admitted == 1 {
-            QuotaDecision::Admitted {
+        Ok(match admitted {
+            1 => ScriptReply::Decided(QuotaDecision::Admitted {
                 remaining: self.policy.limit.saturating_sub(count as u32),
                 reset_at,
-            }
-        } else {
-            QuotaDecision::Limited {
+            }),
+            0 => ScriptReply::Decided(QuotaDecision::Limited {
                 reset_at,
                 retry_after: retry_after_seconds(Timestamp::from_millis(now), reset_at),
-            }
+            }),
+            _ => ScriptReply::Late,
         })
     }
 }

@@ -22,6 +22,9 @@ pub const DEFAULT_KEEP: usize = 50;
 
 const POINTER: &str = "CURRENT";
 
+/// The most of the pointer file ever read: a sequence number and a newline fit with room to spare.
+const MAX_POINTER_BYTES: u64 = 32;
+
 /// Why a snapshot operation failed.
 #[derive(Debug, thiserror::Error)]
 pub enum SnapshotError {
@@ -56,6 +59,17 @@ pub enum SnapshotError {
         /// What it holds.
         content: String,
     },
+    /// The pointer is a symlink, a FIFO, a directory…: only a regular file is read.
+    #[error("the pointer {path} is not a regular file; refusing to read it")]
+    PointerNotAFile {
+        /// The pointer file.
+        path: PathBuf,
+    },
+    /// The newest sequence number is the largest there is: no version can follow it.
+    #[error(
+        "snapshot sequence {0} cannot be followed: it is the largest sequence number there is"
+    )]
+    SequenceExhausted(u64),
     /// No version with that sequence number exists.
     #[error("no snapshot with sequence {0}")]
     NoSuchSequence(u64),
@@ -108,14 +122,6 @@ pub struct Draft {
     pub sync: Option<SyncState>,
     /// The records, states evaluated and validated.
     pub records: Vec<Record>,
-}
-
-/// The sequence after `current`, refused when it cannot be incremented.
-fn next_sequence(current: Option<u64>) -> Result<u64, SnapshotError> {
-    current
-        .unwrap_or(0)
-        .checked_add(1)
-        .ok_or_else(|| SnapshotError::Refused("the snapshot sequence cannot go past 18446744073709551615; roll back or start a new data dir".into()))
 }
 
 /// Builds version `sequence` of `draft` and its bytes, and proves the bytes
@@ -202,15 +208,37 @@ impl SnapshotStore {
 
     /// The sequence the pointer names, or `None` before the first publish.
     pub fn current_sequence(&self) -> Result<Option<u64>, SnapshotError> {
+        use std::io::Read;
         let path = self.pointer_path();
-        match fs::read_to_string(&path) {
-            Ok(content) => content
-                .trim()
-                .parse()
-                .map(Some)
-                .map_err(|_| SnapshotError::BadPointer { path, content }),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-            Err(source) => Err(SnapshotError::Read { path, source }),
+        // Never through a link and never a FIFO or device: a damaged or
+        // tampered data dir must not make a reader hang, exhaust memory or
+        // print another file.
+        match fs::symlink_metadata(&path) {
+            Ok(meta) if meta.is_file() => {}
+            Ok(_) => return Err(SnapshotError::PointerNotAFile { path }),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(source) => return Err(SnapshotError::Read { path, source }),
+        }
+        let mut bytes = Vec::new();
+        let read = fs::File::open(&path)
+            .and_then(|file| file.take(MAX_POINTER_BYTES + 1).read_to_end(&mut bytes));
+        match read {
+            Ok(_) => {}
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(source) => return Err(SnapshotError::Read { path, source }),
+        }
+        let content =
+            String::from_utf8_lossy(&bytes[..bytes.len().min(MAX_POINTER_BYTES as usize)]);
+        match content.trim().parse() {
+            Ok(sequence) if bytes.len() as u64 <= MAX_POINTER_BYTES => Ok(Some(sequence)),
+            _ => Err(SnapshotError::BadPointer {
+                path,
+                content: if bytes.len() as u64 > MAX_POINTER_BYTES {
+                    format!("{content}…")
+                } else {
+                    content.into_owned()
+                },
+            }),
         }
     }
 
@@ -304,7 +332,10 @@ impl SnapshotStore {
         })?;
         let newest_on_disk = self.sequences()?.last().map(|(seq, _)| *seq);
         let pointer = self.current_sequence().unwrap_or(None);
-        let sequence = next_sequence(newest_on_disk.max(pointer))?;
+        let newest = newest_on_disk.max(pointer).unwrap_or(0);
+        let sequence = newest
+            .checked_add(1)
+            .ok_or(SnapshotError::SequenceExhausted(newest))?;
         let (snapshot, bytes) =
             encode(draft, sequence, now).map_err(|reason| SnapshotError::Corrupt {
                 path: self.path_of(sequence),

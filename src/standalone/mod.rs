@@ -96,7 +96,9 @@ pub enum StandaloneError {
 /// the mirrored records with its own.
 fn refuse_upstream(store: &SnapshotStore) -> Result<(), StandaloneError> {
     let data_dir = store.data_dir();
-    let upstream = store.current_mode()? == Some(Mode::Upstream)
+    // An unreadable current snapshot says nothing of the mode; publishing
+    // a good one is what repairs it.
+    let upstream = store.current_mode().unwrap_or(None) == Some(Mode::Upstream)
         || crate::sync::state::sync_state_path(data_dir).exists();
     if upstream {
         return Err(StandaloneError::WrongMode(format!(
@@ -226,8 +228,11 @@ pub fn load_instance(
         settings.now,
         settings.match_tolerance_ms,
     );
+    // An unreadable current snapshot publishes nothing: every entry is then
+    // unpublished, and the next publish (which repairs it) includes them.
     let published_entry = store
-        .current_head()?
+        .current_head()
+        .unwrap_or(None)
         .map(|head| head.ledger_entry.unwrap_or(0));
     Ok(Instance {
         entries: ledger.entries,

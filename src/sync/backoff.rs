@@ -15,11 +15,26 @@ pub fn backoff_delay(interval: Duration, cap: Duration, failures: u32, jitter: f
 
 /// A jitter factor in [0.5, 1.0] from the standard library's random hasher seed.
 pub fn random_jitter() -> f64 {
+    0.5 + 0.5 * random_unit()
+}
+
+/// A random number in [0, 1) from the standard library's random hasher seed.
+pub fn random_unit() -> f64 {
     use std::hash::{BuildHasher, Hasher};
     let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
     hasher.write_u64(std::process::id().into());
     let bits = hasher.finish() >> 11; // 53 random bits
-    0.5 + 0.5 * (bits as f64 / (1u64 << 53) as f64)
+    bits as f64 / (1u64 << 53) as f64
+}
+
+/// The wait before the next regular sync: the interval plus up to a tenth
+/// of it (at most 5 minutes), scaled by `unit` in [0, 1). Many mirrors
+/// started together (a deploy, a reboot) thus spread out instead of
+/// hitting the feed in the same second, and never poll more often than
+/// the interval.
+pub fn interval_with_jitter(interval: Duration, unit: f64) -> Duration {
+    let spread = (interval / 10).min(Duration::from_secs(300));
+    interval + spread.mul_f64(unit.clamp(0.0, 1.0))
 }
 
 #[cfg(test)]
@@ -37,6 +52,17 @@ mod tests {
         assert_eq!(delays, [5, 10, 20, 40, 80, 160, 320, 360, 360]);
         assert_eq!(backoff_delay(five, cap, 1, 0.5), Duration::from_secs(150));
         assert_eq!(backoff_delay(five, cap, 200, 1.0), cap);
+        let hour = 60 * min;
+        assert_eq!(interval_with_jitter(hour, 0.0), hour);
+        assert_eq!(
+            interval_with_jitter(hour, 0.5),
+            hour + Duration::from_secs(150)
+        );
+        assert_eq!(
+            interval_with_jitter(five, 1.0),
+            five + Duration::from_secs(30)
+        );
+        assert_eq!(interval_with_jitter(24 * hour, 1.0), 24 * hour + five);
         for _ in 0..100 {
             let j = random_jitter();
             assert!((0.5..=1.0).contains(&j), "{j}");

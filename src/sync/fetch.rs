@@ -1,7 +1,8 @@
 //! The upstream HTTP client: a conditional GET with bounded everything.
 //!
 //! reqwest with rustls (no system OpenSSL), gzip and brotli accepted,
-//! `User-Agent: resetctl/VERSION`, connect and whole-request timeouts, at
+//! `User-Agent: resetctl/VERSION (+REPOSITORY)` (so the operator of a feed
+//! can tell who polls it and find the project), connect and whole-request timeouts, at
 //! most N redirects, and a body limit enforced while streaming (the body is
 //! never buffered past the limit).
 //!
@@ -130,10 +131,20 @@ pub enum FetchError {
     Body(String),
 }
 
+/// What every upstream request says it is: the version and a URL that
+/// identifies the project (the public feed's maintainers ask mirrors to).
+pub const USER_AGENT: &str = concat!(
+    "resetctl/",
+    env!("CARGO_PKG_VERSION"),
+    " (+",
+    env!("CARGO_PKG_REPOSITORY"),
+    ")"
+);
+
 /// Builds the client for `settings`.
 pub fn build_client(settings: &FetchSettings) -> Result<reqwest::Client, FetchError> {
     reqwest::Client::builder()
-        .user_agent(concat!("resetctl/", env!("CARGO_PKG_VERSION")))
+        .user_agent(USER_AGENT)
         .connect_timeout(settings.connect_timeout)
         .timeout(settings.timeout)
         .redirect(reqwest::redirect::Policy::limited(settings.max_redirects))

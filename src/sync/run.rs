@@ -16,7 +16,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::backoff::{backoff_delay, random_jitter};
+use super::backoff::{backoff_delay, interval_with_jitter, random_jitter, random_unit};
 use super::fetch::{build_client, fetch, FetchError, FetchSettings, Fetched, UpstreamRequest};
 use super::state::{
     load_sync_state, newest, save_sync_state, SourceSettings, SyncState, SyncStateError,
@@ -81,6 +81,10 @@ pub enum SyncError {
     /// This data dir holds a standalone instance; syncing would replace it.
     #[error("{0}")]
     WrongMode(String),
+    /// The sync lock cannot be taken at all (a read-only or broken data
+    /// dir): an I/O error, not contention.
+    #[error("cannot take the sync lock: {0}")]
+    Lock(LockError),
     /// The upstream could not be fetched; the failure is recorded.
     #[error("sync failed: {error}; the last good data stays served (status {status}, next attempt at {next_attempt_at})")]
     Fetch {
@@ -217,7 +221,10 @@ pub async fn sync_once(
         settings.lock_timeout,
         "resetctl sync",
     )
-    .map_err(SyncError::Busy)?;
+    .map_err(|e| match e {
+        LockError::Busy { .. } => SyncError::Busy(e),
+        LockError::Io { .. } => SyncError::Lock(e),
+    })?;
     refuse_standalone(&store)?;
     let now = clock.now();
     let mut state =
@@ -524,7 +531,7 @@ fn fail(
     (state.status, next)
 }
 
-/// Syncs now and then every interval (or when back-off allows) until
+/// Syncs now and then every interval plus a small jitter (or when back-off allows) until
 /// `shutdown` resolves. Each outcome goes to `report`.
 pub async fn run_daemon(
     data_dir: &Path,
@@ -534,7 +541,7 @@ pub async fn run_daemon(
     mut report: impl FnMut(&Result<SyncOutcome, SyncError>),
 ) {
     tokio::pin!(shutdown);
-    let interval_ms = i64::from(settings.source.interval_minutes) * 60_000;
+    let interval = Duration::from_secs(u64::from(settings.source.interval_minutes) * 60);
     loop {
         let result = sync_once(data_dir, settings, clock.as_ref()).await;
         report(&result);
@@ -550,7 +557,7 @@ pub async fn run_daemon(
                 },
             ) => *next_attempt_at,
             Err(SyncError::WrongMode(_)) => return,
-            _ => now.add_millis(interval_ms),
+            _ => now.add_millis(interval_with_jitter(interval, random_unit()).as_millis() as i64),
         };
         let wait = Duration::from_millis((next.as_millis() - now.as_millis()).max(1000) as u64);
         tokio::select! {

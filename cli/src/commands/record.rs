@@ -19,19 +19,21 @@ fn usage(message: impl Into<String>) -> CliError {
     CliError::new(Code::Usage, message)
 }
 
-/// `$USER@hostname` unless given.
-fn actor(given: Option<String>) -> String {
-    given.unwrap_or_else(|| {
-        let user = std::env::var("USER").unwrap_or_else(|_| "operator".into());
-        let host = std::fs::read_to_string("/etc/hostname")
-            .map(|h| h.trim().to_owned())
-            .unwrap_or_default();
-        if host.is_empty() {
-            user
-        } else {
-            format!("{user}@{host}")
-        }
-    })
+/// The flag or `RESETCTL_ACTOR`, else the config file's `actor`, else `$USER@hostname`.
+fn actor(settings: &Settings, given: Option<String>) -> String {
+    given
+        .or_else(|| settings.file.actor.clone())
+        .unwrap_or_else(|| {
+            let user = std::env::var("USER").unwrap_or_else(|_| "operator".into());
+            let host = std::fs::read_to_string("/etc/hostname")
+                .map(|h| h.trim().to_owned())
+                .unwrap_or_default();
+            if host.is_empty() {
+                user
+            } else {
+                format!("{user}@{host}")
+            }
+        })
 }
 
 fn source_spec(source: SourceArgs) -> SourceSpec {
@@ -75,7 +77,7 @@ fn apply(
     let (entry, snapshot) = record_action(
         &settings.store(),
         settings.publish(),
-        &actor(actor_name),
+        &actor(settings, actor_name),
         request,
     )?;
     print(&format!(

@@ -4,6 +4,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use resetctl::api::{serve, ServeOptions};
+use resetctl::config::{layer, seconds_setting};
 use resetctl::reload::WatchMode;
 
 use crate::args::{ServeArgs, WatchArg};
@@ -15,30 +16,41 @@ use crate::settings::Settings;
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
 
 pub fn run(settings: &Settings, args: &ServeArgs) -> Result<(), CliError> {
-    let listen: SocketAddr = match (args.listen, settings.file.listen.as_deref()) {
-        (Some(addr), _) => addr,
-        (None, Some(text)) => text.parse().map_err(|_| {
-            CliError::new(
+    let listen = args
+        .listen
+        .clone()
+        .or_else(|| settings.file.listen.clone())
+        .unwrap_or_else(|| "127.0.0.1:8080".to_owned());
+    let watch = match (args.watch, settings.file.watch.as_deref()) {
+        (Some(WatchArg::Auto), _) | (None, None | Some("auto")) => WatchMode::Auto,
+        (Some(WatchArg::Poll), _) | (None, Some("poll")) => WatchMode::Poll,
+        (None, Some(other)) => {
+            return Err(CliError::new(
                 Code::Usage,
-                format!("config file: listen = {text:?} is not an address like 127.0.0.1:8080"),
-            )
-        })?,
-        (None, None) => SocketAddr::from(([127, 0, 0, 1], 8080)),
+                format!("config file: watch = {other:?} is not auto or poll"),
+            ))
+        }
     };
+    let mcp_allowed_origins = if args.mcp_allow_origin.is_empty() {
+        settings.file.mcp_allow_origin.clone().unwrap_or_default()
+    } else {
+        args.mcp_allow_origin.clone()
+    };
+    let republish = args.republish || settings.file.republish.unwrap_or(false);
+    let republish_every = layer(args.republish_every, settings.file.republish_every, 15.0);
     let options = ServeOptions {
         data_dir: settings.data_dir.clone(),
-        watch: match args.watch.unwrap_or(WatchArg::Auto) {
-            WatchArg::Auto => WatchMode::Auto,
-            WatchArg::Poll => WatchMode::Poll,
-        },
+        watch,
         panic_on_query: std::env::var("RESETCTL_TEST_PANIC_QUERY").ok(),
         limits: crate::limits::resolve(&args.limits, &settings.file)?,
-        mcp_allowed_origins: args.mcp_allow_origin.clone(),
-        republish: args.republish.then(|| {
-            let every =
-                std::time::Duration::from_secs_f64(args.republish_every.unwrap_or(15.0).max(0.1));
-            (settings.publish(), every)
-        }),
+        mcp_allowed_origins,
+        republish: match republish {
+            true => Some((
+                settings.publish(),
+                seconds_setting("republish-every", republish_every, 0.1, 86_400.0)?,
+            )),
+            false => None,
+        },
     };
     // `--now` freezes the server's clock (tests and demos); otherwise the system clock.
     let clock = settings.clock();
@@ -47,9 +59,7 @@ pub fn run(settings: &Settings, args: &ServeArgs) -> Result<(), CliError> {
         .build()
         .map_err(|e| CliError::new(Code::IoErr, format!("cannot start the runtime: {e}")))?;
     runtime.block_on(async move {
-        let listener = tokio::net::TcpListener::bind(listen).await.map_err(|e| {
-            CliError::new(Code::Unavailable, format!("cannot listen on {listen}: {e}"))
-        })?;
+        let listener = bind(&listen).await?;
         let local = listener
             .local_addr()
             .map_err(|e| CliError::new(Code::IoErr, e.to_string()))?;
@@ -78,6 +88,32 @@ pub fn run(settings: &Settings, args: &ServeArgs) -> Result<(), CliError> {
         }
         Ok(())
     })
+}
+
+/// Binds `listen` (IP:PORT, or HOST:PORT tried address by address): a name
+/// that does not resolve is a usage error, an address in use exit 71.
+async fn bind(listen: &str) -> Result<tokio::net::TcpListener, CliError> {
+    let addresses: Vec<SocketAddr> = tokio::net::lookup_host(listen)
+        .await
+        .map_err(|e| {
+            CliError::new(
+                Code::Usage,
+                format!("listen {listen:?} is not an address like 127.0.0.1:8080 or localhost:8080: {e}"),
+            )
+        })?
+        .collect();
+    let mut last = None;
+    for address in addresses {
+        match tokio::net::TcpListener::bind(address).await {
+            Ok(listener) => return Ok(listener),
+            Err(e) => last = Some(e),
+        }
+    }
+    let why = last.map_or_else(|| "the name has no address".to_owned(), |e| e.to_string());
+    Err(CliError::new(
+        Code::Listen,
+        format!("cannot listen on {listen}: {why}"),
+    ))
 }
 
 pub async fn shutdown_signal() {

@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use resetctl::config::seconds_setting;
 use resetctl::feed::PUBLIC_FEED;
 use resetctl::redact::redact_url;
 use resetctl::sync::fetch::{FetchSettings, UpstreamRequest};
@@ -14,6 +15,13 @@ use crate::exit::{CliError, Code};
 use crate::output::print;
 use crate::settings::Settings;
 use resetctl::config::FileConfig;
+
+/// The default sync interval.
+const DEFAULT_INTERVAL_MINUTES: u32 = 60;
+
+/// Bounds of the fetch timeouts, in seconds.
+const MIN_TIMEOUT_SECONDS: f64 = 0.001;
+const MAX_TIMEOUT_SECONDS: f64 = 3600.0;
 
 fn usage(message: impl Into<String>) -> CliError {
     CliError::new(Code::Usage, message)
@@ -53,7 +61,11 @@ fn resolve(settings: &Settings, args: &SyncArgs) -> Result<SyncSettings, CliErro
     let headers = upstream_headers(args, file)?;
     let host = url.host_str().unwrap_or_default().to_owned();
     let origin = url.origin().ascii_serialization();
-    let interval_minutes = args.interval_minutes.or(file.interval_minutes).unwrap_or(5);
+    // Hourly by default: the public feed's maintainers ask mirrors not to poll more often.
+    let interval_minutes = args
+        .interval_minutes
+        .or(file.interval_minutes)
+        .unwrap_or(DEFAULT_INTERVAL_MINUTES);
     if interval_minutes < 5 {
         return Err(usage(format!(
             "--interval-minutes must be at least 5 (the spec's minimum), got {interval_minutes}"
@@ -74,16 +86,20 @@ fn resolve(settings: &Settings, args: &SyncArgs) -> Result<SyncSettings, CliErro
     reqwest::Url::parse(&page_url)
         .map_err(|e| usage(format!("--page-url {page_url:?} is not a URL: {e}")))?;
     let defaults = FetchSettings::default();
-    let seconds = |flag: Option<f64>, file: Option<f64>, default: Duration| {
-        flag.or(file).map_or(default, Duration::from_secs_f64)
+    // A timeout of zero would fail every fetch; more than an hour is a typo.
+    let seconds = |name: &'static str, flag: Option<f64>, file: Option<f64>, default: Duration| {
+        flag.or(file).map_or(Ok(default), |value| {
+            seconds_setting(name, value, MIN_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS)
+        })
     };
     let fetch = FetchSettings {
         connect_timeout: seconds(
+            "connect-timeout",
             args.connect_timeout,
             file.connect_timeout,
             defaults.connect_timeout,
-        ),
-        timeout: seconds(args.timeout, file.timeout, defaults.timeout),
+        )?,
+        timeout: seconds("timeout", args.timeout, file.timeout, defaults.timeout)?,
         max_body_bytes: args
             .max_body_bytes
             .or(file.max_body_bytes)
@@ -169,7 +185,7 @@ fn to_cli_error(err: SyncError) -> CliError {
         SyncError::WrongMode(_) => Code::Usage,
         SyncError::Fetch { .. } => Code::Unavailable,
         SyncError::Invalid { .. } => Code::DataErr,
-        SyncError::State(_) => Code::IoErr,
+        SyncError::State(_) | SyncError::Lock(_) => Code::IoErr,
         SyncError::Snapshot(_) => {
             return CliError::from(match err {
                 SyncError::Snapshot(e) => e,

@@ -1,0 +1,262 @@
+//! Accepting connections: hyper's HTTP/1.1 and HTTP/2 server around the
+//! warp routes, with graceful shutdown, the peer address for the client
+//! key, the access log, and JSON bodies on the errors hyper answers itself.
+//!
+//! hyper answers a request it cannot parse (400), a target over 64 KiB (414)
+//! and headers over its buffer (431) before any route runs, with an empty
+//! body. Section 4.5 wants every error of the API as a JSON error body, so
+//! the connection's writer recognises exactly those automatic answers (a
+//! 400, 414 or 431 head with `content-length: 0` and nothing after it, which
+//! no route ever sends) and writes them with the JSON error body instead.
+//! This is the one reason the server runs its own accept loop rather than
+//! `warp::serve`, whose acceptor cannot wrap the connection.
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::io;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{ready, Context, Poll};
+use std::time::Instant;
+
+use hyper::body::Incoming;
+use hyper::rt::{Read, ReadBufCursor, Write};
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use tokio::net::TcpListener;
+
+use super::routes::routes;
+use super::server::AppState;
+
+/// The peer of a connection, as a request extension (the client key reads it).
+#[derive(Clone, Copy, Debug)]
+pub struct PeerAddr(pub SocketAddr);
+
+/// A request target that is not a path: warp's path filters cannot read
+/// it, so the routes answer it from this mark before reading any path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TargetForm {
+    /// `host:port` (CONNECT's form).
+    Authority,
+    /// `*` (the server as a whole, for OPTIONS).
+    Asterisk,
+}
+
+impl TargetForm {
+    fn of(uri: &hyper::Uri) -> Option<Self> {
+        if uri.path_and_query().is_none() {
+            Some(TargetForm::Authority)
+        } else if uri.path() == "*" {
+            Some(TargetForm::Asterisk)
+        } else {
+            None
+        }
+    }
+}
+
+/// Serves `state`'s routes on `listener` until `shutdown` resolves, then
+/// waits for in-flight connections to finish.
+pub async fn run(
+    listener: TcpListener,
+    state: Arc<AppState>,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) {
+    let service = warp::service(routes(state.clone()));
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let mut shutdown = std::pin::pin!(shutdown);
+    loop {
+        let (stream, peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(pair) => pair,
+                Err(e) => {
+                    // Out of file descriptors and the like: wait, do not spin.
+                    tracing::warn!("accept failed: {e}");
+                    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        let service = service.clone();
+        let state = state.clone();
+        let per_request =
+            hyper::service::service_fn(move |mut request: hyper::Request<Incoming>| {
+                let client = super::routes::client_for_log(&state, peer.ip(), request.headers());
+                request.extensions_mut().insert(PeerAddr(peer));
+                if let Some(form) = TargetForm::of(request.uri()) {
+                    request.extensions_mut().insert(form);
+                }
+                let method = request.method().clone();
+                let path = request.uri().path().to_owned();
+                let started = Instant::now();
+                let mut service = service.clone();
+                async move {
+                    let response = tower_service::Service::call(&mut service, request).await?;
+                    access_log(&method, &path, response.status(), started, client);
+                    Ok::<_, Infallible>(response)
+                }
+            });
+        let watcher = graceful.watcher();
+        tokio::spawn(async move {
+            let io = JsonErrors::new(TokioIo::new(stream));
+            let builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
+            let connection = builder.serve_connection_with_upgrades(io, per_request);
+            if let Err(e) = watcher.watch(connection).await {
+                tracing::debug!("connection from {peer}: {e}");
+            }
+        });
+    }
+    drop(listener);
+    graceful.shutdown().await;
+}
+
+/// One structured line per request; `client` is the key the quota used
+/// ([`client_for_log`](super::routes::client_for_log)).
+fn access_log(
+    method: &hyper::Method,
+    path: &str,
+    status: hyper::StatusCode,
+    started: Instant,
+    client: std::net::IpAddr,
+) {
+    tracing::info!(
+        target: "resetctl::access",
+        method = %method,
+        path = path,
+        status = status.as_u16(),
+        latency_us = started.elapsed().as_micros() as u64,
+        client = %client,
+    );
+}
+
+/// A connection whose writer gives hyper's automatic 400/414/431 a JSON body.
+struct JsonErrors<T> {
+    inner: T,
+    /// A rewritten answer not yet fully written, and how much of it is.
+    pending: Vec<u8>,
+    written: usize,
+}
+
+impl<T> JsonErrors<T> {
+    fn new(inner: T) -> Self {
+        Self {
+            inner,
+            pending: Vec::new(),
+            written: 0,
+        }
+    }
+}
+
+impl<T: Write + Unpin> JsonErrors<T> {
+    /// Writes what is left of a rewritten answer.
+    fn poll_drain(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        while self.written < self.pending.len() {
+            let n =
+                ready!(Pin::new(&mut self.inner).poll_write(cx, &self.pending[self.written..]))?;
+            if n == 0 {
+                return Poll::Ready(Err(io::ErrorKind::WriteZero.into()));
+            }
+            self.written += n;
+        }
+        self.pending.clear();
+        self.written = 0;
+        Poll::Ready(Ok(()))
+    }
+}
+
+impl<T: Read + Unpin> Read for JsonErrors<T> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: ReadBufCursor<'_>,
+    ) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_read(cx, buf)
+    }
+}
+
+impl<T: Write + Unpin> Write for JsonErrors<T> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        ready!(self.poll_drain(cx))?;
+        if let Some(rewritten) = with_json_body(buf) {
+            self.pending = rewritten;
+            // Whatever is not written now is written before the next write,
+            // flush or shutdown; the caller's bytes are accounted for.
+            if let Poll::Ready(Err(e)) = self.poll_drain(cx) {
+                return Poll::Ready(Err(e));
+            }
+            return Poll::Ready(Ok(buf.len()));
+        }
+        Pin::new(&mut self.inner).poll_write(cx, buf)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        ready!(self.poll_drain(cx))?;
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        ready!(self.poll_drain(cx))?;
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+}
+
+/// hyper's automatic answer to an unparsable request, rewritten with a JSON
+/// error body; `None` for anything else. Only a whole head of status 400,
+/// 414 or 431 with `content-length: 0` and nothing after it qualifies.
+fn with_json_body(head: &[u8]) -> Option<Vec<u8>> {
+    let text = std::str::from_utf8(head).ok()?;
+    let status = text
+        .strip_prefix("HTTP/1.1 ")
+        .or_else(|| text.strip_prefix("HTTP/1.0 "))?;
+    let (code, detail) = match status.get(..4)? {
+        "400 " => ("bad_request", "the request is not valid HTTP"),
+        "414 " => ("uri_too_long", "the request target is too long"),
+        "431 " => (
+            "headers_too_large",
+            "the request headers are too large or too many",
+        ),
+        _ => return None,
+    };
+    if !text.ends_with("\r\n\r\n") {
+        return None;
+    }
+    const EMPTY: &str = "\r\ncontent-length: 0\r\n";
+    let at = text.to_ascii_lowercase().find(EMPTY)?;
+    let body = format!(r#"{{"ok":false,"error":"{code}","detail":"{detail}","retryAfter":null}}"#);
+    let mut out = String::with_capacity(text.len() + body.len() + 128);
+    out.push_str(&text[..at]);
+    out.push_str(&format!(
+        "\r\ncontent-length: {}\r\ncontent-type: application/json\r\naccess-control-allow-origin: *\r\n",
+        body.len()
+    ));
+    out.push_str(&text[at + EMPTY.len()..]);
+    out.push_str(&body);
+    Some(out.into_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::with_json_body;
+
+    #[test]
+    fn only_the_automatic_error_heads_are_rewritten() {
+        let head =
+            "HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-length: 0\r\ndate: x\r\n\r\n";
+        let body = r#"{"ok":false,"error":"headers_too_large","detail":"the request headers are too large or too many","retryAfter":null}"#;
+        assert_eq!(
+            String::from_utf8(with_json_body(head.as_bytes()).unwrap()).unwrap(),
+            format!("HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-length: {}\r\ncontent-type: application/json\r\naccess-control-allow-origin: *\r\ndate: x\r\n\r\n{body}", body.len())
+        );
+        for other in [
+            "HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n",
+            "HTTP/1.1 400 Bad Request\r\ncontent-length: 12\r\n\r\n",
+            "HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n\r\n{}",
+        ] {
+            assert_eq!(with_json_body(other.as_bytes()), None, "{other}");
+        }
+    }
+}

@@ -1,0 +1,390 @@
+//! Issue 13, the server: odd request targets, the flood guard on every
+//! uncounted answer, panics, a stalled or restarted Redis, and MCP protocol
+//! details.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::util::redis::Redis;
+use crate::util::server::{raw_request, raw_request_with_body, Reply, Server};
+use crate::util::World;
+
+const NOW: &str = "2026-11-20T10:00:00.000Z";
+
+fn seeded() -> World {
+    let w = World::new();
+    w.run(&["--now", NOW, "seed"]).success();
+    w
+}
+
+fn mcp_post(s: &Server, body: &str, headers: &[(&str, &str)]) -> Reply {
+    let length = body.len().to_string();
+    let mut all = vec![
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+        ("Content-Length", length.as_str()),
+    ];
+    all.extend_from_slice(headers);
+    raw_request_with_body(s.addr, "POST", "/mcp", &all, body.as_bytes())
+}
+
+/// Sends raw bytes and reads the whole answer (the connection is closed by us).
+fn raw_bytes(s: &Server, request: &[u8]) -> Vec<u8> {
+    let mut stream = TcpStream::connect(s.addr).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    stream.write_all(request).unwrap();
+    let mut raw = Vec::new();
+    let _ = stream.read_to_end(&mut raw);
+    raw
+}
+
+// Item 1 ----------------------------------------------------------------------
+
+#[test]
+fn connect_and_authority_form_targets_get_json_never_a_panic() {
+    let w = seeded();
+    let s = Server::start(&w, &["--now", NOW], &[]);
+    let connect = raw_request(s.addr, "CONNECT", "example.com:443", &[]);
+    assert_eq!(connect.status, 405, "{}", connect.text());
+    assert_eq!(connect.json()["error"], "method_not_allowed");
+    assert_eq!(connect.json()["retryAfter"], Value::Null);
+    let connect_path = raw_request(s.addr, "CONNECT", "/openapi/v1/records", &[]);
+    assert_eq!(connect_path.status, 405, "{}", connect_path.text());
+    assert_eq!(connect_path.json()["error"], "method_not_allowed");
+    // Any other method with an authority-form or asterisk-form target is a 400;
+    // OPTIONS * asks about the server as a whole and gets the preflight answer.
+    for (method, target) in [("GET", "example.com:80"), ("DELETE", "*"), ("GET", "*")] {
+        let odd = raw_request(s.addr, method, target, &[]);
+        assert_eq!(odd.status, 400, "{method} {target}: {}", odd.text());
+        assert_eq!(
+            odd.json(),
+            json!({"ok": false, "error": "bad_request", "detail": "the request target must be a path or an absolute URL", "retryAfter": null}),
+            "{method} {target}"
+        );
+    }
+    let server_wide = raw_request(s.addr, "OPTIONS", "*", &[]);
+    assert_eq!(server_wide.status, 204);
+    assert_eq!(
+        server_wide.header("access-control-allow-methods"),
+        Some("GET, HEAD, OPTIONS")
+    );
+    // The absolute form is an ordinary request.
+    let absolute = raw_request(
+        s.addr,
+        "GET",
+        &format!("http://{}/openapi/v1/records", s.addr),
+        &[],
+    );
+    assert_eq!(absolute.status, 200);
+    // The server is still up and nothing panicked.
+    assert_eq!(s.get("/healthz").status, 200);
+    assert!(!s.log_text().contains("panicked"), "{}", s.log_text());
+}
+
+// Item 3 ----------------------------------------------------------------------
+
+/// Sends `send` until the flood guard answers 429 (or 60 times), and returns that answer.
+fn flooded(send: impl Fn() -> Reply) -> Reply {
+    (0..60)
+        .map(|_| send())
+        .find(|r| r.status == 429)
+        .expect("the flood guard never answered 429")
+}
+
+#[test]
+fn every_uncounted_answer_meets_the_flood_guard() {
+    let w = seeded();
+    let start = || {
+        Server::start(
+            &w,
+            &[
+                "--now",
+                NOW,
+                "--flood-guard",
+                "1/3",
+                "--mcp-allow-origin",
+                "https://agent.example",
+            ],
+            &[],
+        )
+    };
+    // REST: /healthz and a 404 answer in the API's error shape.
+    for path in ["/healthz", "/nowhere"] {
+        let s = start();
+        let reply = flooded(|| s.get(path));
+        assert_eq!(reply.json()["error"], "rate_limited", "{path}");
+        assert_eq!(reply.header("retry-after"), Some("1"), "{path}");
+        assert_eq!(reply.header("x-ratelimit-remaining"), None, "{path}");
+    }
+    // MCP: every uncounted answer, in JSON-RPC's shape.
+    let bodies: [(&str, &[(&str, &str)]); 5] = [
+        (
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#,
+            &[("Origin", "https://evil.example")],
+        ),
+        ("{not json", &[]),
+        (
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"drop_tables","arguments":{}}}"#,
+            &[],
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":5}"#,
+            &[],
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#,
+            &[("MCP-Protocol-Version", "1999-01-01")],
+        ),
+    ];
+    for (body, headers) in bodies {
+        let s = start();
+        let reply = flooded(|| mcp_post(&s, body, headers));
+        assert_eq!(reply.json()["error"]["code"], -32029, "{body}");
+        assert_eq!(reply.header("retry-after"), Some("1"), "{body}");
+    }
+    let s = start();
+    let reply = flooded(|| raw_request(s.addr, "OPTIONS", "/mcp", &[]));
+    assert_eq!(reply.json()["error"]["code"], -32029);
+    // The data quota was never touched.
+    assert_eq!(
+        s.get("/openapi/v1/records").header("x-ratelimit-remaining"),
+        Some("19")
+    );
+}
+
+#[test]
+fn a_panic_inside_an_mcp_tool_call_is_a_500() {
+    let w = seeded();
+    let s = Server::start(
+        &w,
+        &["--now", NOW],
+        &[("RESETCTL_TEST_PANIC_QUERY", r#"{"kind":"panic"}"#)],
+    );
+    let reply = mcp_post(
+        &s,
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_latest_reset","arguments":{"kind":"panic"}}}"#,
+        &[],
+    );
+    assert_eq!(reply.status, 500, "{}", reply.text());
+    assert_eq!(
+        reply.json(),
+        json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32603, "message": "internal error"}})
+    );
+    // The server goes on.
+    assert_eq!(
+        mcp_post(&s, r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#, &[]).status,
+        200
+    );
+}
+
+// Items 4 and 12 --------------------------------------------------------------
+
+#[test]
+fn requests_refused_while_redis_is_stalled_are_never_counted() {
+    let redis = Redis::start();
+    let w = seeded();
+    let s = Server::start(&w, &["--rate-limit-store", &redis.url()], &[]);
+    for remaining in ["19", "18"] {
+        let reply = s.get("/openapi/v1/records");
+        assert_eq!(reply.status, 200);
+        assert_eq!(reply.header("x-ratelimit-remaining"), Some(remaining));
+    }
+    redis.pause();
+    for _ in 0..8 {
+        let reply = s.get("/openapi/v1/records");
+        assert_eq!(reply.status, 503, "{}", reply.text());
+        assert_eq!(reply.json()["error"], "rate_limit_unavailable");
+    }
+    redis.resume();
+    let back = s.wait_for("/openapi/v1/records", Duration::from_secs(10), |r| {
+        r.status == 200
+    });
+    assert_eq!(
+        back.header("x-ratelimit-remaining"),
+        Some("17"),
+        "the eight 503s were not charged"
+    );
+}
+
+#[test]
+fn the_first_request_after_redis_restarts_is_answered() {
+    let mut redis = Redis::start();
+    let w = seeded();
+    let s = Server::start(&w, &["--rate-limit-store", &redis.url()], &[]);
+    assert_eq!(s.get("/openapi/v1/records").status, 200);
+    redis.kill();
+    redis.restart();
+    let first = s.get("/openapi/v1/records");
+    assert_eq!(first.status, 200, "{}", first.text());
+    assert_eq!(first.header("x-ratelimit-remaining"), Some("19"));
+}
+
+// Item 5 ----------------------------------------------------------------------
+
+#[test]
+fn mcp_refuses_duplicate_arguments_and_bad_protocol_versions() {
+    let w = seeded();
+    let s = Server::start(&w, &["--now", NOW], &[]);
+    let dup = mcp_post(
+        &s,
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_resets","arguments":{"pageSize":1,"pageSize":10}}}"#,
+        &[],
+    );
+    assert_eq!(dup.status, 200, "{}", dup.text());
+    let body = dup.json();
+    assert_eq!(body["result"]["isError"], true, "{body}");
+    assert_eq!(
+        body["result"]["content"][0]["text"],
+        "argument \"pageSize\" is given more than once"
+    );
+    assert_eq!(
+        dup.header("x-ratelimit-remaining"),
+        Some("19"),
+        "counted, as REST's 422"
+    );
+    let bad = mcp_post(
+        &s,
+        r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#,
+        &[("MCP-Protocol-Version", "1999-01-01")],
+    );
+    assert_eq!(bad.status, 400, "{}", bad.text());
+    assert_eq!(bad.json()["error"]["code"], -32600);
+    assert_eq!(bad.json()["id"], 2);
+    assert_eq!(
+        bad.json()["error"]["message"],
+        "unsupported MCP-Protocol-Version \"1999-01-01\" (supported: 2025-11-25, 2025-06-18, 2025-03-26)"
+    );
+    let good = mcp_post(
+        &s,
+        r#"{"jsonrpc":"2.0","id":3,"method":"ping"}"#,
+        &[("MCP-Protocol-Version", "2025-06-18")],
+    );
+    assert_eq!(good.status, 200);
+}
+
+#[test]
+fn mcp_accepts_a_chunked_body_within_the_limit() {
+    let w = seeded();
+    let s = Server::start(&w, &["--now", NOW], &[]);
+    let chunked = |body: &str| {
+        let mut request = b"POST /mcp HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec();
+        for piece in body.as_bytes().chunks(1000) {
+            request.extend_from_slice(format!("{:x}\r\n", piece.len()).as_bytes());
+            request.extend_from_slice(piece);
+            request.extend_from_slice(b"\r\n");
+        }
+        request.extend_from_slice(b"0\r\n\r\n");
+        raw_bytes(&s, &request)
+    };
+    let small = chunked(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#);
+    let text = String::from_utf8_lossy(&small).into_owned();
+    assert!(text.starts_with("HTTP/1.1 200 "), "{text}");
+    assert!(
+        text.ends_with(r#"{"jsonrpc":"2.0","id":1,"result":{}}"#),
+        "{text}"
+    );
+    let big = format!(
+        r#"{{"jsonrpc":"2.0","id":9,"method":"ping","params":{{"pad":"{}"}}}}"#,
+        "x".repeat(70_000)
+    );
+    let text = String::from_utf8_lossy(&chunked(&big)).into_owned();
+    assert!(text.starts_with("HTTP/1.1 413 "), "{text}");
+}
+
+#[test]
+fn mcp_texts_state_the_configured_quota() {
+    let w = seeded();
+    let describe = |args: &[&str]| {
+        let s = Server::start(&w, args, &[]);
+        let list = mcp_post(&s, r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#, &[]).json();
+        let init = mcp_post(
+            &s,
+            r#"{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#,
+            &[],
+        )
+        .json();
+        let descriptions: Vec<String> = list["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["description"].as_str().unwrap().to_owned())
+            .collect();
+        (
+            descriptions,
+            init["result"]["instructions"].as_str().unwrap().to_owned(),
+        )
+    };
+    let (tools, instructions) = describe(&["--rate-limit", "5/60"]);
+    for text in tools.iter().chain([&instructions]) {
+        assert!(
+            text.contains("5 calls per 60 s per client") && !text.contains("20 calls"),
+            "{text}"
+        );
+    }
+    let (tools, instructions) = describe(&["--no-rate-limit"]);
+    for text in tools.iter().chain([&instructions]) {
+        assert!(
+            text.contains("no call quota on this server") && !text.contains("20 calls"),
+            "{text}"
+        );
+    }
+}
+
+// Item 9 ----------------------------------------------------------------------
+
+#[test]
+fn errors_the_http_library_answers_itself_have_json_bodies() {
+    let w = seeded();
+    let s = Server::start(&w, &["--now", NOW], &[]);
+    let long_target = format!("GET /{} HTTP/1.1\r\nHost: x\r\n\r\n", "a".repeat(70_000));
+    let mut many_headers = String::from("GET /healthz HTTP/1.1\r\nHost: x\r\n");
+    for n in 0..120 {
+        many_headers.push_str(&format!("X-Header-{n}: {n}\r\n"));
+    }
+    many_headers.push_str("\r\n");
+    for (request, status, code, detail) in [
+        (
+            "GARBAGE\r\n\r\n".to_owned(),
+            "400",
+            "bad_request",
+            "the request is not valid HTTP",
+        ),
+        (
+            long_target,
+            "414",
+            "uri_too_long",
+            "the request target is too long",
+        ),
+        (
+            many_headers,
+            "431",
+            "headers_too_large",
+            "the request headers are too large or too many",
+        ),
+    ] {
+        let raw = raw_bytes(&s, request.as_bytes());
+        let text = String::from_utf8_lossy(&raw).into_owned();
+        let (head, body) = text.split_once("\r\n\r\n").expect("a whole answer");
+        assert!(
+            head.starts_with(&format!("HTTP/1.1 {status} ")),
+            "{status}: {head}"
+        );
+        assert!(
+            head.to_ascii_lowercase()
+                .contains("content-type: application/json"),
+            "{status}: {head}"
+        );
+        assert_eq!(
+            serde_json::from_str::<Value>(body).unwrap_or(Value::Null),
+            json!({"ok": false, "error": code, "detail": detail, "retryAfter": null}),
+            "{status}: {text}"
+        );
+    }
+    // Ordinary answers are untouched and the server goes on.
+    assert_eq!(s.get("/healthz").status, 200);
+}
