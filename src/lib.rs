@@ -42,3 +42,4 @@ pub mod state;
 pub mod status;
 pub mod store;
 pub mod sync;
+pub mod testhook;

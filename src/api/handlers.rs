@@ -163,6 +163,7 @@ pub async fn list(
     client: IpAddr,
     state: Arc<AppState>,
 ) -> Result<Response, Infallible> {
+    crate::testhook::hold(&raw_query).await;
     Ok(counted(&state, client, || list_body(&raw_query, &state)).await)
 }
 

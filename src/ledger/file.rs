@@ -139,8 +139,10 @@ pub fn append(
     }
     serde_json::to_writer(&mut line, &entry).expect("entries serialise");
     line.push(b'\n');
+    crate::testhook::reached("append:begin");
     file.write_all(&line).map_err(io_err)?;
     file.sync_all().map_err(io_err)?;
+    crate::testhook::reached("append:done");
     if len == 0 {
         crate::store::sync_dir(data_dir).map_err(io_err)?;
     }

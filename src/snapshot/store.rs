@@ -260,8 +260,11 @@ impl SnapshotStore {
             }
         })?;
         let bytes = serde_json::to_vec(&snapshot).expect("records always serialise");
+        crate::testhook::reached("publish:begin");
         write_atomic(&self.path_of(sequence), &bytes)?;
+        crate::testhook::reached("publish:written");
         self.set_pointer(sequence)?;
+        crate::testhook::reached("publish:pointer-moved");
         self.prune_unlocked(keep)?;
         Ok(snapshot)
     }
