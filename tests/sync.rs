@@ -156,7 +156,7 @@ fn a_changed_body_is_published_and_served_without_restart_with_data_source() {
         )
     );
     assert_eq!(versions(&w), 2);
-    s.wait_for("/healthz", Duration::from_secs(5), |_| true);
+    assert_eq!(s.get("/healthz").json()["sequence"], 2);
     let meta = s.wait_for("/openapi/v1/records/latest", Duration::from_secs(5), |r| {
         r.json()["meta"]["dataSource"]["fetchedAt"] == "2026-11-20T10:10:00.000Z"
     });
