@@ -7,6 +7,7 @@ mod api;
 mod cli;
 mod crash;
 mod feed;
+mod headers;
 mod ledger;
 mod mcp;
 mod openapi;
