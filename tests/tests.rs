@@ -8,6 +8,7 @@ mod cli;
 mod crash;
 mod feed;
 mod headers;
+mod keying;
 mod ledger;
 mod mcp;
 mod openapi;
