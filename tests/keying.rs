@@ -9,6 +9,14 @@ use crate::util::World;
 
 const NOW: &str = "2026-11-20T10:00:00.000Z";
 
+/// One way of giving a setting: its name, extra args, extra env, config file text.
+type Form<'a> = (
+    &'a str,
+    &'a [&'a str],
+    &'a [(&'a str, &'a str)],
+    Option<&'a str>,
+);
+
 fn seeded() -> World {
     let w = World::new();
     w.run(&["--now", NOW, "seed"]).success();
@@ -64,7 +72,7 @@ fn two_ipv6_slash_64s_get_two_quotas() {
 #[test]
 fn the_ipv6_prefix_length_changes_keying_in_every_form() {
     let w = seeded();
-    let forms: [(&str, &[&str], &[(&str, &str)], Option<&str>); 3] = [
+    let forms: [Form; 3] = [
         ("flag", &["--ipv6-prefix-len", "48"], &[], None),
         ("env", &[], &[("RESETCTL_IPV6_PREFIX_LEN", "48")], None),
         ("config", &[], &[], Some("ipv6-prefix-len = 48\n")),
@@ -113,7 +121,7 @@ fn trusted_proxies_in_every_form_change_keying() {
         "untrusted",
     );
     drop(s);
-    let forms: [(&str, &[&str], &[(&str, &str)], Option<&str>); 3] = [
+    let forms: [Form; 3] = [
         (
             "flag",
             &[
