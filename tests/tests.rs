@@ -7,6 +7,7 @@ mod api;
 mod cli;
 mod crash;
 mod feed;
+mod files;
 mod headers;
 mod keying;
 mod ledger;
