@@ -5,6 +5,7 @@ mod util;
 
 mod api;
 mod cli;
+mod cli_io;
 mod crash;
 mod feed;
 mod files;
