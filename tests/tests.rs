@@ -8,6 +8,7 @@ mod cli;
 mod cli_io;
 mod crash;
 mod feed;
+mod fetch;
 mod files;
 mod headers;
 mod keying;
