@@ -14,6 +14,7 @@ mod headers;
 mod keying;
 mod ledger;
 mod mcp;
+mod mcp_limits;
 mod openapi;
 mod quota;
 mod reload;
