@@ -545,8 +545,9 @@ fn the_daemon_syncs_at_once_and_stops_on_sigterm() {
         );
         std::thread::sleep(Duration::from_millis(20));
     }
-    std::thread::sleep(Duration::from_millis(100));
-    assert_eq!(state(&w)["status"], "ok");
+    crate::util::wait_until(Duration::from_secs(10), "the sync state turns ok", || {
+        state(&w)["status"] == "ok"
+    });
     std::process::Command::new("kill")
         .args(["-TERM", &daemon.id().to_string()])
         .status()
