@@ -133,12 +133,15 @@ fn a_changed_body_is_published_and_served_without_restart_with_data_source() {
         "{}",
         run.stdout
     );
+    // The snapshot and the sync state are two files, reloaded one after the
+    // other: wait until both are served.
     let body = s
         .wait_for("/openapi/v1/records", Duration::from_secs(5), |r| {
-            r.json()["meta"]["generatedAt"] == "2026-11-20T09:30:00.000Z"
+            let meta = &r.json()["meta"];
+            meta["generatedAt"] == "2026-11-20T09:30:00.000Z"
+                && meta["dataSource"]["syncedAt"] == T2
         })
         .json();
-    assert_eq!(body["meta"]["dataSource"]["syncedAt"], T2);
     assert_eq!(body["data"]["total"], 13);
 
     // The same content again (no validators this time): no new snapshot, times move.
