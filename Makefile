@@ -5,7 +5,7 @@ CARGO    ?= cargo
 DATA_DIR ?= $(CURDIR)/data
 BIN      := target/release/resetctl
 
-.PHONY: run test test-deps bench bench-deps man lint fmt clean
+.PHONY: run test test-deps fresh-test bench bench-deps man lint fmt clean
 
 LISTEN   ?= 127.0.0.1:8080
 
@@ -20,35 +20,51 @@ run:
 	$(BIN) --data-dir "$(DATA_DIR)" serve --listen "$(LISTEN)"
 
 VENV     := $(CURDIR)/.venv
-APT_GET  := $(shell [ "$$(id -u)" = 0 ] && echo apt-get || echo sudo apt-get)
+REQS     := $(CURDIR)/tests/requirements.txt
+# apt-get as root, or through sudo. sudo's env_reset drops DEBIAN_FRONTEND,
+# so it is passed on the command line (sudo VAR=value cmd), never inherited.
+APT_GET  := $(shell [ "$$(id -u)" = 0 ] && echo "env DEBIAN_FRONTEND=noninteractive apt-get" || echo "sudo DEBIAN_FRONTEND=noninteractive apt-get")
 
-## test-deps: install what the tests need: redis-server and nginx (apt-get), schemathesis (PyPI, into .venv)
-test-deps:
+## test-deps: install what the tests need: redis-server, nginx, python3 and python3-venv (apt-get, when missing), the pinned PyPI tools of tests/requirements.txt (into .venv)
+test-deps: $(VENV)/.installed
 	@missing=""; \
 	command -v redis-server >/dev/null 2>&1 || missing="$$missing redis-server"; \
 	command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || missing="$$missing nginx"; \
 	if [ -n "$$missing" ]; then \
 		echo "installing$$missing with apt-get"; \
-		$(APT_GET) update -qq && DEBIAN_FRONTEND=noninteractive $(APT_GET) install -y -qq $$missing; \
+		$(APT_GET) update -qq && $(APT_GET) install -y -qq $$missing; \
 	fi
-	@[ -x "$(VENV)/bin/schemathesis" ] || { \
-		echo "installing schemathesis into $(VENV)"; \
-		python3 -m venv "$(VENV)" && "$(VENV)/bin/pip" install --quiet --disable-pip-version-check schemathesis; }
+
+# python3 without ensurepip (Debian's python3 without python3-venv) cannot make a venv.
+$(VENV)/.installed: $(REQS)
+	@command -v python3 >/dev/null 2>&1 && python3 -c 'import ensurepip, venv' 2>/dev/null || { \
+		echo "installing python3 python3-venv with apt-get"; \
+		$(APT_GET) update -qq && $(APT_GET) install -y -qq python3 python3-venv; }
+	@echo "installing the pinned tools of tests/requirements.txt into $(VENV)"
+	@[ -x "$(VENV)/bin/pip" ] || python3 -m venv "$(VENV)"
+	"$(VENV)/bin/pip" install --quiet --disable-pip-version-check -r "$(REQS)"
+	@touch "$@"
 
 ## test: set up, then run every test (unit, black-box, man-page freshness)
 test: test-deps
 	$(CARGO) build --locked --all-targets
 	$(CARGO) test --locked --workspace
 
-## bench-deps: install wrk and nginx with apt-get when they are missing
+## fresh-test: `make test` in a fresh clone of HEAD (no .venv, no target/), as on a new machine
+fresh-test:
+	@tmp=$$(mktemp -d) && git clone --quiet "$(CURDIR)" "$$tmp/resetctl" && \
+	$(MAKE) -C "$$tmp/resetctl" test; status=$$?; rm -rf "$$tmp"; exit $$status
+
+## bench-deps: install wrk, nginx, redis-server, GNU time and taskset with apt-get when they are missing
 bench-deps:
 	@missing=""; \
 	command -v wrk >/dev/null 2>&1 || missing="$$missing wrk"; \
 	command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || missing="$$missing nginx"; \
 	command -v redis-server >/dev/null 2>&1 || missing="$$missing redis-server"; \
 	[ -x /usr/bin/time ] || missing="$$missing time"; \
+	command -v taskset >/dev/null 2>&1 || missing="$$missing util-linux"; \
 	if [ -n "$$missing" ]; then \
-		$(APT_GET) update -qq && DEBIAN_FRONTEND=noninteractive $(APT_GET) install -y -qq $$missing; \
+		$(APT_GET) update -qq && $(APT_GET) install -y -qq $$missing; \
 	fi
 
 ## bench: criterion for hot functions, then wrk against resetctl and nginx (see docs/benchmarks.md)

@@ -1,21 +1,71 @@
-//! Test-only hooks, inert unless their `RESETCTL_TEST_*` variables are set.
+//! Test-only hooks, inert unless `RESETCTL_TEST_*` environment variables are set.
 //!
-//! A black-box test cannot otherwise make a kill land between two writes
-//! every time. With `RESETCTL_TEST_PAUSE_AT=STEP`, the process writes STEP
-//! into the file `RESETCTL_TEST_PAUSE_FILE` when it reaches that step and
-//! then waits forever, so the test kills it exactly there. Operators never
-//! set these; they are not documented for them.
+//! The black-box tests run the real binary; these hooks let them know where
+//! a process got to before it was killed, and hold a request in flight
+//! while they signal the server. With none of the variables set every hook
+//! is one check of a cached `None`.
+//!
+//! - `RESETCTL_TEST_TRACE=FILE`: [`reached`] appends each step name to FILE
+//!   as one line, in one `write` (no user-space buffer), so the line is
+//!   there even if the process is killed right after.
+//! - `RESETCTL_TEST_PAUSE_AT=STEP`: on reaching STEP (after tracing it) the
+//!   process sleeps until it is killed, so a kill lands exactly there.
+//! - `RESETCTL_TEST_HOLD_QUERY=QUERY` with `RESETCTL_TEST_RELEASE=FILE`: a
+//!   `GET /openapi/v1/records` whose raw query equals QUERY traces
+//!   `serve:held` and waits until FILE exists before it is answered.
 
+use std::fs::OpenOptions;
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::OnceLock;
 use std::time::Duration;
 
-/// Pauses here forever if a test asked to pause at `step`.
-pub fn pause_at(step: &str) {
-    if std::env::var_os("RESETCTL_TEST_PAUSE_AT").is_some_and(|s| s == step) {
-        if let Some(path) = std::env::var_os("RESETCTL_TEST_PAUSE_FILE") {
-            let _ = std::fs::write(path, step);
-        }
+fn env(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.is_empty())
+}
+
+/// Records that the process reached `step` (see the module docs).
+pub fn reached(step: &str) {
+    static TRACE: OnceLock<Option<PathBuf>> = OnceLock::new();
+    static PAUSE_AT: OnceLock<Option<String>> = OnceLock::new();
+    if let Some(path) = TRACE.get_or_init(|| env("RESETCTL_TEST_TRACE").map(PathBuf::from)) {
+        let mut file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .expect("RESETCTL_TEST_TRACE names a writable file");
+        file.write_all(format!("{step}\n").as_bytes())
+            .expect("writing the test trace");
+    }
+    if PAUSE_AT
+        .get_or_init(|| env("RESETCTL_TEST_PAUSE_AT"))
+        .as_deref()
+        == Some(step)
+    {
         loop {
             std::thread::sleep(Duration::from_secs(3600));
         }
+    }
+}
+
+/// Holds a data request whose raw query is `RESETCTL_TEST_HOLD_QUERY` until
+/// the file `RESETCTL_TEST_RELEASE` exists (see the module docs).
+pub async fn hold(raw_query: &str) {
+    static HOLD: OnceLock<Option<(String, PathBuf)>> = OnceLock::new();
+    let hold = HOLD.get_or_init(|| {
+        Some((
+            env("RESETCTL_TEST_HOLD_QUERY")?,
+            PathBuf::from(env("RESETCTL_TEST_RELEASE")?),
+        ))
+    });
+    let Some((query, release)) = hold else {
+        return;
+    };
+    if query != raw_query {
+        return;
+    }
+    reached("serve:held");
+    while !release.exists() {
+        tokio::time::sleep(Duration::from_millis(5)).await;
     }
 }

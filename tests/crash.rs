@@ -1,41 +1,76 @@
-//! Crash safety: SIGKILL a publishing process at random moments; the
-//! current snapshot always loads and is a complete version.
+//! Crash safety: SIGKILL a publishing process at random moments inside its
+//! writes; the current snapshot always loads and is a complete version.
+//!
+//! The binary traces its publish steps (src/testhook.rs: `publish:begin`
+//! before the snapshot's temp file is written, `publish:written` once it is
+//! in place, `publish:pointer-moved` once CURRENT names it), so a kill is
+//! counted only when it provably landed between the first and the last.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use crate::util::{generated_document, Rng, World};
+use crate::util::{generated_document, trace, wait_for_step, Rng, World};
+
+/// Rounds of each kind: uninterrupted (measure), paused (killed exactly
+/// between writing the snapshot and moving the pointer), random.
+const ROUNDS: usize = 120;
 
 #[test]
 fn sigkill_during_publish_never_leaves_a_broken_current_snapshot() {
     let w = World::new();
-    // A history large enough that a publish takes a while (about 250 ms in
-    // a quiet debug build, much more on a loaded machine).
+    // A history large enough that a publish takes a while (tens of ms).
     std::fs::write(w.path("big.json"), generated_document(4000)).unwrap();
     w.run(&["seed", w.path("big.json").to_str().unwrap()])
         .success();
     let mut rng = Rng::from_time();
     let mut last = 1;
-    let mut killed_mid_way = 0;
-    // Every fourth round runs to the end and measures how long a publish
-    // takes right now; the others are killed at a random moment within 1.2 ×
-    // that, so kills land anywhere from start-up to after the rename however
+    let (mut finished, mut paused_inside, mut random_kills, mut random_inside) = (0, 0, 0, 0);
+    // How long the writes take right now (begin → pointer moved), re-measured
+    // every fifth round, so random kills spread over the writes however
     // loaded the machine is.
-    let mut duration = Duration::from_millis(250);
-    for round in 0..200 {
-        let started = std::time::Instant::now();
-        let mut child = w.spawn(&["publish"]);
-        if round % 4 == 0 {
-            assert!(
-                child.wait().unwrap().success(),
-                "round {round}: an uninterrupted publish failed"
-            );
-            duration = started.elapsed();
-        } else {
-            let span = (duration.as_micros() as u64 * 6 / 5).max(1);
-            std::thread::sleep(Duration::from_micros(rng.below(span)));
-            let _ = child.kill();
-            if !child.wait().unwrap().success() {
-                killed_mid_way += 1;
+    let mut span = Duration::from_millis(100);
+    for round in 0..ROUNDS {
+        let path = w.path(&format!("trace-{round}"));
+        let mut cmd = w.cmd();
+        cmd.arg("publish")
+            .env("RESETCTL_TEST_TRACE", &path)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+        if round % 5 == 1 {
+            cmd.env("RESETCTL_TEST_PAUSE_AT", "publish:written");
+        }
+        let mut child = cmd.spawn().unwrap();
+        assert!(
+            wait_for_step(&mut child, &path, "publish:begin"),
+            "round {round}: the publish never began; trace {:?}",
+            trace(&path)
+        );
+        let began = Instant::now();
+        match round % 5 {
+            0 => {
+                assert!(wait_for_step(&mut child, &path, "publish:pointer-moved"));
+                span = began.elapsed().max(Duration::from_millis(1));
+                assert!(
+                    child.wait().unwrap().success(),
+                    "round {round}: an uninterrupted publish failed"
+                );
+                finished += 1;
+            }
+            1 => {
+                assert!(wait_for_step(&mut child, &path, "publish:written"));
+                child.kill().unwrap();
+                child.wait().unwrap();
+                assert_eq!(trace(&path), ["publish:begin", "publish:written"]);
+                paused_inside += 1;
+            }
+            _ => {
+                let span_us = span.as_micros() as u64 * 6 / 5;
+                std::thread::sleep(Duration::from_micros(rng.below(span_us.max(1))));
+                let _ = child.kill();
+                child.wait().unwrap();
+                random_kills += 1;
+                if !trace(&path).contains(&"publish:pointer-moved".to_owned()) {
+                    random_inside += 1;
+                }
             }
         }
         let report = w.run(&["status", "--json"]);
@@ -57,15 +92,17 @@ fn sigkill_during_publish_never_leaves_a_broken_current_snapshot() {
         last = seq;
     }
     eprintln!(
-        "{killed_mid_way} of 150 publishes were killed before finishing; sequence reached {last}"
+        "{random_inside} of {random_kills} random kills and {paused_inside} paused kills landed \
+         inside a publish's writes; {finished} ran through; sequence reached {last}"
+    );
+    assert_eq!(paused_inside, ROUNDS / 5);
+    assert!(
+        random_inside >= random_kills / 2,
+        "only {random_inside} of {random_kills} random kills landed inside the writes"
     );
     assert!(
-        last > 50,
-        "the 50 uninterrupted publishes all completed (sequence {last})"
-    );
-    assert!(
-        killed_mid_way > 50,
-        "only {killed_mid_way} of 150 kills interrupted a publish"
+        last > finished as u64,
+        "the {finished} uninterrupted publishes all completed (sequence {last})"
     );
     // Every version left on disk is complete, and the next publish continues the sequence.
     let list = w.run(&["snapshots", "list", "--json"]).success().json();

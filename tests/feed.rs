@@ -1,5 +1,5 @@
 //! The public status feed: each real sample converted and checked field by
-//! field against expectations written by hand from upstream-feed.md, the
+//! field against expectations written by hand from docs/spec/upstream-feed.md, the
 //! rules no sample exercises (on small synthetic feeds), hostile feeds, and
 //! sync → serve end to end.
 

@@ -54,9 +54,14 @@ fn twenty_admitted_then_429_with_exact_headers_and_body() {
     }
     let limited = s.get("/openapi/v1/records");
     assert_eq!(limited.status, 429);
+    // Spec section 7 pins the fields, the code and retryAfter; `detail` is
+    // free human-readable text.
+    let body = limited.json();
+    let detail = body["detail"].as_str().expect("a detail string");
+    assert!(!detail.is_empty());
     assert_eq!(
-        limited.json(),
-        json!({"ok": false, "error": "rate_limited", "detail": "rate limit exceeded; retry after 3600 s", "retryAfter": 3600})
+        body,
+        json!({"ok": false, "error": "rate_limited", "detail": detail, "retryAfter": 3600})
     );
     assert_eq!(limited.header("retry-after"), Some("3600"));
     assert_eq!(
@@ -79,9 +84,20 @@ fn what_counts_and_what_does_not() {
     let w = seeded();
     let s = Server::start(&w, &["--now", NOW], &[]);
     // Uncounted: 404, 405, OPTIONS, docs, spec, skill, healthz.
-    s.get("/nope");
-    s.request("POST", "/openapi/v1/records", &[("Content-Length", "0")]);
-    s.request("OPTIONS", "/openapi/v1/records", &[]);
+    assert_eq!(s.get("/nope").status, 404);
+    let post = s.request("POST", "/openapi/v1/records", &[("Content-Length", "0")]);
+    assert_eq!(post.status, 405);
+    assert_eq!(post.header("x-ratelimit-remaining"), None);
+    let preflight = s.request(
+        "OPTIONS",
+        "/openapi/v1/records",
+        &[
+            ("Origin", "https://app.example"),
+            ("Access-Control-Request-Method", "GET"),
+        ],
+    );
+    assert_eq!(preflight.status, 204);
+    assert_eq!(preflight.header("x-ratelimit-remaining"), None);
     for path in [
         "/openapi/v1/docs",
         "/openapi/v1/openapi.json",

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use crate::util::server::Server;
-use crate::util::World;
+use crate::util::{wait_until, World};
 
 /// Version `k`: `k + 1` completion records and generatedAt = base + k seconds,
 /// so a response's total and meta must name the same version.
@@ -106,7 +106,13 @@ fn a_new_version_is_served_promptly() {
     s.wait_for("/healthz", Duration::from_secs(5), |r| {
         r.json()["sequence"] == 2
     });
-    eprintln!("new snapshot served after {:?}", started.elapsed());
+    // The watch reacts at once; 1 s is half the safety poll's 2 s, so a
+    // broken watch (served only by that poll) fails here.
+    let took = started.elapsed();
+    assert!(
+        took < Duration::from_secs(1),
+        "the new snapshot was served only after {took:?}"
+    );
 }
 
 #[test]
@@ -153,12 +159,9 @@ fn a_corrupt_version_never_replaces_the_served_one() {
 fn polling_mode_reloads_too() {
     let w = World::new();
     let s = Server::start(&w, &["--watch", "poll"], &[]);
-    assert!(
-        s.log_text().contains("by polling") || {
-            std::thread::sleep(Duration::from_millis(200));
-            s.log_text().contains("by polling")
-        }
-    );
+    wait_until(Duration::from_secs(5), "the polling log line", || {
+        s.log_text().contains("by polling")
+    });
     let (records, at) = version(2);
     w.publish_records(&records, &at);
     s.wait_for("/healthz", Duration::from_secs(3), |r| r.status == 200);
@@ -223,34 +226,143 @@ fn publish_into(data_dir: &std::path::Path, records: &[Value], generated_at: &st
         .unwrap();
 }
 
-#[test]
-fn sigterm_lets_an_in_flight_request_finish() {
-    use std::io::{Read, Write};
-    let w = World::new();
+/// A server whose `GET /openapi/v1/records?pageSize=3` is held in its
+/// handler (src/testhook.rs) until the file `release` exists.
+struct Held {
+    s: Server,
+    trace: std::path::PathBuf,
+    release: std::path::PathBuf,
+}
+
+fn held_server(w: &World) -> Held {
     let (records, at) = version(2);
     w.publish_records(&records, &at);
-    let mut s = crate::util::server::Server::start(&w, &[], &[]);
-    // A request whose head is only half sent when the signal arrives.
-    let mut stream = std::net::TcpStream::connect(s.addr).unwrap();
+    let (trace, release) = (w.path("trace"), w.path("release"));
+    let s = Server::start(
+        w,
+        &[],
+        &[
+            ("RESETCTL_TEST_TRACE", trace.to_str().unwrap()),
+            ("RESETCTL_TEST_HOLD_QUERY", "pageSize=3"),
+            ("RESETCTL_TEST_RELEASE", release.to_str().unwrap()),
+        ],
+    );
+    Held { s, trace, release }
+}
+
+impl Held {
+    /// Sends the whole held request and waits until its handler is holding it.
+    fn request_in_flight(&self) -> std::net::TcpStream {
+        use std::io::Write;
+        let mut stream = std::net::TcpStream::connect(self.s.addr).unwrap();
+        stream
+            .write_all(b"GET /openapi/v1/records?pageSize=3 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            .unwrap();
+        wait_until(
+            Duration::from_secs(10),
+            "the handler holds the request",
+            || crate::util::trace(&self.trace).contains(&"serve:held".to_owned()),
+        );
+        stream
+    }
+
+    /// Sends `signal` and waits until the server has logged that it stops.
+    fn signal(&self, signal: &str) {
+        let status = std::process::Command::new("kill")
+            .args([&format!("-{signal}"), &self.s.child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        wait_until(Duration::from_secs(10), "the shutdown log line", || {
+            self.s
+                .log_text()
+                .contains("shutting down: no new connections, finishing in-flight requests")
+        });
+    }
+}
+
+fn read_all(stream: &mut std::net::TcpStream) -> String {
+    use std::io::Read;
     stream
-        .write_all(b"GET /openapi/v1/records HTTP/1.1\r\nHost: x\r\n")
+        .set_read_timeout(Some(Duration::from_secs(30)))
         .unwrap();
-    std::thread::sleep(Duration::from_millis(100));
-    std::process::Command::new("kill")
-        .args(["-TERM", &s.child.id().to_string()])
-        .status()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(200));
-    stream.write_all(b"Connection: close\r\n\r\n").unwrap();
-    let mut reply = String::new();
-    stream
-        .set_read_timeout(Some(Duration::from_secs(5)))
-        .unwrap();
-    stream.read_to_string(&mut reply).unwrap();
-    assert!(reply.starts_with("HTTP/1.1 200 OK"), "{reply}");
-    assert!(reply.contains("\"total\":3"), "{reply}");
-    let status = s.child.wait().unwrap();
+    let mut reply = Vec::new();
+    let _ = stream.read_to_end(&mut reply);
+    String::from_utf8_lossy(&reply).into_owned()
+}
+
+fn a_signal_lets_an_in_flight_request_finish(signal: &str) {
+    let w = World::new();
+    let mut held = held_server(&w);
+    let mut stream = held.request_in_flight();
+    held.signal(signal);
+    // The signal has been handled while the request is provably in flight:
+    // the server stops accepting, but keeps running for the held request.
+    wait_until(Duration::from_secs(10), "new connections refused", || {
+        std::net::TcpStream::connect(held.s.addr).is_err()
+    });
+    assert!(
+        held.s.child.try_wait().unwrap().is_none(),
+        "the server exited with a request in flight"
+    );
+    std::fs::write(&held.release, b"").unwrap();
+    let reply = read_all(&mut stream);
+    assert!(reply.starts_with("HTTP/1.1 200 OK\r\n"), "{reply}");
+    let body = &reply[reply.find("\r\n\r\n").unwrap() + 4..];
+    let body: Value = serde_json::from_str(body).expect("the whole JSON body");
+    assert_eq!(body["data"]["total"], 3);
+    assert_eq!(body["data"]["items"].as_array().unwrap().len(), 3);
+    let status = held.s.child.wait().unwrap();
     assert!(status.success(), "{status:?}");
-    // New connections are refused once it has stopped.
-    assert!(std::net::TcpStream::connect(s.addr).is_err());
+    assert!(
+        !held.s.log_text().contains("connections still open"),
+        "{}",
+        held.s.log_text()
+    );
+}
+
+#[test]
+fn sigterm_lets_an_in_flight_request_finish() {
+    a_signal_lets_an_in_flight_request_finish("TERM");
+}
+
+#[test]
+fn sigint_lets_an_in_flight_request_finish() {
+    a_signal_lets_an_in_flight_request_finish("INT");
+}
+
+#[test]
+fn a_request_that_never_finishes_is_cut_after_ten_seconds() {
+    let w = World::new();
+    let mut held = held_server(&w);
+    let mut stream = held.request_in_flight();
+    held.signal("TERM");
+    let signalled = Instant::now();
+    // Never released: the server waits 10 s for it, then exits anyway.
+    let deadline = signalled + Duration::from_secs(20);
+    let status = loop {
+        if let Some(status) = held.s.child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "still running 20 s after SIGTERM"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let waited = signalled.elapsed();
+    assert!(
+        waited >= Duration::from_millis(9_900) && waited < Duration::from_secs(13),
+        "exited {waited:?} after SIGTERM, not after the 10 s drain limit"
+    );
+    assert!(status.success(), "{status:?}");
+    assert!(
+        held.s
+            .log_text()
+            .contains("connections still open after 10s; exiting"),
+        "{}",
+        held.s.log_text()
+    );
+    // The held request got no answer.
+    assert_eq!(read_all(&mut stream), "");
 }

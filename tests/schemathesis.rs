@@ -13,7 +13,7 @@ fn schemathesis() -> std::path::PathBuf {
         .unwrap_or_else(|| repo_root().join(".venv/bin/schemathesis"));
     assert!(
         path.exists(),
-        "schemathesis is not installed at {}; run `make test-deps` (python3 -m venv .venv && .venv/bin/pip install schemathesis) or set SCHEMATHESIS",
+        "schemathesis is not installed at {}; run `make test-deps` (python3 -m venv .venv && .venv/bin/pip install -r tests/requirements.txt) or set SCHEMATHESIS",
         path.display()
     );
     path

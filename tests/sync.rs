@@ -143,12 +143,15 @@ fn a_changed_body_is_published_and_served_without_restart_with_data_source() {
         "{}",
         run.stdout
     );
+    // The snapshot and the sync state are two files, reloaded one after the
+    // other: wait until both are served.
     let body = s
         .wait_for("/openapi/v1/records", Duration::from_secs(5), |r| {
-            r.json()["meta"]["generatedAt"] == "2026-11-20T09:30:00.000Z"
+            let meta = &r.json()["meta"];
+            meta["generatedAt"] == "2026-11-20T09:30:00.000Z"
+                && meta["dataSource"]["syncedAt"] == T2
         })
         .json();
-    assert_eq!(body["meta"]["dataSource"]["syncedAt"], T2);
     assert_eq!(body["data"]["total"], 13);
 
     // The same content again (no validators this time): no new snapshot, times move.
@@ -166,7 +169,7 @@ fn a_changed_body_is_published_and_served_without_restart_with_data_source() {
         )
     );
     assert_eq!(versions(&w), 2);
-    s.wait_for("/healthz", Duration::from_secs(5), |_| true);
+    assert_eq!(s.get("/healthz").json()["sequence"], 2);
     let meta = s.wait_for("/openapi/v1/records/latest", Duration::from_secs(5), |r| {
         r.json()["meta"]["dataSource"]["fetchedAt"] == "2026-11-20T10:10:00.000Z"
     });
@@ -555,8 +558,9 @@ fn the_daemon_syncs_at_once_and_stops_on_sigterm() {
         );
         std::thread::sleep(Duration::from_millis(20));
     }
-    std::thread::sleep(Duration::from_millis(100));
-    assert_eq!(state(&w)["status"], "ok");
+    crate::util::wait_until(Duration::from_secs(10), "the sync state turns ok", || {
+        state(&w)["status"] == "ok"
+    });
     std::process::Command::new("kill")
         .args(["-TERM", &daemon.id().to_string()])
         .status()

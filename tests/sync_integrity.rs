@@ -318,12 +318,13 @@ fn a_sync_killed_between_publishing_and_saving_its_state_still_serves_its_data_s
     let mut killed_between = 0;
     for round in 0..3 {
         // The test hook holds the sync right after the pointer moved and
-        // before the state is saved; the kill lands exactly there.
-        let marker = w.path(&format!("paused-{round}"));
+        // before the state is saved (tracing that it got there); the kill
+        // lands exactly there.
+        let trace = w.path(&format!("trace-{round}"));
         let mut child = w
             .cmd()
             .env("RESETCTL_TEST_PAUSE_AT", "sync:published")
-            .env("RESETCTL_TEST_PAUSE_FILE", &marker)
+            .env("RESETCTL_TEST_TRACE", &trace)
             .args([
                 "--now",
                 T1,
@@ -338,7 +339,7 @@ fn a_sync_killed_between_publishing_and_saving_its_state_still_serves_its_data_s
             .spawn()
             .unwrap();
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-        while !marker.exists() {
+        while !std::fs::read_to_string(&trace).is_ok_and(|t| t.contains("sync:published")) {
             assert!(
                 std::time::Instant::now() < deadline,
                 "the sync never reached the pause"

@@ -195,6 +195,7 @@ pub async fn latest(raw_query: String, client: IpAddr, state: Arc<AppState>) -> 
 
 /// `GET /openapi/v1/records`.
 pub async fn list(raw_query: String, client: IpAddr, state: Arc<AppState>) -> Response {
+    crate::testhook::hold(&raw_query).await;
     counted(&state, client, || list_body(&raw_query, &state)).await
 }
 

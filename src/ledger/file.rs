@@ -158,10 +158,12 @@ pub fn append(_lock: &DataDirLock, data_dir: &Path, entry: &Entry) -> Result<(),
     }
     serde_json::to_writer(&mut line, entry).map_err(|e| io_err(io::Error::other(e)))?;
     line.push(b'\n');
+    crate::testhook::reached("append:begin");
     if let Err(e) = file.write_all(&line).and_then(|()| file.sync_all()) {
         let _ = file.set_len(len).and_then(|()| file.sync_all());
         return Err(io_err(e));
     }
+    crate::testhook::reached("append:done");
     if len == 0 {
         crate::store::sync_dir(data_dir).map_err(io_err)?;
     }

@@ -341,8 +341,11 @@ impl SnapshotStore {
                 path: self.path_of(sequence),
                 reason,
             })?;
+        crate::testhook::reached("publish:begin");
         write_atomic(&self.path_of(sequence), &bytes)?;
+        crate::testhook::reached("publish:written");
         self.set_pointer(sequence)?;
+        crate::testhook::reached("publish:pointer-moved");
         self.prune_unlocked(keep)?;
         Ok(snapshot)
     }

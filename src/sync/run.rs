@@ -392,7 +392,7 @@ fn commit(
     let records = content.records.len();
     match content.publish(store, lock, state, now, settings.keep) {
         Ok(sequence) => {
-            crate::testhook::pause_at("sync:published");
+            crate::testhook::reached("sync:published");
             Ok(SyncOutcome::Published { sequence, records })
         }
         Err(SnapshotError::Corrupt { reason, .. }) => Err(Failure::Rejected(

@@ -222,3 +222,45 @@ pub fn chrono_like(secs: i64) -> String {
         rem % 60
     )
 }
+
+/// Waits until `check` holds, polling every 2 ms; panics naming `what` after `timeout`.
+#[track_caller]
+pub fn wait_until(timeout: std::time::Duration, what: &str, mut check: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + timeout;
+    while !check() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "not within {timeout:?}: {what}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+}
+
+/// The steps a process traced through `RESETCTL_TEST_TRACE` (src/testhook.rs), in order.
+pub fn trace(path: &Path) -> Vec<String> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Polls `child` and the trace at `path` until the trace holds `step`
+/// (true) or the child has exited without it (false); panics after 60 s.
+pub fn wait_for_step(child: &mut Child, path: &Path, step: &str) -> bool {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        if trace(path).iter().any(|s| s == step) {
+            return true;
+        }
+        if child.try_wait().expect("poll the child").is_some() {
+            return trace(path).iter().any(|s| s == step);
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{step:?} not reached within 60 s; trace {:?}",
+            trace(path)
+        );
+        std::thread::sleep(std::time::Duration::from_micros(500));
+    }
+}

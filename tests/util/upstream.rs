@@ -30,6 +30,10 @@ pub enum Behavior {
     AlwaysNotModified,
     /// 431 to a request with `If-None-Match`, else 200 with the body and this ETag.
     RefuseConditional { body: Vec<u8>, etag: String },
+    /// 200 with `body` sent as is (already compressed) and `Content-Encoding: encoding`.
+    Encoded { body: Vec<u8>, encoding: String },
+    /// `/hopN` redirects to `/hop(N-1)`; `/hop0` serves `body`: a chain of exactly N redirects.
+    Chain { body: Vec<u8> },
 }
 
 /// The headers of one request.
@@ -156,6 +160,16 @@ fn handle(
             write!(stream, "HTTP/1.1 200 OK\r\nContent-Length: {declared}\r\nConnection: close\r\n\r\n").and_then(|_| stream.write_all(&body))
         }
         Behavior::RedirectLoop => write!(stream, "HTTP/1.1 302 Found\r\nLocation: {path}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"),
+        Behavior::Encoded { body, encoding } => {
+            write!(stream, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Encoding: {encoding}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", body.len())
+                .and_then(|_| stream.write_all(&body))
+        }
+        Behavior::Chain { body } => match path.strip_prefix("/hop").and_then(|n| n.parse::<u32>().ok()) {
+            Some(0) => write!(stream, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", body.len())
+                .and_then(|_| stream.write_all(&body)),
+            Some(n) => write!(stream, "HTTP/1.1 302 Found\r\nLocation: /hop{}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n", n - 1),
+            None => write!(stream, "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"),
+        },
         Behavior::Huge { bytes } => {
             let chunk = vec![b' '; 64 * 1024];
             let mut result = write!(stream, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n");
