@@ -42,6 +42,16 @@ pub struct FileConfig {
     pub rate_limit: Option<String>,
     /// `--no-rate-limit`.
     pub no_rate_limit: Option<bool>,
+    /// `serve --header-timeout`, seconds.
+    pub header_timeout: Option<f64>,
+    /// `serve --max-connections`.
+    pub max_connections: Option<u64>,
+    /// `serve --max-connections-per-ip`.
+    pub max_connections_per_ip: Option<u64>,
+    /// `serve --max-head-bytes`.
+    pub max_head_bytes: Option<u64>,
+    /// `serve --listen-backlog`.
+    pub listen_backlog: Option<u32>,
     /// `--rate-limit-max-clients`.
     pub rate_limit_max_clients: Option<u64>,
     /// `--rate-limit-store`.

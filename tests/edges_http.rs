@@ -340,7 +340,8 @@ fn mcp_texts_state_the_configured_quota() {
 #[test]
 fn errors_the_http_library_answers_itself_have_json_bodies() {
     let w = seeded();
-    let s = Server::start(&w, &["--now", NOW], &[]);
+    // A head cap above hyper's 64 KiB target limit, so a long target meets that limit first.
+    let s = Server::start(&w, &["--now", NOW, "--max-head-bytes", "131072"], &[]);
     let long_target = format!("GET /{} HTTP/1.1\r\nHost: x\r\n\r\n", "a".repeat(70_000));
     let mut many_headers = String::from("GET /healthz HTTP/1.1\r\nHost: x\r\n");
     for n in 0..120 {
@@ -387,4 +388,10 @@ fn errors_the_http_library_answers_itself_have_json_bodies() {
     }
     // Ordinary answers are untouched and the server goes on.
     assert_eq!(s.get("/healthz").status, 200);
+    // With the default head cap (32 KiB), the same long target is a head too large.
+    let capped = Server::start(&w, &["--now", NOW], &[]);
+    let target = format!("GET /{} HTTP/1.1\r\nHost: x\r\n\r\n", "a".repeat(40_000));
+    let text = String::from_utf8_lossy(&raw_bytes(&capped, target.as_bytes())).into_owned();
+    assert!(text.starts_with("HTTP/1.1 431 "), "{text}");
+    assert!(text.contains("\"error\":\"headers_too_large\""), "{text}");
 }

@@ -122,3 +122,233 @@ fn a_full_quota_table_refuses_new_clients_only() {
         "no line per refused request:\n{log}"
     );
 }
+
+/// A connection to `server` from the local address `local` (another loopback address).
+fn connect_from(local: &str, server: std::net::SocketAddr) -> std::net::TcpStream {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let stream = runtime.block_on(async {
+        let socket = tokio::net::TcpSocket::new_v4().unwrap();
+        socket.bind(format!("{local}:0").parse().unwrap()).unwrap();
+        socket.connect(server).await.unwrap()
+    });
+    let stream = stream.into_std().unwrap();
+    stream.set_nonblocking(false).unwrap();
+    stream
+}
+
+/// `GET path` on `stream`, the whole answer (the server closes after it).
+fn get_on(mut stream: std::net::TcpStream, path: &str) -> String {
+    use std::io::{Read, Write};
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut reply = String::new();
+    let _ = stream.read_to_string(&mut reply);
+    reply
+}
+
+/// `GET path` on `stream`, keeping it open: (the answer, the stream).
+fn get_keep_alive(mut stream: std::net::TcpStream, path: &str) -> (String, std::net::TcpStream) {
+    use std::io::{Read, Write};
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    write!(stream, "GET {path} HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+    let mut raw = Vec::new();
+    let mut byte = [0u8; 1];
+    while !raw.ends_with(b"\r\n\r\n") {
+        stream.read_exact(&mut byte).unwrap();
+        raw.push(byte[0]);
+    }
+    let head = String::from_utf8_lossy(&raw).into_owned();
+    let length: usize = head
+        .lines()
+        .find_map(|l| {
+            l.to_ascii_lowercase()
+                .strip_prefix("content-length: ")
+                .map(str::to_owned)
+        })
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let mut body = vec![0u8; length];
+    stream.read_exact(&mut body).unwrap();
+    (head + &String::from_utf8_lossy(&body), stream)
+}
+
+/// What the server says to a connection it refuses at accept (without a request).
+fn refusal(mut stream: std::net::TcpStream) -> String {
+    use std::io::Read;
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let mut reply = String::new();
+    let _ = stream.read_to_string(&mut reply);
+    reply
+}
+
+/// Whether the server closed `stream` (EOF or reset) within `within`.
+fn closed_within(stream: &mut std::net::TcpStream, within: Duration) -> bool {
+    use std::io::Read;
+    stream.set_read_timeout(Some(within)).unwrap();
+    let mut buf = [0u8; 1024];
+    loop {
+        match stream.read(&mut buf) {
+            Ok(0) => return true,
+            Ok(_) => continue,
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => return true,
+            Err(_) => return false,
+        }
+    }
+}
+
+#[test]
+fn two_client_addresses_get_two_quotas_under_the_accept_loop() {
+    let w = World::new();
+    w.seed_bundled();
+    let s = Server::start(&w, &["--rate-limit", "1/60"], &[]);
+    let status = |reply: &str| reply.split(' ').nth(1).unwrap_or("").to_owned();
+    assert_eq!(
+        status(&get_on(
+            connect_from("127.0.0.1", s.addr),
+            "/openapi/v1/records"
+        )),
+        "200"
+    );
+    assert_eq!(
+        status(&get_on(
+            connect_from("127.0.0.1", s.addr),
+            "/openapi/v1/records"
+        )),
+        "429"
+    );
+    assert_eq!(
+        status(&get_on(
+            connect_from("127.0.0.2", s.addr),
+            "/openapi/v1/records"
+        )),
+        "200"
+    );
+}
+
+#[test]
+fn slow_and_silent_connections_are_cut_and_others_served_meanwhile() {
+    use std::io::Write;
+    // The test holds 2,500 sockets itself.
+    rlimit::increase_nofile_limit(8192).unwrap();
+    let w = World::new();
+    w.seed_bundled();
+    let s = Server::start(
+        &w,
+        &[
+            "--header-timeout",
+            "2",
+            "--max-connections-per-ip",
+            "5000",
+            "--no-rate-limit",
+        ],
+        &[],
+    );
+    let started = std::time::Instant::now();
+    let mut attackers: Vec<std::net::TcpStream> = (0..2500)
+        .map(|n| {
+            let mut stream = std::net::TcpStream::connect(s.addr).unwrap();
+            // 2,000 send a request line and one header, then nothing; 500 send nothing.
+            if n < 2000 {
+                stream
+                    .write_all(b"GET /openapi/v1/records HTTP/1.1\r\nHost: x\r\n")
+                    .unwrap();
+            }
+            stream
+        })
+        .collect();
+    // A normal client is answered during the attack.
+    let reply = get_on(connect_from("127.0.0.2", s.addr), "/healthz");
+    assert!(reply.starts_with("HTTP/1.1 200 "), "{reply}");
+    let all_closed_by = started + Duration::from_secs(2) + Duration::from_secs(4);
+    for (n, stream) in attackers.iter_mut().enumerate() {
+        let left = all_closed_by.saturating_duration_since(std::time::Instant::now());
+        assert!(
+            closed_within(stream, left.max(Duration::from_millis(1))),
+            "connection {n} still open {:?} after the attack began",
+            started.elapsed()
+        );
+    }
+    let log = s.log_text();
+    assert!(
+        log.lines().filter(|l| l.contains("ERROR")).count() < 5,
+        "no error line per connection:\n{log}"
+    );
+}
+
+#[test]
+fn idle_keep_alive_connections_close_after_the_header_timeout() {
+    use std::io::{Read, Write};
+    let w = World::new();
+    w.seed_bundled();
+    let s = Server::start(&w, &["--header-timeout", "1"], &[]);
+    let mut stream = std::net::TcpStream::connect(s.addr).unwrap();
+    stream
+        .write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        .unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    let mut first = [0u8; 17];
+    stream.read_exact(&mut first).unwrap();
+    assert_eq!(&first, b"HTTP/1.1 200 OK\r\n");
+    let idle_since = std::time::Instant::now();
+    assert!(
+        closed_within(&mut stream, Duration::from_secs(5)),
+        "the idle connection stayed open"
+    );
+    let idle = idle_since.elapsed();
+    assert!(
+        idle >= Duration::from_millis(800) && idle < Duration::from_secs(4),
+        "closed after {idle:?}"
+    );
+}
+
+#[test]
+fn connection_caps_refuse_cheaply_and_serve_everyone_else() {
+    let w = World::new();
+    w.seed_bundled();
+    let s = Server::start(
+        &w,
+        &["--max-connections-per-ip", "3", "--max-connections", "5"],
+        &[],
+    );
+    let held: Vec<_> = (0..3)
+        .map(|_| std::net::TcpStream::connect(s.addr).unwrap())
+        .collect();
+    // Let the server accept the three before the fourth.
+    std::thread::sleep(Duration::from_millis(200));
+    let refused = refusal(std::net::TcpStream::connect(s.addr).unwrap());
+    assert!(refused.starts_with("HTTP/1.1 503 "), "{refused}");
+    let body: serde_json::Value =
+        serde_json::from_str(refused.split_once("\r\n\r\n").unwrap().1).unwrap();
+    assert_eq!(body["error"], "too_many_connections");
+    assert_eq!(body["retryAfter"], 1);
+    // Another address is still served; then the total cap (5) is reached.
+    let other = connect_from("127.0.0.2", s.addr);
+    let (reply, fifth) = get_keep_alive(connect_from("127.0.0.3", s.addr), "/healthz");
+    assert!(reply.starts_with("HTTP/1.1 200 "), "{reply}");
+    let over_total = refusal(connect_from("127.0.0.5", s.addr));
+    assert!(over_total.starts_with("HTTP/1.1 503 "), "{over_total}");
+    drop((held, other, fifth));
+    s.wait_for("/healthz", Duration::from_secs(5), |r| r.status == 200);
+    let log = s.log_text();
+    assert!(
+        log.contains("refusing connections at the cap of 3 connections open from one address"),
+        "{log}"
+    );
+}

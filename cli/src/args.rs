@@ -444,9 +444,36 @@ pub struct ServeArgs {
         value_delimiter = ','
     )]
     pub mcp_allow_origin: Vec<String>,
+    /// Connection caps and timeouts.
+    #[command(flatten)]
+    pub connections: ConnectionArgs,
     /// The quota.
     #[command(flatten)]
     pub limits: LimiterArgs,
+}
+
+/// Connection discipline of `serve`: what no slow or greedy client may exceed.
+#[derive(Debug, Args, Clone)]
+pub struct ConnectionArgs {
+    /// Seconds a connection gets to send a request head, counted from accept and from the
+    /// end of each response (so also the idle keep-alive timeout); 0.1 to 3600. Default: 10.
+    #[arg(long, env = "RESETCTL_HEADER_TIMEOUT", value_name = "SECONDS", value_parser = parse_seconds)]
+    pub header_timeout: Option<f64>,
+    /// Connections held at once, in all; past it a new connection gets a JSON 503
+    /// (too_many_connections) and is closed. Default: 10000.
+    #[arg(long, env = "RESETCTL_MAX_CONNECTIONS", value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_connections: Option<u64>,
+    /// Connections held at once from one address (trusted proxies are exempt). Default: 256.
+    #[arg(long, env = "RESETCTL_MAX_CONNECTIONS_PER_IP", value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_connections_per_ip: Option<u64>,
+    /// Largest request head (request line and headers) in bytes, at least 8192; a larger
+    /// one gets 431. Default: 32768.
+    #[arg(long, env = "RESETCTL_MAX_HEAD_BYTES", value_name = "BYTES", value_parser = clap::value_parser!(u64).range(8192..=16_777_216))]
+    pub max_head_bytes: Option<u64>,
+    /// The listen backlog: connections the kernel queues before they are accepted, so
+    /// bursts are not dropped (nginx's default is 511). Default: 1024.
+    #[arg(long, env = "RESETCTL_LISTEN_BACKLOG", value_name = "N", value_parser = clap::value_parser!(u32).range(1..=65535))]
+    pub listen_backlog: Option<u32>,
 }
 
 /// Quota flags, shared by `serve` and `status`.

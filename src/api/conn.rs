@@ -18,15 +18,17 @@ use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{ready, Context, Poll};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use hyper::body::Incoming;
 use hyper::rt::{Read, ReadBufCursor, Write};
-use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use tokio::net::TcpListener;
 
+use super::gate::{ConnectionGate, ConnectionLimits, BUSY_RESPONSE, MIN_HEAD_BYTES};
 use super::routes::routes;
 use super::server::AppState;
+use crate::limit::client::canonical;
 
 /// The peer of a connection, as a request extension (the client key reads it).
 #[derive(Clone, Copy, Debug)]
@@ -55,12 +57,32 @@ impl TargetForm {
 }
 
 /// Serves `state`'s routes on `listener` until `shutdown` resolves, then
-/// waits for in-flight connections to finish.
+/// waits for in-flight connections to finish. Connections past the caps of
+/// `limits` are refused at accept ([`ConnectionGate`]); a connection must
+/// deliver each request head within `limits.header_timeout` of being ready
+/// for it (hyper's header read timeout, which restarts after each
+/// response), and its first one within that time of accept whatever it
+/// sends (before hyper knows whether it speaks HTTP/1 or HTTP/2).
 pub async fn run(
     listener: TcpListener,
     state: Arc<AppState>,
+    limits: ConnectionLimits,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) {
+    let gate = ConnectionGate::new(limits);
+    let mut builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
+    builder
+        .http1()
+        .timer(TokioTimer::new())
+        .header_read_timeout(limits.header_timeout)
+        .max_buf_size(limits.max_head_bytes.max(MIN_HEAD_BYTES));
+    builder
+        .http2()
+        .timer(TokioTimer::new())
+        .max_header_list_size(limits.max_head_bytes.max(MIN_HEAD_BYTES) as u32)
+        .keep_alive_interval(Some(Duration::from_secs(20)))
+        .keep_alive_timeout(limits.header_timeout);
+    let builder = Arc::new(builder);
     let service = warp::service(routes(state.clone()));
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     let mut shutdown = std::pin::pin!(shutdown);
@@ -77,10 +99,22 @@ pub async fn run(
             },
             () = &mut shutdown => break,
         };
+        let exempt = state.client_keys.trusts(peer.ip());
+        let ticket = match gate.admit(canonical(peer.ip()), exempt) {
+            Ok(ticket) => ticket,
+            Err(_) => {
+                // One write that cannot wait, then close: refusing stays cheap.
+                let _ = stream.try_write(BUSY_RESPONSE);
+                continue;
+            }
+        };
         let service = service.clone();
         let state = state.clone();
+        let first_request = Arc::new(tokio::sync::Notify::new());
+        let seen = first_request.clone();
         let per_request =
             hyper::service::service_fn(move |mut request: hyper::Request<Incoming>| {
+                seen.notify_one();
                 let client = super::routes::client_for_log(&state, peer.ip(), request.headers());
                 request.extensions_mut().insert(PeerAddr(peer));
                 if let Some(form) = TargetForm::of(request.uri()) {
@@ -97,11 +131,28 @@ pub async fn run(
                 }
             });
         let watcher = graceful.watcher();
+        let builder = builder.clone();
+        let header_timeout = limits.header_timeout;
         tokio::spawn(async move {
+            let _ticket = ticket;
             let io = JsonErrors::new(TokioIo::new(stream));
-            let builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
             let connection = builder.serve_connection_with_upgrades(io, per_request);
-            if let Err(e) = watcher.watch(connection).await {
+            let mut connection = std::pin::pin!(watcher.watch(connection));
+            // Client-caused connection errors are the client's business: debug only.
+            tokio::select! {
+                result = &mut connection => {
+                    if let Err(e) = result {
+                        tracing::debug!("connection from {peer}: {e}");
+                    }
+                    return;
+                }
+                () = first_request.notified() => {}
+                () = tokio::time::sleep(header_timeout) => {
+                    tracing::debug!("connection from {peer}: no request within {header_timeout:?}; closed");
+                    return;
+                }
+            }
+            if let Err(e) = connection.await {
                 tracing::debug!("connection from {peer}: {e}");
             }
         });

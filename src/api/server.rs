@@ -139,6 +139,8 @@ pub struct ServeOptions {
     pub mcp_allowed_origins: Vec<String>,
     /// Standalone mode: republish as states change (`serve --republish`), checking this often.
     pub republish: Option<(crate::standalone::PublishSettings, std::time::Duration)>,
+    /// Connection caps and timeouts.
+    pub connections: super::ConnectionLimits,
 }
 
 /// Republishes a standalone instance whenever its derived records change.
@@ -211,7 +213,7 @@ pub async fn serve(
             state.clock.clone(),
         ))
     });
-    super::conn::run(listener, state, shutdown).await;
+    super::conn::run(listener, state, options.connections, shutdown).await;
     reloader.abort();
     evictor.abort();
     if let Some(task) = republisher {

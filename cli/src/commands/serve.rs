@@ -3,7 +3,7 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use resetctl::api::{serve, ServeOptions};
+use resetctl::api::{serve, ConnectionLimits, ServeOptions, MIN_HEAD_BYTES};
 use resetctl::config::{layer, seconds_setting};
 use resetctl::reload::WatchMode;
 
@@ -38,6 +38,8 @@ pub fn run(settings: &Settings, args: &ServeArgs) -> Result<(), CliError> {
     };
     let republish = args.republish || settings.file.republish.unwrap_or(false);
     let republish_every = layer(args.republish_every, settings.file.republish_every, 15.0);
+    let (connections, backlog) = connection_limits(settings, &args.connections)?;
+    ensure_open_files(connections.max_connections);
     let options = ServeOptions {
         data_dir: settings.data_dir.clone(),
         watch,
@@ -51,6 +53,7 @@ pub fn run(settings: &Settings, args: &ServeArgs) -> Result<(), CliError> {
             )),
             false => None,
         },
+        connections,
     };
     // `--now` freezes the server's clock (tests and demos); otherwise the system clock.
     let clock = settings.clock();
@@ -59,7 +62,7 @@ pub fn run(settings: &Settings, args: &ServeArgs) -> Result<(), CliError> {
         .build()
         .map_err(|e| CliError::new(Code::IoErr, format!("cannot start the runtime: {e}")))?;
     runtime.block_on(async move {
-        let listener = bind(&listen).await?;
+        let listener = bind(&listen, backlog).await?;
         let local = listener
             .local_addr()
             .map_err(|e| CliError::new(Code::IoErr, e.to_string()))?;
@@ -90,9 +93,84 @@ pub fn run(settings: &Settings, args: &ServeArgs) -> Result<(), CliError> {
     })
 }
 
-/// Binds `listen` (IP:PORT, or HOST:PORT tried address by address): a name
-/// that does not resolve is a usage error, an address in use exit 71.
-async fn bind(listen: &str) -> Result<tokio::net::TcpListener, CliError> {
+/// The connection settings (flag > env > file > default) and the backlog.
+fn connection_limits(
+    settings: &Settings,
+    args: &crate::args::ConnectionArgs,
+) -> Result<(ConnectionLimits, u32), CliError> {
+    let file = &settings.file;
+    let defaults = ConnectionLimits::default();
+    let header_timeout = seconds_setting(
+        "header-timeout",
+        layer(
+            args.header_timeout,
+            file.header_timeout,
+            defaults.header_timeout.as_secs_f64(),
+        ),
+        0.1,
+        3600.0,
+    )?;
+    let count = |flag: Option<u64>, file: Option<u64>, default: usize, name: &str| {
+        let n = flag.or(file).map_or(default, |n| n as usize);
+        if n == 0 {
+            return Err(CliError::new(
+                Code::Usage,
+                format!("{name} must be at least 1"),
+            ));
+        }
+        Ok(n)
+    };
+    let max_head_bytes = count(
+        args.max_head_bytes,
+        file.max_head_bytes,
+        defaults.max_head_bytes,
+        "max-head-bytes",
+    )?;
+    if max_head_bytes < MIN_HEAD_BYTES {
+        return Err(CliError::new(
+            Code::Usage,
+            format!("max-head-bytes must be at least {MIN_HEAD_BYTES}, got {max_head_bytes}"),
+        ));
+    }
+    let limits = ConnectionLimits {
+        header_timeout,
+        max_connections: count(
+            args.max_connections,
+            file.max_connections,
+            defaults.max_connections,
+            "max-connections",
+        )?,
+        max_connections_per_ip: count(
+            args.max_connections_per_ip,
+            file.max_connections_per_ip,
+            defaults.max_connections_per_ip,
+            "max-connections-per-ip",
+        )?,
+        max_head_bytes,
+    };
+    let backlog = args.listen_backlog.or(file.listen_backlog).unwrap_or(1024);
+    Ok((limits, backlog))
+}
+
+/// Raises the soft open-file limit so it can hold `max_connections` (plus
+/// the files the server itself keeps open), up to the hard limit; says what
+/// to set when the hard limit is lower.
+fn ensure_open_files(max_connections: usize) {
+    let wanted = max_connections as u64 + 64;
+    match rlimit::increase_nofile_limit(wanted) {
+        Ok(got) if got >= wanted => {}
+        Ok(got) => tracing::warn!(
+            "the open-file limit is {got}, below the {wanted} that --max-connections {max_connections} needs: \
+             past it, accepts fail until connections close; raise it (systemd: LimitNOFILE={wanted}) or lower --max-connections"
+        ),
+        Err(e) => tracing::warn!("cannot read or raise the open-file limit: {e}"),
+    }
+}
+
+/// Binds `listen` (IP:PORT, or HOST:PORT tried address by address) with
+/// `backlog`: a name that does not resolve is a usage error, an address in
+/// use exit 71.
+async fn bind(listen: &str, backlog: u32) -> Result<tokio::net::TcpListener, CliError> {
     let addresses: Vec<SocketAddr> = tokio::net::lookup_host(listen)
         .await
         .map_err(|e| {
@@ -104,7 +182,16 @@ async fn bind(listen: &str) -> Result<tokio::net::TcpListener, CliError> {
         .collect();
     let mut last = None;
     for address in addresses {
-        match tokio::net::TcpListener::bind(address).await {
+        let socket = match address {
+            SocketAddr::V4(_) => tokio::net::TcpSocket::new_v4(),
+            SocketAddr::V6(_) => tokio::net::TcpSocket::new_v6(),
+        };
+        let bound = socket.and_then(|socket| {
+            socket.set_reuseaddr(true)?;
+            socket.bind(address)?;
+            socket.listen(backlog)
+        });
+        match bound {
             Ok(listener) => return Ok(listener),
             Err(e) => last = Some(e),
         }
