@@ -268,3 +268,69 @@ fn the_daemon_waits_for_next_attempt_at() {
     let _ = daemon.stderr.take();
     assert_eq!(up.request_count(), 2);
 }
+
+/// `bytes` zeros gzipped by the system's gzip, streamed (never held whole).
+fn gzip_zeros(bytes: u64) -> Vec<u8> {
+    let out = std::process::Command::new("sh")
+        .args(["-c", &format!("head -c {bytes} /dev/zero | gzip -c -1")])
+        .output()
+        .expect("sh, head and gzip");
+    assert!(out.status.success());
+    out.stdout
+}
+
+#[test]
+fn a_compressed_body_that_inflates_past_the_limit_is_refused_while_decoding() {
+    // A few MB of gzip (well under the 16 MiB body limit) that inflates to 1 GiB.
+    let bomb = gzip_zeros(1 << 30);
+    assert!(bomb.len() < 8 << 20, "{} bytes", bomb.len());
+    let up = Upstream::start(Behavior::Encoded {
+        body: bomb,
+        encoding: "gzip".into(),
+    });
+    let w = World::new();
+    // Under an address-space limit far below 1 GiB: the body is never held whole.
+    let out = std::process::Command::new("prlimit")
+        .arg("--as=536870912")
+        .arg("--")
+        .arg(crate::util::bin())
+        .args(["--data-dir"])
+        .arg(w.data_dir())
+        .args([
+            "--now",
+            T1,
+            "sync",
+            "--upstream",
+            &up.url("/bomb.json"),
+            "--once",
+        ])
+        .env_clear()
+        .env("HOME", w.path("home"))
+        .output()
+        .expect("prlimit (util-linux)");
+    let run = crate::util::Run::from(out).code(69);
+    assert!(
+        run.stderr
+            .contains("the body exceeds the limit of 16777216 bytes"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn a_body_that_drips_is_cut_by_the_whole_request_timeout() {
+    let up = Upstream::start(Behavior::Drip { declared: 1000 });
+    let w = World::new();
+    let started = std::time::Instant::now();
+    let run = sync(&w, &up.url("/drip.json"), &["--timeout", "2"]).code(69);
+    let took = started.elapsed();
+    assert!(
+        run.stderr.contains("the upstream did not answer in time"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        took >= std::time::Duration::from_millis(1900) && took < std::time::Duration::from_secs(6),
+        "cut after {took:?}"
+    );
+}

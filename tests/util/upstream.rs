@@ -28,6 +28,8 @@ pub enum Behavior {
     Huge { bytes: usize },
     /// 304 Not Modified to every request, validators or not.
     AlwaysNotModified,
+    /// 200 declaring `declared` bytes, then one byte a second, for as long as the client stays.
+    Drip { declared: usize },
     /// 431 to a request with `If-None-Match`, else 200 with the body and this ETag.
     RefuseConditional { body: Vec<u8>, etag: String },
     /// 200 with `body` sent as is (already compressed) and `Content-Encoding: encoding`.
@@ -149,6 +151,16 @@ fn handle(
             } else {
                 write!(stream, "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nETag: {etag}\r\nConnection: close\r\n\r\n", body.len()).and_then(|_| stream.write_all(&body))
             }
+        }
+        Behavior::Drip { declared } => {
+            let mut result = write!(stream, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {declared}\r\nConnection: close\r\n\r\n");
+            let mut sent = 0;
+            while result.is_ok() && sent < declared {
+                result = stream.write_all(b" ").and_then(|_| stream.flush());
+                sent += 1;
+                std::thread::sleep(Duration::from_secs(1));
+            }
+            result
         }
         Behavior::AlwaysNotModified => write!(stream, "HTTP/1.1 304 Not Modified\r\nConnection: close\r\n\r\n"),
         Behavior::Status(code) => write!(stream, "HTTP/1.1 {code} Oops\r\nContent-Length: 4\r\nConnection: close\r\n\r\noops"),
