@@ -10,6 +10,9 @@
 //!   there even if the process is killed right after.
 //! - `RESETCTL_TEST_PAUSE_AT=STEP`: on reaching STEP (after tracing it) the
 //!   process sleeps until it is killed, so a kill lands exactly there.
+//! - `RESETCTL_TEST_PANIC_QUERY=QUERY`: a data request whose raw query (or
+//!   an MCP tool call whose arguments, as JSON) equals QUERY panics, to
+//!   prove a panic becomes a clean 500.
 //! - `RESETCTL_TEST_HOLD_QUERY=QUERY` with `RESETCTL_TEST_RELEASE=FILE`: a
 //!   `GET /openapi/v1/records` whose raw query equals QUERY traces
 //!   `serve:held` and waits until FILE exists before it is answered.
@@ -67,5 +70,17 @@ pub async fn hold(raw_query: &str) {
     reached("serve:held");
     while !release.exists() {
         tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+/// Panics if `input` is the `RESETCTL_TEST_PANIC_QUERY` (see the module docs).
+pub fn panic_if_asked(input: &str) {
+    static PANIC_ON: OnceLock<Option<String>> = OnceLock::new();
+    if PANIC_ON
+        .get_or_init(|| env("RESETCTL_TEST_PANIC_QUERY"))
+        .as_deref()
+        == Some(input)
+    {
+        panic!("injected panic for {input:?}");
     }
 }

@@ -324,7 +324,15 @@ fn connection_caps_refuse_cheaply_and_serve_everyone_else() {
     w.seed_bundled();
     let s = Server::start(
         &w,
-        &["--max-connections-per-ip", "3", "--max-connections", "5"],
+        // A long header timeout: the held connections stay open however slow the run.
+        &[
+            "--max-connections-per-ip",
+            "3",
+            "--max-connections",
+            "5",
+            "--header-timeout",
+            "120",
+        ],
         &[],
     );
     let held: Vec<_> = (0..3)

@@ -3,9 +3,9 @@
 
 use std::num::NonZeroU32;
 
-use resetctl::api::LimiterSettings;
 use resetctl::config::FileConfig;
 use resetctl::limit::client::{Cidr, ClientIpHeader, ClientKeyPolicy};
+use resetctl::limit::LimiterSettings;
 use resetctl::limit::QuotaPolicy;
 
 use crate::args::LimiterArgs;

@@ -39,10 +39,8 @@ fn guarded(f: impl FnOnce() -> Response) -> Response {
 }
 
 /// The test hook: a data request whose raw query equals the configured text panics.
-fn maybe_panic(state: &AppState, raw_query: &str) {
-    if state.panic_on_query.as_deref() == Some(raw_query) {
-        panic!("injected panic for query {raw_query:?}");
-    }
+fn maybe_panic(raw_query: &str) {
+    crate::testhook::panic_if_asked(raw_query);
 }
 
 /// What the quota says about one request, with what its answer needs.
@@ -201,7 +199,7 @@ pub async fn list(raw_query: String, client: IpAddr, state: Arc<AppState>) -> Re
 
 fn latest_body(raw_query: &str, state: &AppState) -> Response {
     {
-        maybe_panic(state, raw_query);
+        maybe_panic(raw_query);
         let query = match parse_latest_query(raw_query) {
             Ok(query) => query,
             Err(e) => return ApiError::InvalidQuery(e.to_string()).response(),
@@ -216,7 +214,7 @@ fn latest_body(raw_query: &str, state: &AppState) -> Response {
 
 fn list_body(raw_query: &str, state: &AppState) -> Response {
     {
-        maybe_panic(state, raw_query);
+        maybe_panic(raw_query);
         let query = match parse_list_query(raw_query) {
             Ok(query) => query,
             Err(e) => return ApiError::InvalidQuery(e.to_string()).response(),

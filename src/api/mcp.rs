@@ -499,11 +499,9 @@ enum ToolQuery {
 /// Runs a tool: the REST envelope's data and meta as structured content,
 /// plus a short text; bad arguments are a tool error naming the argument.
 fn run_tool(state: &AppState, name: &str, args: JsonObject) -> CallToolResult {
-    if let Some(trigger) = state.panic_on_query.as_deref() {
-        // The test hook of the REST handlers, for tools: these exact arguments panic.
-        if serde_json::to_string(&args).ok().as_deref() == Some(trigger) {
-            panic!("injected panic for tool arguments {trigger}");
-        }
+    // The test hook of the REST handlers, for tools: these exact arguments panic.
+    if let Ok(args) = serde_json::to_string(&args) {
+        crate::testhook::panic_if_asked(&args);
     }
     let failed = |text: String| CallToolResult::error(vec![ContentBlock::text(text)]);
     // Arguments first (a bad one is the caller's error even without data), then the data.

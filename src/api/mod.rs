@@ -18,7 +18,7 @@ mod server;
 
 pub use gate::{ConnectionLimits, MIN_HEAD_BYTES};
 pub use routes::routes;
-pub use server::{serve, AppState, LimiterSettings, ServeOptions};
+pub use server::{serve, AppState, ServeOptions};
 
 #[cfg(test)]
 mod tests;

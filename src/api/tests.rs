@@ -19,7 +19,6 @@ fn state(clock: Arc<ManualClock>) -> Arc<AppState> {
     Arc::new(AppState {
         view: ViewHandle::default(),
         clock: clock as Arc<dyn Clock>,
-        panic_on_query: None,
         limiter: Limiter::Memory(MemoryLimiter::new(QuotaPolicy::default())),
         client_keys: ClientKeyPolicy::default(),
         flood: None,

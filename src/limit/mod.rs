@@ -5,19 +5,22 @@
 //! answer the same question: [`MemoryLimiter`] (in process, the default) and
 //! [`RedisLimiter`] (shared by several instances, atomic per request). The
 //! client key and trusted-proxy rules live in [`client`]; the separate burst
-//! guard for uncounted routes in [`flood`]. Decisions are plain enums: this
+//! guard for uncounted routes in [`flood`]; the settings that build them in
+//! [`LimiterSettings`]. Decisions are plain enums: this
 //! runs on every request.
 
 pub mod client;
 pub mod flood;
 mod memory;
 mod redis;
+mod settings;
 
 use std::fmt;
 use std::net::IpAddr;
 
 pub use self::memory::{Full, MemoryLimiter, DEFAULT_MAX_CLIENTS};
 pub use self::redis::RedisLimiter;
+pub use self::settings::LimiterSettings;
 
 use crate::model::Timestamp;
 

@@ -337,3 +337,31 @@ pub fn republish_if_changed(
     let lock = store.lock(settings.lock_timeout, "resetctl serve --republish")?;
     publish_locked(store, &lock, settings).map(Some)
 }
+
+/// Republishes whenever the derived records change (a pending window
+/// ended, an entry left unpublished), checking every `every` on `clock`;
+/// runs until its task is aborted. `serve --republish` starts it beside the
+/// server: the server itself only reads the data dir.
+pub async fn republish_periodically(
+    store: SnapshotStore,
+    settings: PublishSettings,
+    every: Duration,
+    clock: std::sync::Arc<dyn crate::clock::Clock>,
+) {
+    loop {
+        let settings = PublishSettings {
+            now: clock.now(),
+            ..settings
+        };
+        let store = store.clone();
+        match tokio::task::spawn_blocking(move || republish_if_changed(&store, settings)).await {
+            Ok(Ok(Some(snapshot))) => {
+                tracing::info!(sequence = snapshot.sequence, "republished: states changed")
+            }
+            Ok(Ok(None)) => {}
+            Ok(Err(e)) => tracing::warn!("republish failed: {e}"),
+            Err(e) => tracing::error!("republish task failed: {e}"),
+        }
+        tokio::time::sleep(every).await;
+    }
+}

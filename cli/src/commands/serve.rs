@@ -40,19 +40,20 @@ pub fn run(settings: &Settings, args: &ServeArgs) -> Result<(), CliError> {
     let republish_every = layer(args.republish_every, settings.file.republish_every, 15.0);
     let (connections, backlog) = connection_limits(settings, &args.connections)?;
     ensure_open_files(connections.max_connections);
+    let republish = match republish {
+        true => Some(seconds_setting(
+            "republish-every",
+            republish_every,
+            0.1,
+            86_400.0,
+        )?),
+        false => None,
+    };
     let options = ServeOptions {
         data_dir: settings.data_dir.clone(),
         watch,
-        panic_on_query: std::env::var("RESETCTL_TEST_PANIC_QUERY").ok(),
         limits: crate::limits::resolve(&args.limits, &settings.file)?,
         mcp_allowed_origins,
-        republish: match republish {
-            true => Some((
-                settings.publish(),
-                seconds_setting("republish-every", republish_every, 0.1, 86_400.0)?,
-            )),
-            false => None,
-        },
         connections,
     };
     // `--now` freezes the server's clock (tests and demos); otherwise the system clock.
@@ -77,6 +78,15 @@ pub fn run(settings: &Settings, args: &ServeArgs) -> Result<(), CliError> {
             tracing::info!("shutting down: no new connections, finishing in-flight requests");
             let _ = stop_tx.send(true);
         });
+        // Standalone mode: the republisher runs beside the server, which only reads.
+        let republisher = republish.map(|every| {
+            tokio::spawn(resetctl::standalone::republish_periodically(
+                settings.store(),
+                settings.publish(),
+                every,
+                clock.clone(),
+            ))
+        });
         let mut drained = stop_rx.clone();
         let mut stop = stop_rx;
         let server = serve(listener, options, clock, async move {
@@ -88,6 +98,9 @@ pub fn run(settings: &Settings, args: &ServeArgs) -> Result<(), CliError> {
                 let _ = drained.wait_for(|s| *s).await;
                 tokio::time::sleep(DRAIN_TIMEOUT).await;
             } => tracing::warn!("connections still open after {DRAIN_TIMEOUT:?}; exiting"),
+        }
+        if let Some(task) = republisher {
+            task.abort();
         }
         Ok(())
     })

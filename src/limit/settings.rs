@@ -1,0 +1,95 @@
+//! The quota settings of a server (and of `resetctl status`): the policy,
+//! the store, client keys, the flood guard and the in-process cap, with the
+//! one line per setting that the start-up log and `status` show.
+
+use super::client::ClientKeyPolicy;
+use super::{Limiter, MemoryLimiter, QuotaPolicy, RedisLimiter, DEFAULT_MAX_CLIENTS};
+
+/// The quota settings of a server (and of `resetctl status`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LimiterSettings {
+    /// `None` with `--no-rate-limit`.
+    pub policy: Option<QuotaPolicy>,
+    /// `None` for the in-process store, else the Redis URL.
+    pub redis_url: Option<String>,
+    /// Client keys.
+    pub client_keys: ClientKeyPolicy,
+    /// Flood guard: (per second, burst), `None` when off.
+    pub flood: Option<(std::num::NonZeroU32, std::num::NonZeroU32)>,
+    /// The in-process store tracks at most this many clients.
+    pub max_clients: usize,
+}
+
+impl Default for LimiterSettings {
+    fn default() -> Self {
+        Self {
+            policy: Some(QuotaPolicy::default()),
+            redis_url: None,
+            client_keys: ClientKeyPolicy::default(),
+            flood: Some((
+                std::num::NonZeroU32::new(50).unwrap(),
+                std::num::NonZeroU32::new(200).unwrap(),
+            )),
+            max_clients: DEFAULT_MAX_CLIENTS,
+        }
+    }
+}
+
+impl LimiterSettings {
+    /// One line per setting, for `resetctl status` and the startup log.
+    pub fn describe(&self) -> Vec<(&'static str, String)> {
+        let quota = match (&self.policy, &self.redis_url) {
+            (None, _) => "off".to_owned(),
+            (Some(p), None) => format!(
+                "{} requests per {} s per client, in process (at most {} clients tracked)",
+                p.limit, p.window_seconds, self.max_clients
+            ),
+            (Some(p), Some(url)) => format!(
+                "{} requests per {} s per client, in Redis at {}",
+                p.limit,
+                p.window_seconds,
+                crate::redact::redact_url(url)
+            ),
+        };
+        let proxies = if self.client_keys.trusted_proxies.is_empty() {
+            "none (forwarding headers ignored)".to_owned()
+        } else {
+            self.client_keys
+                .trusted_proxies
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let flood = self.flood.map_or("off".to_owned(), |(rate, burst)| {
+            format!("{rate}/s per client, burst {burst}")
+        });
+        vec![
+            ("quota", quota),
+            (
+                "client key",
+                format!("peer IP, IPv6 by /{}", self.client_keys.ipv6_prefix),
+            ),
+            (
+                "proxy header",
+                format!(
+                    "{} (read only from trusted proxies)",
+                    self.client_keys.header.name()
+                ),
+            ),
+            ("trusted proxies", proxies),
+            ("flood guard", flood),
+        ]
+    }
+
+    /// Builds the limiter these settings describe.
+    pub fn build(&self) -> Result<Limiter, String> {
+        Ok(match (&self.policy, &self.redis_url) {
+            (None, _) => Limiter::Off,
+            (Some(p), None) => {
+                Limiter::Memory(MemoryLimiter::with_max_clients(*p, self.max_clients))
+            }
+            (Some(p), Some(url)) => Limiter::Redis(RedisLimiter::new(url, *p)?),
+        })
+    }
+}
