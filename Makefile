@@ -5,7 +5,7 @@ CARGO    ?= cargo
 DATA_DIR ?= $(CURDIR)/data
 BIN      := target/release/resetctl
 
-.PHONY: run test test-deps fresh-test bench bench-deps man lint fmt clean
+.PHONY: run test test-deps fuzz fuzz-smoke fuzz-deps fresh-test bench bench-deps man lint fmt clean
 
 LISTEN   ?= 127.0.0.1:8080
 
@@ -45,10 +45,29 @@ $(VENV)/.installed: $(REQS)
 	"$(VENV)/bin/pip" install --quiet --disable-pip-version-check -r "$(REQS)"
 	@touch "$@"
 
-## test: set up, then run every test (unit, black-box, man-page freshness)
-test: test-deps
+## test: set up, then run every test (fuzz smoke runs, unit, black-box, man-page freshness)
+test: test-deps fuzz-smoke
 	$(CARGO) build --locked --all-targets
 	$(CARGO) test --locked --workspace
+
+FUZZ_TARGETS       := query_string client_key records_document feed ledger_line operator_time mcp_body
+FUZZ_SECONDS       ?= 600
+FUZZ_SMOKE_SECONDS ?= 10
+
+## fuzz-deps: cargo-fuzz from crates.io; the nightly toolchain must be there (rustup)
+fuzz-deps:
+	@rustup run nightly rustc --version >/dev/null 2>&1 || { 		echo "cargo fuzz needs the nightly toolchain: rustup toolchain install nightly"; exit 1; }
+	@command -v cargo-fuzz >/dev/null 2>&1 || { 		echo "installing cargo-fuzz from crates.io"; $(CARGO) install --locked cargo-fuzz; }
+
+## fuzz-smoke: run each fuzz target for $(FUZZ_SMOKE_SECONDS) s (part of `make test`)
+fuzz-smoke: fuzz-deps
+	cd fuzz && cargo +nightly fuzz build
+	@cd fuzz && for t in $(FUZZ_TARGETS); do 		echo "fuzz smoke: $$t for $(FUZZ_SMOKE_SECONDS) s"; 		cargo +nightly fuzz run $$t -- -max_total_time=$(FUZZ_SMOKE_SECONDS) 2>fuzz-$$t.log || { tail -40 fuzz-$$t.log; exit 1; }; 		rm -f fuzz-$$t.log; 	done
+
+## fuzz: run each fuzz target for $(FUZZ_SECONDS) s and print a table for docs/fuzzing.md
+fuzz: fuzz-deps
+	cd fuzz && cargo +nightly fuzz build
+	@cd fuzz && for t in $(FUZZ_TARGETS); do 		cargo +nightly fuzz run $$t -- -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 2>fuzz-$$t.log; 		status=$$?; 		runs=$$(grep -o 'stat::number_of_executed_units: *[0-9]*' fuzz-$$t.log | grep -o '[0-9]*$$'); 		cov=$$(grep -o 'cov: [0-9]*' fuzz-$$t.log | tail -1 | grep -o '[0-9]*$$'); 		echo "| $$t | $(FUZZ_SECONDS) s | $$runs | $$cov | $$([ $$status = 0 ] && echo none || echo "crash: see fuzz/artifacts/$$t") |"; 	done
 
 ## fresh-test: `make test` in a fresh clone of HEAD (no .venv, no target/), as on a new machine
 fresh-test:
@@ -70,11 +89,12 @@ bench-deps:
 ## bench: criterion for hot functions, then wrk against resetctl and nginx (see docs/benchmarks.md)
 bench: bench-deps
 	$(CARGO) bench --locked --bench snapshot --bench limiter
-	$(CARGO) build --release --locked
 	mkdir -p bench-out
+	$(CARGO) bench --locked --bench limiter_memory > bench-out/limiter-memory.md
+	$(CARGO) build --release --locked
 	PATH="$$PATH:/usr/sbin" python3 bench/http_bench.py > bench-out/http.md
 	PATH="$$PATH:/usr/sbin" python3 bench/sync_bench.py > bench-out/sync.md
-	cat bench-out/http.md bench-out/sync.md
+	cat bench-out/limiter-memory.md bench-out/http.md bench-out/sync.md
 
 ## man: regenerate man/ from the clap definitions
 man:

@@ -108,6 +108,16 @@ impl Timestamp {
 /// RFC 3339 (`2026-11-20T18:00:00+08:00`, `2026-11-20T10:00:00.000Z`) and
 /// `2026-11-20 18:00[:SS] +08:00`. A time without an offset is refused.
 pub fn parse_operator_time(text: &str) -> Result<Timestamp, String> {
+    let at = parse_offset_time(text)?;
+    if !at.is_writable() {
+        return Err(format!("{text:?} is {}", OutOfRange(at)));
+    }
+    Ok(at)
+}
+
+/// [`parse_operator_time`] before the range check (an offset can carry a
+/// time of 9999-12-31 past the end of year 9999 in UTC).
+fn parse_offset_time(text: &str) -> Result<Timestamp, String> {
     let trimmed = text.trim();
     if let Ok(dt) = DateTime::parse_from_rfc3339(trimmed) {
         return Ok(Timestamp::from_datetime(&dt));
@@ -230,6 +240,8 @@ mod tests {
         );
         let err = utc("2026-11-20 18:00").unwrap_err();
         assert!(err.contains("has no UTC offset"), "{err}");
+        let err = utc("9999-12-31T23:00:00-05:00").unwrap_err();
+        assert!(err.contains("outside the years 0000 to 9999"), "{err}");
     }
 
     #[test]
