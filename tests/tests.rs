@@ -21,6 +21,7 @@ mod mcp;
 mod mcp_limits;
 mod openapi;
 mod quota;
+mod quota_model;
 mod reload;
 mod schemathesis;
 mod seed;

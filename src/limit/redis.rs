@@ -33,14 +33,21 @@ use crate::model::Timestamp;
 /// member counter; both share a hash tag so the script is cluster-safe.
 /// ARGV[3] = the caller's deadline on Redis's clock (ms): a script that
 /// starts later writes nothing and returns admitted = -1 (the caller has
-/// already answered 503, so the request must not count).
+/// already answered 503, so the request must not count). ARGV[4], when
+/// given, is the time to use instead of Redis's clock (the injectable
+/// clock of [`RedisLimiter::check_at`], for tests).
 /// Returns {admitted (1/0/-1), count after, oldest score, now} in milliseconds.
 const SLIDING_LOG: &str = r#"
 local limit = tonumber(ARGV[1])
 local window = tonumber(ARGV[2])
 local deadline = tonumber(ARGV[3])
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now
+if ARGV[4] then
+  now = tonumber(ARGV[4])
+else
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
 if now > deadline then
   return {-1, 0, 0, now}
 end
@@ -147,6 +154,22 @@ impl RedisLimiter {
             })
     }
 
+    /// Counts one request of `client` at `now` instead of Redis's clock,
+    /// with no deadline: the injectable clock for tests that compare the
+    /// script with a model. The rest of the script is the one
+    /// [`check`](Self::check) runs.
+    pub async fn check_at(
+        &self,
+        client: IpAddr,
+        now: Timestamp,
+    ) -> Result<QuotaDecision, LimiterUnavailable> {
+        match self.run_script(client, None, Some(now.as_millis())).await {
+            Ok(ScriptReply::Decided(decision)) => Ok(decision),
+            Ok(ScriptReply::Late) => unreachable!("no deadline was set"),
+            Err(e) => Err(LimiterUnavailable(format!("Redis at {}: {e}", self.url))),
+        }
+    }
+
     /// Runs the script, and once more if the first try met a dead
     /// connection or a stale clock estimate.
     async fn check_until(
@@ -156,7 +179,7 @@ impl RedisLimiter {
     ) -> Result<QuotaDecision, LimiterUnavailable> {
         let mut retried = false;
         loop {
-            match self.run_script(client, deadline).await {
+            match self.run_script(client, Some(deadline), None).await {
                 Ok(ScriptReply::Decided(decision)) => return Ok(decision),
                 Ok(ScriptReply::Late) if !retried => {}
                 Ok(ScriptReply::Late) => {
@@ -182,17 +205,21 @@ impl RedisLimiter {
         }
     }
 
-    /// One run of the script with `deadline` passed on Redis's clock.
+    /// One run of the script with `deadline` passed on Redis's clock (none:
+    /// no deadline), at `now` (none: Redis's clock).
     async fn run_script(
         &self,
         client: IpAddr,
-        deadline: Instant,
+        deadline: Option<Instant>,
+        now: Option<i64>,
     ) -> Result<ScriptReply, redis::RedisError> {
-        let left = deadline
-            .saturating_duration_since(Instant::now())
-            .saturating_sub(REPLY_MARGIN)
-            .as_millis() as i64;
-        let redis_deadline = local_millis() + self.clock_offset_ms.load(Ordering::Relaxed) + left;
+        let redis_deadline = deadline.map_or(i64::MAX, |deadline| {
+            let left = deadline
+                .saturating_duration_since(Instant::now())
+                .saturating_sub(REPLY_MARGIN)
+                .as_millis() as i64;
+            local_millis() + self.clock_offset_ms.load(Ordering::Relaxed) + left
+        });
         // The policy is part of the key: instances with different policies
         // on one Redis keep separate logs instead of trimming each other's.
         let tag = format!(
@@ -206,13 +233,18 @@ impl RedisLimiter {
             .arg(self.policy.limit)
             .arg(self.policy.window_millis())
             .arg(redis_deadline);
+        if let Some(now) = now {
+            invocation.arg(now);
+        }
         let mut connection = self.manager.clone();
         let (admitted, count, oldest, now): (i64, i64, i64, i64) =
             invocation.invoke_async(&mut connection).await?;
         // Redis read `now` before we received it, so this errs by at most
         // the round trip, towards refusing late scripts a little early.
-        self.clock_offset_ms
-            .store(now - local_millis(), Ordering::Relaxed);
+        if deadline.is_some() {
+            self.clock_offset_ms
+                .store(now - local_millis(), Ordering::Relaxed);
+        }
         let reset_at = Timestamp::from_millis(oldest + self.policy.window_millis());
         Ok(match admitted {
             1 => ScriptReply::Decided(QuotaDecision::Admitted {
