@@ -400,15 +400,10 @@ fn id_and_source(event: &FeedEvent) -> Result<(String, Source), String> {
             };
             Ok((id, source))
         }
-        Some(IdScheme::Operator) if !id.starts_with("seed:") => Ok((
-            id.clone(),
-            Source {
-                origin: Origin::Operator,
-                post_id: Some(id),
-                handle: None,
-                url: None,
-            },
-        )),
+        Some(IdScheme::Operator) if !id.starts_with("seed:") => {
+            let source = Source::operator_note(&id);
+            Ok((id, source))
+        }
         _ => Err(format!(
             "post id {id:?} follows no known id scheme (numeric or op_…)"
         )),

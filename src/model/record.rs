@@ -99,6 +99,19 @@ pub struct Source {
     pub url: Option<String>,
 }
 
+impl Source {
+    /// The source of an operator note (`op_…`): origin `operator`, the note's
+    /// id as `postId`, no handle or URL.
+    pub fn operator_note(id: &str) -> Self {
+        Source {
+            origin: Origin::Operator,
+            post_id: Some(id.to_owned()),
+            handle: None,
+            url: None,
+        }
+    }
+}
+
 /// The scope object of section 2.3.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Scope {

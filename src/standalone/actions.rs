@@ -230,15 +230,8 @@ fn source_of(source: &SourceSpec) -> Result<(String, Source), String> {
         }
         SourceSpec::Operator => {
             let id = operator_id();
-            Ok((
-                id.clone(),
-                Source {
-                    origin: Origin::Operator,
-                    post_id: Some(id),
-                    handle: None,
-                    url: None,
-                },
-            ))
+            let source = Source::operator_note(&id);
+            Ok((id, source))
         }
     }
 }
