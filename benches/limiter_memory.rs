@@ -1,7 +1,7 @@
 //! Memory of the in-process quota per tracked client (issue 15's goal: at
 //! most 64 bytes per client plus 4 bytes per logged request), measured as
 //! the process's resident memory before and after 1,000,000 distinct
-//! clients of one request each, then again after a second request each.
+//! clients of one request each, then two, then twenty (the default limit).
 //! Run by `make bench`; prints one Markdown table.
 
 use std::net::IpAddr;
@@ -38,6 +38,12 @@ fn main() {
         limiter.check(ip(n), now.add_millis(1000)).unwrap();
     }
     let two = rss();
+    for second in 2..20 {
+        for n in 0..CLIENTS {
+            limiter.check(ip(n), now.add_millis(1000 * second)).unwrap();
+        }
+    }
+    let twenty = rss();
     let per = |bytes: u64| bytes as f64 / f64::from(CLIENTS);
     println!(
         "| in-process quota, {CLIENTS} distinct IPv4 clients | resident memory | per client |"
@@ -52,6 +58,11 @@ fn main() {
         "| two requests each | {:.1} MiB | {:.1} B (goal ≤ 72) |",
         (two - before) as f64 / 1048576.0,
         per(two - before)
+    );
+    println!(
+        "| twenty requests each (the default limit, the worst case) | {:.1} MiB | {:.1} B (goal ≤ 144) |",
+        (twenty - before) as f64 / 1048576.0,
+        per(twenty - before)
     );
     assert_eq!(limiter.tracked_clients(), CLIENTS as usize);
 }

@@ -8,10 +8,11 @@
 //! smallest integer that holds its key (an IPv4 address in 4 bytes, an IPv6
 //! prefix of up to /64 in 8, a longer prefix in 16). A client with one
 //! request in the window needs nothing more: its one request is the entry's
-//! anchor time. From the second request on, the log moves to a ring of
-//! 4-byte millisecond offsets from the anchor, kept in a per-shard slab.
-//! One-request clients (the common case, and the sprayer's) so cost about
-//! 25 bytes of map slot, or up to about twice that just after the map grows.
+//! anchor time, and a second request is a 4-byte offset in the same entry.
+//! From the third request on, the log moves to a ring of 4-byte millisecond
+//! offsets from the anchor, kept in a per-shard slab. One- and two-request
+//! clients (the common case, and the sprayer's) so cost about 25 bytes of
+//! map slot, or up to about twice that just after the map grows.
 //!
 //! Bounded: at most `max_clients` clients are tracked (the setting
 //! `--rate-limit-max-clients`). When the table is full a new client fails
@@ -45,12 +46,16 @@ pub struct Full {
     pub max_clients: usize,
 }
 
-/// One tracked client: 16 bytes.
+/// One tracked client: 16 bytes. Up to two requests live in the entry
+/// itself (`anchor` and `second`); from the third on, in a ring.
 #[derive(Clone, Copy, Debug)]
 struct Client {
-    /// Milliseconds since the epoch: the one request when `ring` is
+    /// Milliseconds since the epoch: the oldest request when `ring` is
     /// [`NO_RING`], else what the ring's offsets count from.
     anchor: i64,
+    /// Without a ring: the second request's offset from `anchor` plus one,
+    /// or 0 when there is no second request.
+    second: u32,
     /// The client's ring in the shard's slab, or [`NO_RING`].
     ring: u32,
 }
@@ -198,7 +203,7 @@ impl MemoryLimiter {
             let (rings, free) = (&mut shard.rings, &mut shard.free);
             let mut keep = |c: &mut Client| {
                 let newest = if c.ring == NO_RING {
-                    c.anchor
+                    c.anchor + i64::from(c.second.saturating_sub(1))
                 } else {
                     let ring = &rings[c.ring as usize];
                     c.anchor + i64::from(ring.back().copied().unwrap_or(0))
@@ -266,6 +271,7 @@ fn check_in<K: Hash + Eq>(
                 key,
                 Client {
                     anchor: now_ms,
+                    second: 0,
                     ring: NO_RING,
                 },
             );
@@ -275,15 +281,31 @@ fn check_in<K: Hash + Eq>(
     if client.ring == NO_RING {
         // A request made at `t` counts while `now < t + window`.
         if client.anchor + window <= now_ms {
-            client.anchor = now_ms;
-            return Ok(admitted(limit, 1, now_ms, window));
+            if client.second == 0 {
+                client.anchor = now_ms;
+                return Ok(admitted(limit, 1, now_ms, window));
+            }
+            client.anchor += i64::from(client.second - 1);
+            client.second = 0;
+            if client.anchor + window <= now_ms {
+                client.anchor = now_ms;
+                return Ok(admitted(limit, 1, now_ms, window));
+            }
         }
-        if limit <= 1 {
+        let count = if client.second == 0 { 1 } else { 2 };
+        if count >= limit {
             return Ok(limited(client.anchor, now, window));
         }
-        let mut ring = VecDeque::with_capacity(2);
+        if count == 1 {
+            client.second = offset(now_ms - client.anchor).saturating_add(1);
+            return Ok(admitted(limit, 2, client.anchor, window));
+        }
+        // A third request: the log moves to a ring.
+        let mut ring = VecDeque::with_capacity(limit.min(32));
         ring.push_back(0);
+        ring.push_back(client.second - 1);
         ring.push_back(offset(now_ms - client.anchor));
+        client.second = 0;
         client.ring = match free.pop() {
             Some(slot) => {
                 rings[slot as usize] = ring;
@@ -294,7 +316,7 @@ fn check_in<K: Hash + Eq>(
                 (rings.len() - 1) as u32
             }
         };
-        return Ok(admitted(limit, 2, client.anchor, window));
+        return Ok(admitted(limit, 3, client.anchor, window));
     }
     let ring = &mut rings[client.ring as usize];
     while ring
@@ -326,11 +348,12 @@ fn check_in<K: Hash + Eq>(
     Ok(admitted(limit, ring.len(), oldest, window))
 }
 
-/// A millisecond offset within one window (a window is at most
-/// `u32::MAX` seconds, but kept entries span less than 49.7 days of
-/// milliseconds only if the window does; longer ones saturate).
+/// A millisecond offset within one window, in 4 bytes: exact for windows
+/// up to 49.7 days (longer ones saturate, erring towards refusing).
 fn offset(millis: i64) -> u32 {
-    u32::try_from(millis.max(0)).unwrap_or(u32::MAX)
+    u32::try_from(millis.max(0))
+        .unwrap_or(u32::MAX - 1)
+        .min(u32::MAX - 1)
 }
 
 fn admitted(limit: usize, count: usize, oldest: i64, window: i64) -> QuotaDecision {
