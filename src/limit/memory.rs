@@ -10,7 +10,8 @@
 //! request in the window needs nothing more: its one request is the entry's
 //! anchor time, and a second request is a 4-byte offset in the same entry.
 //! From the third request on, the log moves to a ring of 4-byte millisecond
-//! offsets from the anchor, kept in a per-shard slab. One- and two-request
+//! offsets from the anchor ([`Rings`]: a fixed stride of a per-shard arena
+//! for limits up to 64, so exactly 4 bytes per request it can hold). One- and two-request
 //! clients (the common case, and the sprayer's) so cost about 25 bytes of
 //! map slot, or up to about twice that just after the map grows.
 //!
@@ -22,12 +23,13 @@
 //! comes back as the window slides.
 
 use std::collections::hash_map::RandomState;
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::hash::{BuildHasher, Hash};
 use std::net::IpAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
+use super::rings::Rings;
 use super::{retry_after_seconds, QuotaDecision, QuotaPolicy};
 use crate::model::Timestamp;
 
@@ -60,16 +62,14 @@ struct Client {
     ring: u32,
 }
 
-/// One shard: three maps by key width, and the slab of rings.
-#[derive(Debug, Default)]
+/// One shard: three maps by key width, and the rings.
+#[derive(Debug)]
 struct Shard {
     v4: HashMap<u32, Client>,
     v6: HashMap<u64, Client>,
     v6_long: HashMap<u128, Client>,
-    /// Logs of clients with two or more requests: offsets from the anchor.
-    rings: Vec<VecDeque<u32>>,
-    /// Slab slots free for reuse.
-    free: Vec<u32>,
+    /// Logs of clients with three or more requests: offsets from the anchor.
+    rings: Rings,
 }
 
 /// The in-process quota.
@@ -101,7 +101,16 @@ impl MemoryLimiter {
             refused: AtomicUsize::new(0),
             last_warned: std::sync::atomic::AtomicI64::new(i64::MIN),
             hasher: RandomState::new(),
-            shards: (0..SHARDS).map(|_| Mutex::new(Shard::default())).collect(),
+            shards: (0..SHARDS)
+                .map(|_| {
+                    Mutex::new(Shard {
+                        v4: HashMap::new(),
+                        v6: HashMap::new(),
+                        v6_long: HashMap::new(),
+                        rings: Rings::new(policy.limit as usize),
+                    })
+                })
+                .collect(),
         }
     }
 
@@ -126,7 +135,6 @@ impl MemoryLimiter {
             IpAddr::V4(v4) => check_in(
                 &mut shard.v4,
                 &mut shard.rings,
-                &mut shard.free,
                 u32::from(v4),
                 policy,
                 now,
@@ -141,7 +149,6 @@ impl MemoryLimiter {
                     check_in(
                         &mut shard.v6,
                         &mut shard.rings,
-                        &mut shard.free,
                         key,
                         policy,
                         now,
@@ -152,7 +159,6 @@ impl MemoryLimiter {
                     check_in(
                         &mut shard.v6_long,
                         &mut shard.rings,
-                        &mut shard.free,
                         bits,
                         policy,
                         now,
@@ -200,17 +206,16 @@ impl MemoryLimiter {
         for shard in &self.shards {
             let mut guard = shard.lock().unwrap_or_else(|p| p.into_inner());
             let shard = &mut *guard;
-            let (rings, free) = (&mut shard.rings, &mut shard.free);
+            let rings = &mut shard.rings;
             let mut keep = |c: &mut Client| {
                 let newest = if c.ring == NO_RING {
                     c.anchor + i64::from(c.second.saturating_sub(1))
                 } else {
-                    let ring = &rings[c.ring as usize];
-                    c.anchor + i64::from(ring.back().copied().unwrap_or(0))
+                    c.anchor + i64::from(rings.back(c.ring, c.second).unwrap_or(0))
                 };
                 let alive = newest + window > now;
                 if !alive && c.ring != NO_RING {
-                    release(rings, free, c.ring);
+                    rings.release(c.ring);
                 }
                 alive
             };
@@ -235,19 +240,11 @@ impl MemoryLimiter {
     }
 }
 
-/// Returns slab slot `ring` for reuse.
-fn release(rings: &mut [VecDeque<u32>], free: &mut Vec<u32>, ring: u32) {
-    let slot = &mut rings[ring as usize];
-    *slot = VecDeque::new();
-    free.push(ring);
-}
-
 /// One check in one map of a shard.
 #[allow(clippy::too_many_arguments)]
 fn check_in<K: Hash + Eq>(
     map: &mut HashMap<K, Client>,
-    rings: &mut Vec<VecDeque<u32>>,
-    free: &mut Vec<u32>,
+    rings: &mut Rings,
     key: K,
     policy: QuotaPolicy,
     now: Timestamp,
@@ -301,51 +298,35 @@ fn check_in<K: Hash + Eq>(
             return Ok(admitted(limit, 2, client.anchor, window));
         }
         // A third request: the log moves to a ring.
-        let mut ring = VecDeque::with_capacity(limit.min(32));
-        ring.push_back(0);
-        ring.push_back(client.second - 1);
-        ring.push_back(offset(now_ms - client.anchor));
-        client.second = 0;
-        client.ring = match free.pop() {
-            Some(slot) => {
-                rings[slot as usize] = ring;
-                slot
-            }
-            None => {
-                rings.push(ring);
-                (rings.len() - 1) as u32
-            }
-        };
+        let entries = [0, client.second - 1, offset(now_ms - client.anchor)];
+        client.ring = rings.alloc(&entries, &mut client.second);
         return Ok(admitted(limit, 3, client.anchor, window));
     }
-    let ring = &mut rings[client.ring as usize];
-    while ring
-        .front()
-        .is_some_and(|&off| client.anchor + i64::from(off) + window <= now_ms)
+    let (slot, meta) = (client.ring, &mut client.second);
+    while rings
+        .front(slot, *meta)
+        .is_some_and(|off| client.anchor + i64::from(off) + window <= now_ms)
     {
-        ring.pop_front();
+        rings.pop_front(slot, meta);
     }
-    if ring.len() >= limit {
-        let oldest = client.anchor + i64::from(ring.front().copied().unwrap_or(0));
+    let len = rings.len(slot, *meta);
+    if len >= limit {
+        let oldest = client.anchor + i64::from(rings.front(slot, *meta).unwrap_or(0));
         return Ok(limited(oldest, now, window));
     }
-    let since = now_ms - client.anchor;
-    if since > i64::from(u32::MAX) {
+    if now_ms - client.anchor > i64::from(u32::MAX - 1) {
         // Offsets are 4 bytes: move the anchor up to the oldest kept request.
-        let shift = ring.front().copied().unwrap_or(0);
-        let base = if ring.is_empty() {
-            now_ms
-        } else {
-            client.anchor + i64::from(shift)
-        };
-        for off in ring.iter_mut() {
-            *off -= shift;
+        match rings.front(slot, *meta) {
+            Some(shift) => {
+                rings.shift(slot, *meta, shift);
+                client.anchor += i64::from(shift);
+            }
+            None => client.anchor = now_ms,
         }
-        client.anchor = base;
     }
-    ring.push_back(offset(now_ms - client.anchor));
-    let oldest = client.anchor + i64::from(ring.front().copied().unwrap_or(0));
-    Ok(admitted(limit, ring.len(), oldest, window))
+    rings.push_back(slot, meta, offset(now_ms - client.anchor));
+    let oldest = client.anchor + i64::from(rings.front(slot, *meta).unwrap_or(0));
+    Ok(admitted(limit, len + 1, oldest, window))
 }
 
 /// A millisecond offset within one window, in 4 bytes: exact for windows
@@ -559,6 +540,31 @@ mod tests {
                 if advance % 7 == 0 {
                     limiter.evict_idle(Timestamp::from_millis(now));
                 }
+            }
+        }
+    }
+
+    proptest::proptest! {
+        /// The same for limits above the arena's, whose rings are deques.
+        #[test]
+        fn agrees_with_a_naive_sliding_log_for_large_limits(
+            limit in 65u32..70,
+            window_seconds in 1u32..5,
+            steps in proptest::collection::vec(
+                (0usize..2, proptest::prop_oneof![0i64..3, 0i64..200, (0i64..3).prop_map(|s| s * 1000)]),
+                1..400,
+            ),
+        ) {
+            let policy = QuotaPolicy { limit, window_seconds };
+            let limiter = MemoryLimiter::new(policy);
+            let mut model = Model::default();
+            let clients: [IpAddr; 2] = ["192.0.2.1".parse().unwrap(), "2001:db8::".parse().unwrap()];
+            let mut now = 1_800_000_000_000i64;
+            for (client, advance) in steps {
+                now += advance;
+                let ip = clients[client];
+                let got = limiter.check(ip, Timestamp::from_millis(now)).unwrap();
+                proptest::prop_assert_eq!(got, model.check(policy, ip, now));
             }
         }
     }

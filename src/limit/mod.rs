@@ -13,6 +13,7 @@ pub mod client;
 pub mod flood;
 mod memory;
 mod redis;
+mod rings;
 mod settings;
 
 use std::fmt;
