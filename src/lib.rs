@@ -17,7 +17,12 @@
 //! - [`api`]: warp routes, handlers, error bodies, the accept loop (translation only);
 //! - [`clock`]: the injectable clock;
 //! - [`redact`]: the one redacted form of URLs that may carry secrets;
-//! - [`sync`]: upstream-sync mode (conditional GET, sync state, back-off).
+//! - [`sync`]: upstream-sync mode (conditional GET, sync state, back-off);
+//! - [`feed`]: the public status feed (detection, conversion into records);
+//! - [`ledger`]: the operator ledger of a standalone instance;
+//! - [`limit`]: the per-client quota (in process or in Redis), client keys, flood guard;
+//! - [`civil`]: civil days in a time zone as UTC windows;
+//! - [`testhook`]: test-only hooks, inert unless `RESETCTL_TEST_*` is set.
 //!
 //! Nothing here knows about clap; HTTP lives only in `api`.
 

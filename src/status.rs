@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use crate::ledger::{next_entry_number, read_ledger};
+use crate::ledger::read_ledger;
 use crate::model::{Kind, ScheduleState, Timestamp};
 use crate::snapshot::{SnapshotError, SnapshotStore};
 use crate::sync::state::{load_sync_state, newest, SyncState};
@@ -34,7 +34,7 @@ pub struct StatusReport {
 pub struct LedgerReport {
     /// Readable entries.
     pub entries: usize,
-    /// The highest entry number on disk.
+    /// The highest number of an intact entry.
     pub last_entry: u64,
     /// The last entry the current snapshot includes (null: none).
     pub published_through: Option<u64>,
@@ -137,7 +137,7 @@ fn ledger_report(store: &SnapshotStore, published: Option<u64>) -> Option<Ledger
     if ledger.entries.is_empty() && ledger.torn.is_empty() {
         return None;
     }
-    let last_entry = next_entry_number(store.data_dir()).map_err(read).ok()? - 1;
+    let last_entry = ledger.entries.iter().map(|e| e.entry).max().unwrap_or(0);
     let published_through = published.filter(|n| *n > 0);
     Some(LedgerReport {
         entries: ledger.entries.len(),

@@ -1,4 +1,7 @@
-//! Test-only hooks, inert unless `RESETCTL_TEST_*` environment variables are set.
+//! Test-only hooks, inert unless `RESETCTL_TEST_*` environment variables are set,
+//! and compiled out of release builds (`cfg!(debug_assertions)`: the tests run
+//! the debug binary), so a stray variable can never hold or crash a production
+//! process.
 //!
 //! The black-box tests run the real binary; these hooks let them know where
 //! a process got to before it was killed, and hold a request in flight
@@ -29,6 +32,9 @@ fn env(name: &str) -> Option<String> {
 
 /// Records that the process reached `step` (see the module docs).
 pub fn reached(step: &str) {
+    if !cfg!(debug_assertions) {
+        return;
+    }
     static TRACE: OnceLock<Option<PathBuf>> = OnceLock::new();
     static PAUSE_AT: OnceLock<Option<String>> = OnceLock::new();
     if let Some(path) = TRACE.get_or_init(|| env("RESETCTL_TEST_TRACE").map(PathBuf::from)) {
@@ -54,6 +60,9 @@ pub fn reached(step: &str) {
 /// Holds a data request whose raw query is `RESETCTL_TEST_HOLD_QUERY` until
 /// the file `RESETCTL_TEST_RELEASE` exists (see the module docs).
 pub async fn hold(raw_query: &str) {
+    if !cfg!(debug_assertions) {
+        return;
+    }
     static HOLD: OnceLock<Option<(String, PathBuf)>> = OnceLock::new();
     let hold = HOLD.get_or_init(|| {
         Some((
@@ -75,6 +84,9 @@ pub async fn hold(raw_query: &str) {
 
 /// Panics if `input` is the `RESETCTL_TEST_PANIC_QUERY` (see the module docs).
 pub fn panic_if_asked(input: &str) {
+    if !cfg!(debug_assertions) {
+        return;
+    }
     static PANIC_ON: OnceLock<Option<String>> = OnceLock::new();
     if PANIC_ON
         .get_or_init(|| env("RESETCTL_TEST_PANIC_QUERY"))

@@ -3,12 +3,9 @@
 //! number; an appended entry that did not publish is said, shown and healed;
 //! and nothing an operator or upstream typed can drive the terminal.
 
-use std::path::{Path, PathBuf};
-
-use std::process::Command;
-
 use serde_json::Value;
 
+use crate::util::disk::{world_on, SmallDisk};
 use crate::util::server::Server;
 use crate::util::World;
 
@@ -32,57 +29,6 @@ fn log_entries(w: &World) -> Vec<Value> {
     out.lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect()
-}
-
-/// A small tmpfs, mounted for one test and unmounted on drop.
-struct SmallDisk {
-    dir: tempfile::TempDir,
-}
-
-impl SmallDisk {
-    fn mount(kib: u32) -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        let status = Command::new("mount")
-            .args(["-t", "tmpfs", "-o", &format!("size={kib}k"), "tmpfs"])
-            .arg(dir.path())
-            .status();
-        assert!(
-            matches!(status, Ok(s) if s.success()),
-            "this test mounts a small tmpfs to fill it up: run the tests as root (as `make test` does in CI), \
-             or with sudo so that `mount -t tmpfs` works"
-        );
-        SmallDisk { dir }
-    }
-
-    fn path(&self) -> &Path {
-        self.dir.path()
-    }
-
-    /// Fills every free page with a filler file; returns it.
-    fn fill(&self) -> PathBuf {
-        use std::io::Write;
-        let filler = self.path().join("filler");
-        let mut file = std::fs::File::create(&filler).unwrap();
-        let block = vec![0u8; 4096];
-        while file.write_all(&block).is_ok() {}
-        let _ = file.flush();
-        filler
-    }
-}
-
-impl Drop for SmallDisk {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg(self.dir.path()).status();
-    }
-}
-
-/// A world whose data dir lives on `disk` (its usual path links there).
-fn world_on(disk: &SmallDisk) -> World {
-    let w = World::new();
-    let data = disk.path().join("data");
-    std::fs::create_dir(&data).unwrap();
-    std::os::unix::fs::symlink(&data, w.data_dir()).unwrap();
-    w
 }
 
 /// An operator text that makes the first ledger line end just short of a
@@ -415,4 +361,38 @@ fn control_characters_from_operators_are_escaped_in_human_output() {
         show.contains("bell\\u0007") && !show.contains('\u{7}'),
         "{show}"
     );
+}
+
+#[test]
+fn an_entry_line_spaced_by_hand_still_reserves_its_number() {
+    let w = World::new();
+    record(
+        &w,
+        &["schedule", "--operator", "--at", "2026-11-21T10:00:00Z"],
+    )
+    .success();
+    // An operator repaired a line by hand: valid JSON, but not in the writer's spacing.
+    let mut bytes = ledger(&w);
+    bytes.extend_from_slice(
+        br#"{ "entry": 9, "at": "2026-11-20T10:00:00.000Z", "actor": "ops", "action": {"type": "checked", "at": "2026-11-20T09:59:00.000Z"}}"#,
+    );
+    bytes.push(b'\n');
+    std::fs::write(w.data_dir().join("ledger.jsonl"), bytes).unwrap();
+    record(
+        &w,
+        &[
+            "complete",
+            log_entries(&w)[1]["action"]["record"]["id"]
+                .as_str()
+                .unwrap(),
+        ],
+    )
+    .success();
+    let numbers: Vec<u64> = log_entries(&w)
+        .iter()
+        .map(|e| e["entry"].as_u64().unwrap())
+        .collect();
+    assert_eq!(numbers, [10, 9, 1]);
+    let completion = &log_entries(&w)[0]["action"]["id"];
+    assert_eq!(completion, "manual:entry-10");
 }

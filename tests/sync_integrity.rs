@@ -232,6 +232,11 @@ fn a_kept_feed_that_no_longer_decodes_fails_the_sync_after_a_304() {
     assert_eq!(st["status"], "stale");
     assert!(st["lastError"].as_str().unwrap().contains("kept feed"));
     assert!(st["nextAttemptAt"].is_string(), "backing off: {st}");
+    // The validators went with the kept feed: the next attempt is a plain GET.
+    assert_eq!(st["etag"], Value::Null, "{st}");
+    sync_at(&w, &up.url("/status.json"), T1, &["--force"]).success();
+    assert_eq!(header(&up.last_request(), "if-none-match"), None);
+    assert_eq!(state(&w)["status"], "ok");
 }
 
 #[test]
@@ -522,4 +527,42 @@ fn oversized_validators_are_not_kept_and_a_4xx_to_a_conditional_request_drops_th
     sync_at(&w, &up.url("/feed"), T1, &["--force"]).success();
     assert_eq!(header(&up.last_request(), "if-none-match"), None);
     assert_eq!(state(&w)["status"], "ok");
+}
+
+#[test]
+fn a_sync_whose_commit_fails_keeps_the_old_validators_so_the_update_is_not_lost() {
+    let disk = crate::util::disk::SmallDisk::mount(1024);
+    let w = crate::util::disk::world_on(&disk);
+    let up = Upstream::start(Behavior::Status(500));
+    up.serve(&document("2026-11-20T09:00:00.000Z", 3), "\"v1\"");
+    sync_at(&w, &up.url("/feed"), T1, &[]).success();
+    // v2 arrives while the disk is nearly full: room for the small sync
+    // state (four pages), none for the snapshot of 300 records (about 40).
+    let v2 = crate::util::generated_document(300).replace(
+        "\"generatedAt\":\"2026-11-20T10:00:00.000Z\"",
+        "\"generatedAt\":\"2026-11-20T09:30:00.000Z\"",
+    );
+    up.serve(&v2, "\"v2\"");
+    let filler = disk.fill_leaving(4);
+    let failed = sync_at(&w, &up.url("/feed"), T1, &[]);
+    assert_ne!(failed.code, 0, "{}", failed.stdout);
+    let st = state(&w);
+    assert_eq!(
+        st["etag"], "\"v1\"",
+        "the validators of the failed commit are not kept: {st}"
+    );
+    assert_eq!(
+        st["lastError"],
+        "a local storage error while recording the sync (see the sync's own output)",
+        "no local detail in what the API publishes"
+    );
+    // Room again: the next sync sends v1's validator, gets v2's body and publishes it.
+    std::fs::remove_file(filler).unwrap();
+    sync_at(&w, &up.url("/feed"), T1, &["--force"]).success();
+    assert_eq!(header(&up.last_request(), "if-none-match"), Some("\"v1\""));
+    let status = w.run(&["--now", T1, "status", "--json"]).success().json();
+    assert_eq!(
+        status["snapshot"]["generatedAt"], "2026-11-20T09:30:00.000Z",
+        "{status}"
+    );
 }

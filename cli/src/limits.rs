@@ -32,13 +32,20 @@ pub fn resolve(args: &LimiterArgs, file: &FileConfig) -> Result<LimiterSettings,
         .or_else(|| file.rate_limit_store.clone());
     let redis_url = match store.as_deref() {
         None | Some("memory") => None,
-        Some(url) if url.starts_with("redis://") || url.starts_with("rediss://") => {
+        Some(url)
+            if ["redis://", "rediss://"].iter().any(|scheme| {
+                url.get(..scheme.len())
+                    .is_some_and(|head| head.eq_ignore_ascii_case(scheme))
+            }) =>
+        {
             Some(url.to_owned())
         }
         Some(other) => {
+            // The value may hold a password: it is named by its redacted form only.
             return Err(usage(format!(
-                "rate-limit-store {other:?} must be \"memory\" or a redis:// URL"
-            )))
+                "rate-limit-store {} must be \"memory\" or a redis:// URL",
+                resetctl::redact::redact_url(other)
+            )));
         }
     };
     let trusted_proxies = if args.trust_proxy.is_empty() {

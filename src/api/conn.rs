@@ -28,7 +28,6 @@ use tokio::net::TcpListener;
 use super::gate::{ConnectionGate, ConnectionLimits, BUSY_RESPONSE, MIN_HEAD_BYTES};
 use super::routes::routes;
 use super::server::AppState;
-use crate::limit::client::canonical;
 
 /// The peer of a connection, as a request extension (the client key reads it).
 #[derive(Clone, Copy, Debug)]
@@ -100,7 +99,9 @@ pub async fn run(
             () = &mut shutdown => break,
         };
         let exempt = state.client_keys.trusts(peer.ip());
-        let ticket = match gate.admit(canonical(peer.ip()), exempt) {
+        // Keyed like the quota: an IPv6 client by its prefix, so one /64 cannot
+        // multiply the per-address cap by rotating addresses.
+        let ticket = match gate.admit(state.client_keys.client_key(peer.ip(), None), exempt) {
             Ok(ticket) => ticket,
             Err(_) => {
                 // One write that cannot wait, then close: refusing stays cheap.

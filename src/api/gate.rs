@@ -19,12 +19,14 @@ use std::time::{Duration, Instant};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ConnectionLimits {
     /// Time for a request head to arrive, counted from the moment the
-    /// connection is ready for one: just after accept, and after each
-    /// response (so it is also the idle keep-alive timeout).
+    /// connection is ready for one: just after accept, and (HTTP/1) after
+    /// each response, so it is also HTTP/1's idle keep-alive timeout. An
+    /// HTTP/2 connection is held to it for its first request, then pinged.
     pub header_timeout: Duration,
     /// Connections held at once, in all.
     pub max_connections: usize,
-    /// Connections held at once from one address (trusted proxies exempt).
+    /// Connections held at once from one client (an IPv6 client by its
+    /// prefix, as the quota keys it; trusted proxies exempt).
     pub max_connections_per_ip: usize,
     /// Largest request head (request line and headers), in bytes.
     pub max_head_bytes: usize,

@@ -15,6 +15,7 @@ use serde_json::Value;
 use super::wire::{
     Feed, FeedEvent, FeedWindow, FulfilledSchedule, HeatmapSource, ManualCompletion,
 };
+use super::UpstreamMonitor;
 use crate::document::DocumentError;
 use crate::model::validate::{id_scheme, validate_records, IdScheme};
 use crate::model::{
@@ -22,7 +23,6 @@ use crate::model::{
     ScheduleState, ScheduleWindow, Source, Timestamp,
 };
 use crate::state::schedule_state_at;
-use crate::sync::state::UpstreamMonitor;
 
 /// A feed item that yields no record, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]

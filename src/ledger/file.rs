@@ -102,8 +102,9 @@ pub fn read_ledger(data_dir: &Path) -> Result<LedgerRead, LedgerError> {
     Ok(read)
 }
 
-/// The number the next entry gets: one past the highest number on any
-/// line, torn or not (an entry line starts with `{"entry":N`).
+/// The number the next entry gets: one past the highest number on disk,
+/// on any line: an entry (however it is spaced) or a torn line (which starts
+/// `{"entry":N` when it was written by an append).
 pub fn next_entry_number(data_dir: &Path) -> Result<u64, LedgerError> {
     let path = ledger_path(data_dir);
     let bytes = match fs::read(&path) {
@@ -111,7 +112,7 @@ pub fn next_entry_number(data_dir: &Path) -> Result<u64, LedgerError> {
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(1),
         Err(source) => return Err(LedgerError::Io { path, source }),
     };
-    let highest = bytes
+    let torn = bytes
         .split(|b| *b == b'\n')
         .filter_map(|line| {
             let digits = line.strip_prefix(b"{\"entry\":")?;
@@ -124,9 +125,9 @@ pub fn next_entry_number(data_dir: &Path) -> Result<u64, LedgerError> {
                 .parse::<u64>()
                 .ok()
         })
-        .max()
-        .unwrap_or(0);
-    Ok(highest.saturating_add(1))
+        .max();
+    let intact = read_ledger(data_dir)?.entries.iter().map(|e| e.entry).max();
+    Ok(torn.max(intact).unwrap_or(0).saturating_add(1))
 }
 
 /// Appends `entry` (numbered by [`next_entry_number`]) and fsyncs; the

@@ -189,7 +189,11 @@ impl RedisLimiter {
                     )))
                 }
                 // Never after a timeout: that script may still run (and
-                // count) within its deadline. A dead connection ran nothing.
+                // count) within its deadline. After a dead connection the
+                // script most likely never ran; if the connection broke
+                // while the reply was on its way, the retry counts the
+                // request twice, which errs towards refusing, never
+                // towards letting a client through.
                 Err(e)
                     if !retried
                         && !e.is_timeout()

@@ -170,12 +170,12 @@ impl Rings {
                 let (head, len) = head_len(meta);
                 for i in 0..len {
                     let cell = &mut cells[slot as usize * *stride + (head + i) % *stride];
-                    *cell -= by;
+                    *cell = cell.saturating_sub(by);
                 }
             }
             Rings::Deques { rings, .. } => {
                 for entry in rings[slot as usize].iter_mut() {
-                    *entry -= by;
+                    *entry = entry.saturating_sub(by);
                 }
             }
         }

@@ -5,8 +5,9 @@
 use super::client::ClientKeyPolicy;
 use super::{Limiter, MemoryLimiter, QuotaPolicy, RedisLimiter, DEFAULT_MAX_CLIENTS};
 
-/// The quota settings of a server (and of `resetctl status`).
-#[derive(Debug, Clone, PartialEq)]
+/// The quota settings of a server (and of `resetctl status`). Its `Debug`
+/// shows the Redis URL redacted.
+#[derive(Clone, PartialEq)]
 pub struct LimiterSettings {
     /// `None` with `--no-rate-limit`.
     pub policy: Option<QuotaPolicy>,
@@ -91,5 +92,20 @@ impl LimiterSettings {
             }
             (Some(p), Some(url)) => Limiter::Redis(RedisLimiter::new(url, *p)?),
         })
+    }
+}
+
+impl std::fmt::Debug for LimiterSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LimiterSettings")
+            .field("policy", &self.policy)
+            .field(
+                "redis_url",
+                &self.redis_url.as_deref().map(crate::redact::redact_url),
+            )
+            .field("client_keys", &self.client_keys)
+            .field("flood", &self.flood)
+            .field("max_clients", &self.max_clients)
+            .finish()
     }
 }

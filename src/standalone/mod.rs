@@ -178,9 +178,15 @@ pub fn publish(
     publish_locked(store, &lock, settings)
 }
 
-/// The highest entry number in the ledger (0 when empty).
+/// The highest number of an intact ledger entry (0 when none): what a
+/// publish records as included, so "behind" compares like with like.
 fn last_entry_number(store: &SnapshotStore) -> Result<u64, LedgerError> {
-    next_entry_number(store.data_dir()).map(|next| next - 1)
+    Ok(read_ledger(store.data_dir())?
+        .entries
+        .iter()
+        .map(|e| e.entry)
+        .max()
+        .unwrap_or(0))
 }
 
 /// Everything a standalone data dir holds, derived at `now`.

@@ -164,9 +164,26 @@ impl Failure {
 
     /// A 4xx answer to a conditional request may be the validators' fault
     /// (too large, say): they are dropped so the next attempt is plain.
+    /// A kept feed that no longer decodes needs a plain GET to be replaced.
     fn drops_validators(&self, conditional: bool) -> bool {
         conditional
-            && matches!(self, Failure::Fetch(FetchError::Status { code, .. }) if (400..500).contains(code))
+            && match self {
+                Failure::Fetch(FetchError::Status { code, .. }) => (400..500).contains(code),
+                Failure::Rejected(Rejected::StoredFeed(_)) => true,
+                _ => false,
+            }
+    }
+
+    /// The text recorded as `lastError`, which the API publishes: a local
+    /// failure is named without its details (paths, OS errors), which go
+    /// to the command's own error output.
+    fn public_text(&self) -> String {
+        match self {
+            Failure::Local(_) => {
+                "a local storage error while recording the sync (see the sync's own output)".into()
+            }
+            other => other.text(),
+        }
     }
 
     fn into_error(self, status: DataSourceStatus, next_attempt_at: Timestamp) -> SyncError {
@@ -190,13 +207,22 @@ impl Failure {
 /// snapshot carries when that is newer (a sync killed before saving state).
 pub fn current_sync_state(store: &SnapshotStore) -> Result<Option<SyncState>, SyncError> {
     let file = load_sync_state(store.data_dir())?;
-    let carried = store.current_head()?.and_then(|head| head.sync);
+    let carried = readable_head(store).and_then(|head| head.sync);
     Ok(newest(file, carried))
+}
+
+/// The current snapshot's head, or `None` when there is none or it cannot
+/// be read (logged): a good sync publishing over it is the repair.
+fn readable_head(store: &SnapshotStore) -> Option<crate::snapshot::SnapshotHead> {
+    store.current_head().unwrap_or_else(|e| {
+        tracing::warn!("the current snapshot cannot be read ({e}); the next good sync replaces it");
+        None
+    })
 }
 
 /// Refuses to sync into a data dir that holds a standalone instance.
 fn refuse_standalone(store: &SnapshotStore) -> Result<(), SyncError> {
-    let standalone = store.current_mode()? == Some(Mode::Standalone)
+    let standalone = readable_head(store).map(|head| head.mode) == Some(Mode::Standalone)
         || crate::history::history_path(store.data_dir()).exists()
         || crate::ledger::file::ledger_path(store.data_dir()).exists();
     if standalone {
@@ -246,7 +272,7 @@ pub async fn sync_once(
         });
     }
     // Whether an upstream cache exists, cheaply; the records are loaded only to compare.
-    let cached = store.current_mode()? == Some(Mode::Upstream);
+    let cached = readable_head(&store).map(|head| head.mode) == Some(Mode::Upstream);
     let (etag, last_modified) = if cached {
         (state.etag.clone(), state.last_modified.clone())
     } else {
@@ -269,12 +295,18 @@ pub async fn sync_once(
     state.last_attempt_at = Some(now);
     let decided = decide(fetched, conditional, data_dir, now);
     let lock = store.lock(settings.lock_timeout, "resetctl sync")?;
+    // Checked again under the data-dir lock: a first `seed` may have raced us.
+    refuse_standalone(&store)?;
+    // The commit works on a copy: a commit that fails half-way must not
+    // leave the new validators behind (a later 304 would then hide the
+    // update that was never published).
+    let mut next = state.clone();
     let committed = match decided {
         Ok(decision) => commit(
             &store,
             &lock,
             settings,
-            &mut state,
+            &mut next,
             fingerprint,
             decision,
             now,
@@ -283,7 +315,7 @@ pub async fn sync_once(
     };
     match committed {
         Ok(outcome) => {
-            save_sync_state(&lock, data_dir, &state)?;
+            save_sync_state(&lock, data_dir, &next)?;
             Ok(outcome)
         }
         Err(failure) => {
@@ -292,7 +324,7 @@ pub async fn sync_once(
                 state.last_modified = None;
             }
             let (status, next_attempt_at) =
-                fail(&mut state, now, settings, cached, &failure.text());
+                fail(&mut state, now, settings, cached, &failure.public_text());
             save_sync_state(&lock, data_dir, &state)?;
             Err(failure.into_error(status, next_attempt_at))
         }
@@ -351,6 +383,7 @@ fn commit(
     now: Timestamp,
 ) -> Result<SyncOutcome, Failure> {
     let data_dir = store.data_dir();
+    let fetched = matches!(decision, Decision::Fetched { .. });
     let content = match decision {
         Decision::NotModified(content) => {
             state.synced_at = Some(now);
@@ -379,14 +412,16 @@ fn commit(
             content
         }
     };
+    // An unreadable current snapshot compares as none: publishing repairs it.
     let current = store
         .load_current()
-        .map_err(local)?
+        .unwrap_or(None)
         .filter(|s| s.mode == Mode::Upstream);
     if content.same_as(current.as_ref()) {
-        return Ok(match current {
-            Some(_) if state.fetched_at == Some(now) => SyncOutcome::Unchanged,
-            _ => SyncOutcome::NotModified,
+        return Ok(if fetched {
+            SyncOutcome::Unchanged
+        } else {
+            SyncOutcome::NotModified
         });
     }
     let records = content.records.len();
@@ -440,7 +475,7 @@ struct Content {
     generated_at: Timestamp,
     last_successful_check_at: Option<Timestamp>,
     records: Vec<Record>,
-    monitor: Option<super::state::UpstreamMonitor>,
+    monitor: Option<crate::feed::UpstreamMonitor>,
     skipped: Vec<String>,
 }
 
@@ -520,7 +555,10 @@ fn fail(
         state.consecutive_failures,
         random_jitter(),
     );
-    let next = now.add_millis(delay.as_millis() as i64);
+    // Never past the last writable instant, however large the cap.
+    let next = now
+        .add_millis(i64::try_from(delay.as_millis()).unwrap_or(i64::MAX))
+        .min(Timestamp::MAX);
     state.next_attempt_at = Some(next);
     state.last_error = Some(error.to_owned());
     state.status = if cached {

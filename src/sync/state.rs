@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::feed::UpstreamMonitor;
 use crate::model::{DataSource, DataSourceStatus, Timestamp, TranslationStatus};
 use crate::store::{write_atomic, AtomicWriteError, DataDirLock};
 
@@ -31,16 +32,6 @@ pub struct SourceSettings {
     pub interval_minutes: u32,
     /// After this long without a good sync the cache is `stale`.
     pub max_age_minutes: u32,
-}
-
-/// The feed's own health (`monitor` of the public feed), shown by `status`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct UpstreamMonitor {
-    /// `ok` or `degraded`, as the feed says.
-    pub status: String,
-    /// The feed's error code, if any.
-    pub error_code: Option<String>,
 }
 
 /// Everything a sync remembers between runs.
@@ -204,7 +195,11 @@ pub fn save_sync_state(
     data_dir: &Path,
     state: &SyncState,
 ) -> Result<(), SyncStateError> {
-    let bytes = serde_json::to_vec_pretty(state).expect("plain data");
-    write_atomic(&sync_state_path(data_dir), &bytes)?;
+    let path = sync_state_path(data_dir);
+    let bytes = serde_json::to_vec_pretty(state).map_err(|e| SyncStateError::Corrupt {
+        path: path.clone(),
+        message: format!("cannot be written: {e}"),
+    })?;
+    write_atomic(&path, &bytes)?;
     Ok(())
 }

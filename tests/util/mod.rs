@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+pub mod disk;
 pub mod nginx;
 pub mod redis;
 pub mod server;
