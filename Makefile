@@ -94,7 +94,8 @@ bench: bench-deps
 	$(CARGO) build --release --locked
 	PATH="$$PATH:/usr/sbin" python3 bench/http_bench.py > bench-out/http.md
 	PATH="$$PATH:/usr/sbin" python3 bench/sync_bench.py > bench-out/sync.md
-	cat bench-out/limiter-memory.md bench-out/http.md bench-out/sync.md
+	python3 bench/reload_bench.py > bench-out/reload.md
+	cat bench-out/limiter-memory.md bench-out/http.md bench-out/sync.md bench-out/reload.md
 
 ## man: regenerate man/ from the clap definitions
 man:
