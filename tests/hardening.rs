@@ -360,3 +360,38 @@ fn connection_caps_refuse_cheaply_and_serve_everyone_else() {
         "{log}"
     );
 }
+
+#[test]
+fn an_open_file_limit_below_the_connection_cap_is_raised_or_named() {
+    let w = World::new();
+    w.seed_bundled();
+    // Soft 256, hard 512: raised to the hard limit, and the log says what to set.
+    let mut cmd = std::process::Command::new("/usr/bin/prlimit");
+    cmd.args(["--nofile=256:512", "--"]).arg(crate::util::bin());
+    cmd.env_clear()
+        .env("HOME", w.path("home"))
+        .arg("--data-dir")
+        .arg(w.data_dir());
+    let s = Server::start_with(cmd, &["--max-connections", "10000"]);
+    assert_eq!(s.get("/healthz").status, 200);
+    let limits = std::fs::read_to_string(format!("/proc/{}/limits", s.child.id())).unwrap();
+    let open_files = limits
+        .lines()
+        .find(|l| l.starts_with("Max open files"))
+        .unwrap();
+    assert!(
+        open_files.contains(" 512 "),
+        "soft limit raised to the hard one: {open_files}"
+    );
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    let expected = "the open-file limit is 512, below the 10064 that --max-connections 10000 needs";
+    while !s.log_text().contains(expected) {
+        assert!(std::time::Instant::now() < deadline, "{}", s.log_text());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(
+        s.log_text().contains("LimitNOFILE=10064"),
+        "{}",
+        s.log_text()
+    );
+}
