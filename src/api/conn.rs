@@ -116,8 +116,12 @@ pub async fn run(
         let per_request =
             hyper::service::service_fn(move |mut request: hyper::Request<Incoming>| {
                 seen.notify_one();
-                let client = super::routes::client_for_log(&state, peer.ip(), request.headers());
+                let client =
+                    super::routes::request_client_key(&state, peer.ip(), request.headers());
                 request.extensions_mut().insert(PeerAddr(peer));
+                request
+                    .extensions_mut()
+                    .insert(super::routes::ClientKey(client));
                 if let Some(form) = TargetForm::of(request.uri()) {
                     request.extensions_mut().insert(form);
                 }
@@ -163,7 +167,7 @@ pub async fn run(
 }
 
 /// One structured line per request; `client` is the key the quota used
-/// ([`client_for_log`](super::routes::client_for_log)).
+/// (computed once per request by [`request_client_key`](super::routes::request_client_key)).
 fn access_log(
     method: &hyper::Method,
     path: &str,

@@ -41,23 +41,25 @@ fn peer() -> impl Filter<Extract = (Option<SocketAddr>,), Error = Infallible> + 
 fn client(state: Arc<AppState>) -> BoxedFilter<(IpAddr,)> {
     let peer_ip =
         |peer: Option<SocketAddr>| peer.map_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED), |a| a.ip());
-    let remote = peer();
-    if state.client_keys.trusted_proxies.is_empty() {
-        // Forwarding headers change nothing without a trusted proxy: do not even read them.
-        return remote
-            .map(move |peer: Option<SocketAddr>| state.client_keys.client_key(peer_ip(peer), None))
-            .boxed();
-    }
-    // Behind a trusted proxy: its header decides.
-    remote
-        .and(warp::header::headers_cloned())
-        .map(
-            move |peer: Option<SocketAddr>, headers: warp::http::HeaderMap| {
-                client_key_of(&state.client_keys, peer_ip(peer), &headers)
-            },
-        )
+    // Our accept loop computes the key once per request, from the peer and
+    // the one forwarding header a trusted proxy sets (the access log names
+    // it too), so no route clones the headers to find it. In-process
+    // `warp::test` requests have no such key: they are keyed by their peer.
+    warp::ext::optional::<ClientKey>()
+        .and(peer())
+        .map(move |key: Option<ClientKey>, peer: Option<SocketAddr>| {
+            key.map_or_else(
+                || state.client_keys.client_key(peer_ip(peer), None),
+                |k| k.0,
+            )
+        })
         .boxed()
 }
+
+/// The client key of a request, computed once by the accept loop and
+/// carried as a request extension.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct ClientKey(pub IpAddr);
 
 /// The key of a request from `peer` with `headers`: every line of the
 /// policy's one header, joined in order (a proxy may add a line instead of
@@ -76,12 +78,13 @@ pub(super) fn client_key_of(
     keys.client_key(peer, value.as_deref())
 }
 
-/// The client the access log names: the key the quota used (what a trusted
+/// The client key of a request, for the quota and the access log alike:
+/// the key the quota uses (what a trusted
 /// proxy vouched for, IPv6 by its prefix), so an operator can tell who got
 /// a 429. A peer that sends forwarding headers without being trusted is
 /// warned about once: it is usually a proxy the operator forgot to trust,
 /// and every client behind it then shares one quota.
-pub(super) fn client_for_log(
+pub(super) fn request_client_key(
     state: &AppState,
     peer: IpAddr,
     headers: &warp::http::HeaderMap,
