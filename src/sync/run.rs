@@ -206,9 +206,16 @@ impl Failure {
 /// The sync outcome as last recorded: the state file, or the one the served
 /// snapshot carries when that is newer (a sync killed before saving state).
 pub fn current_sync_state(store: &SnapshotStore) -> Result<Option<SyncState>, SyncError> {
+    sync_state_with(store, readable_head(store).as_ref())
+}
+
+/// [`current_sync_state`] with the current head already read.
+fn sync_state_with(
+    store: &SnapshotStore,
+    head: Option<&crate::snapshot::SnapshotHead>,
+) -> Result<Option<SyncState>, SyncError> {
     let file = load_sync_state(store.data_dir())?;
-    let carried = readable_head(store).and_then(|head| head.sync);
-    Ok(newest(file, carried))
+    Ok(newest(file, head.and_then(|head| head.sync.clone())))
 }
 
 /// The current snapshot's head, or `None` when there is none or it cannot
@@ -220,9 +227,13 @@ fn readable_head(store: &SnapshotStore) -> Option<crate::snapshot::SnapshotHead>
     })
 }
 
-/// Refuses to sync into a data dir that holds a standalone instance.
-fn refuse_standalone(store: &SnapshotStore) -> Result<(), SyncError> {
-    let standalone = readable_head(store).map(|head| head.mode) == Some(Mode::Standalone)
+/// Refuses to sync into a data dir that holds a standalone instance
+/// (`head`: the current snapshot's, already read).
+fn refuse_standalone(
+    store: &SnapshotStore,
+    head: Option<&crate::snapshot::SnapshotHead>,
+) -> Result<(), SyncError> {
+    let standalone = head.map(|head| head.mode) == Some(Mode::Standalone)
         || crate::history::history_path(store.data_dir()).exists()
         || crate::ledger::file::ledger_path(store.data_dir()).exists();
     if standalone {
@@ -251,10 +262,13 @@ pub async fn sync_once(
         LockError::Busy { .. } => SyncError::Busy(e),
         LockError::Io { .. } => SyncError::Lock(e),
     })?;
-    refuse_standalone(&store)?;
+    // The head is read once here (a snapshot can be large) and once more
+    // under the data-dir lock.
+    let head = readable_head(&store);
+    refuse_standalone(&store, head.as_ref())?;
     let now = clock.now();
-    let mut state =
-        current_sync_state(&store)?.unwrap_or_else(|| SyncState::pending(settings.source.clone()));
+    let mut state = sync_state_with(&store, head.as_ref())?
+        .unwrap_or_else(|| SyncState::pending(settings.source.clone()));
     let fingerprint = settings.upstream.fingerprint();
     if state.validators_for.as_deref() != Some(fingerprint.as_str()) {
         // Validators belong to the upstream they came from.
@@ -272,7 +286,7 @@ pub async fn sync_once(
         });
     }
     // Whether an upstream cache exists, cheaply; the records are loaded only to compare.
-    let cached = readable_head(&store).map(|head| head.mode) == Some(Mode::Upstream);
+    let cached = head.as_ref().map(|head| head.mode) == Some(Mode::Upstream);
     let (etag, last_modified) = if cached {
         (state.etag.clone(), state.last_modified.clone())
     } else {
@@ -296,7 +310,7 @@ pub async fn sync_once(
     let decided = decide(fetched, conditional, data_dir, now);
     let lock = store.lock(settings.lock_timeout, "resetctl sync")?;
     // Checked again under the data-dir lock: a first `seed` may have raced us.
-    refuse_standalone(&store)?;
+    refuse_standalone(&store, readable_head(&store).as_ref())?;
     // The commit works on a copy: a commit that fails half-way must not
     // leave the new validators behind (a later 304 would then hide the
     // update that was never published).
