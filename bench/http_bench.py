@@ -16,9 +16,8 @@ bench-out/http.md, and docs/benchmarks.md quotes it as printed.
 """
 import argparse, json, os, re, shutil, signal, socket, statistics, subprocess, sys, tempfile, time, urllib.request
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-TARGET = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
-BIN = os.environ.get("RESETCTL_BIN", os.path.join(TARGET, "release", "resetctl"))
+from common import BIN, ROOT, commit
+
 PATH = "/openapi/v1/records?page=1"
 
 # Counts every answer that is not a 200 (wrk's own "Non-2xx or 3xx" line lets
@@ -36,17 +35,6 @@ function done(summary, latency, requests)
   io.write(string.format("answers other than 200: %d\\n", total))
 end
 """
-
-
-def commit():
-    """The commit measured, marked when the working tree differs from it."""
-    try:
-        head = subprocess.run(["git", "-C", ROOT, "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True, check=True).stdout.strip()
-        return head + (" (with uncommitted changes)" if dirty else "")
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown (not a git checkout)"
 
 
 def free_port():

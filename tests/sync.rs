@@ -8,19 +8,10 @@ use serde_json::{json, Value};
 
 use crate::util::server::Server;
 use crate::util::upstream::{header, Behavior, Upstream};
-use crate::util::World;
+use crate::util::{bundled_document as document, World};
 
 const T1: &str = "2026-11-20T10:00:00.000Z";
 const T2: &str = "2026-11-20T10:05:00.000Z";
-
-/// The bundled history as an upstream document, with its own generatedAt.
-fn document(generated_at: &str, keep: usize) -> String {
-    let mut doc: Value = serde_json::from_slice(resetctl::BUNDLED_SEED_HISTORY).unwrap();
-    doc["generatedAt"] = json!(generated_at);
-    doc["lastSuccessfulCheckAt"] = json!("2026-08-13T10:00:00.000Z");
-    doc["records"].as_array_mut().unwrap().truncate(keep);
-    doc.to_string()
-}
 
 fn sync(w: &World, upstream: &str, now: &str, extra: &[&str]) -> crate::util::Run {
     let mut args = vec![

@@ -7,18 +7,9 @@ use serde_json::{json, Value};
 
 use crate::util::server::Server;
 use crate::util::upstream::{header, Behavior, Upstream};
-use crate::util::World;
+use crate::util::{bundled_document as document, World};
 
 const T1: &str = "2026-11-20T10:00:00.000Z";
-
-/// A records document with `keep` records of the bundled history.
-fn document(generated_at: &str, keep: usize) -> String {
-    let mut doc: Value = serde_json::from_slice(resetctl::BUNDLED_SEED_HISTORY).unwrap();
-    doc["generatedAt"] = json!(generated_at);
-    doc["lastSuccessfulCheckAt"] = json!("2026-08-13T10:00:00.000Z");
-    doc["records"].as_array_mut().unwrap().truncate(keep);
-    doc.to_string()
-}
 
 /// A public-feed document (V1e shape) with these events and manual completions.
 fn feed(events: Value, manual: Value) -> String {

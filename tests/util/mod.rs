@@ -185,6 +185,17 @@ impl Rng {
     }
 }
 
+/// The bundled history as an upstream records document with its own
+/// `generatedAt`, cut to its first `keep` records.
+pub fn bundled_document(generated_at: &str, keep: usize) -> String {
+    let mut doc: serde_json::Value =
+        serde_json::from_slice(resetctl::BUNDLED_SEED_HISTORY).unwrap();
+    doc["generatedAt"] = serde_json::json!(generated_at);
+    doc["lastSuccessfulCheckAt"] = serde_json::json!("2026-08-13T10:00:00.000Z");
+    doc["records"].as_array_mut().unwrap().truncate(keep);
+    doc.to_string()
+}
+
 /// A records document with `n` generated completion records (valid, distinct ids).
 pub fn generated_document(n: usize) -> String {
     let mut records = Vec::with_capacity(n);
