@@ -48,6 +48,26 @@ pub struct LedgerRead {
     pub entries: Vec<Entry>,
     /// Lines that are not entries (a torn append).
     pub torn: Vec<TornLine>,
+    /// The highest entry number on any line: an entry (however it is
+    /// spaced) or a torn line that starts `{"entry":N` (an append's).
+    pub highest_number: u64,
+}
+
+impl LedgerRead {
+    /// The number the next entry gets: past every number on disk.
+    pub fn next_entry_number(&self) -> u64 {
+        self.highest_number.saturating_add(1)
+    }
+}
+
+/// The entry number a torn line carries, when its append got that far.
+fn torn_number(line: &[u8]) -> Option<u64> {
+    let digits = line.strip_prefix(b"{\"entry\":")?;
+    let end = digits
+        .iter()
+        .position(|b| !b.is_ascii_digit())
+        .unwrap_or(digits.len());
+    std::str::from_utf8(&digits[..end]).ok()?.parse().ok()
 }
 
 /// Why the ledger could not be read or appended to.
@@ -84,53 +104,30 @@ pub fn read_ledger(data_dir: &Path) -> Result<LedgerRead, LedgerError> {
         if line.is_empty() {
             continue;
         }
-        if i + 1 == count && !ends_with_newline {
-            read.torn.push(TornLine {
-                line: i + 1,
-                problem: "no line end: the append did not finish".into(),
-            });
-            continue;
-        }
-        match serde_json::from_slice::<Entry>(line) {
-            Ok(entry) => read.entries.push(entry),
-            Err(e) => read.torn.push(TornLine {
-                line: i + 1,
-                problem: e.to_string(),
-            }),
+        let parsed = if i + 1 == count && !ends_with_newline {
+            Err("no line end: the append did not finish".to_owned())
+        } else {
+            serde_json::from_slice::<Entry>(line).map_err(|e| e.to_string())
+        };
+        match parsed {
+            Ok(entry) => {
+                read.highest_number = read.highest_number.max(entry.entry);
+                read.entries.push(entry);
+            }
+            Err(problem) => {
+                let number = torn_number(line).unwrap_or(0);
+                read.highest_number = read.highest_number.max(number);
+                read.torn.push(TornLine {
+                    line: i + 1,
+                    problem,
+                });
+            }
         }
     }
     Ok(read)
 }
 
-/// The number the next entry gets: one past the highest number on disk,
-/// on any line: an entry (however it is spaced) or a torn line (which starts
-/// `{"entry":N` when it was written by an append).
-pub fn next_entry_number(data_dir: &Path) -> Result<u64, LedgerError> {
-    let path = ledger_path(data_dir);
-    let bytes = match fs::read(&path) {
-        Ok(bytes) => bytes,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(1),
-        Err(source) => return Err(LedgerError::Io { path, source }),
-    };
-    let torn = bytes
-        .split(|b| *b == b'\n')
-        .filter_map(|line| {
-            let digits = line.strip_prefix(b"{\"entry\":")?;
-            let end = digits
-                .iter()
-                .position(|b| !b.is_ascii_digit())
-                .unwrap_or(digits.len());
-            std::str::from_utf8(&digits[..end])
-                .ok()?
-                .parse::<u64>()
-                .ok()
-        })
-        .max();
-    let intact = read_ledger(data_dir)?.entries.iter().map(|e| e.entry).max();
-    Ok(torn.max(intact).unwrap_or(0).saturating_add(1))
-}
-
-/// Appends `entry` (numbered by [`next_entry_number`]) and fsyncs; the
+/// Appends `entry` (numbered by [`LedgerRead::next_entry_number`]) and fsyncs; the
 /// caller holds the lock. On failure the file is truncated back to where
 /// it was, so a failed append leaves nothing that could later be read as
 /// an entry.

@@ -30,9 +30,7 @@ use crate::model::validate::validate_records;
 use crate::model::Timestamp;
 use crate::snapshot::{Draft, Mode, Snapshot, SnapshotError, SnapshotStore};
 
-use crate::ledger::{
-    append, derive_records, next_entry_number, read_ledger, Derived, Entry, LedgerError, TornLine,
-};
+use crate::ledger::{append, derive_records, read_ledger, Derived, Entry, LedgerError, TornLine};
 use crate::store::DataDirLock;
 
 pub use actions::Request;
@@ -196,6 +194,8 @@ pub struct Instance {
     pub entries: Vec<Entry>,
     /// Ledger lines that are not entries (a torn append), reported not dropped.
     pub torn: Vec<TornLine>,
+    /// The number the next entry gets (past every number on disk).
+    pub next_entry_number: u64,
     /// The derived records (published or not).
     pub derived: Derived,
     /// The last ledger entry the current snapshot includes (`None`: no
@@ -241,6 +241,7 @@ pub fn load_instance(
         .unwrap_or(None)
         .map(|head| head.ledger_entry.unwrap_or(0));
     Ok(Instance {
+        next_entry_number: ledger.next_entry_number(),
         entries: ledger.entries,
         torn: ledger.torn,
         derived,
@@ -282,7 +283,7 @@ pub fn record_action(
     let lock = store.lock(settings.lock_timeout, "resetctl record")?;
     refuse_upstream(store)?;
     let instance = load_instance(store, &settings)?;
-    let number = next_entry_number(store.data_dir())?;
+    let number = instance.next_entry_number;
     let entry = Entry {
         entry: number,
         at: settings.now,

@@ -204,13 +204,9 @@ impl Failure {
 }
 
 /// The sync outcome as last recorded: the state file, or the one the served
-/// snapshot carries when that is newer (a sync killed before saving state).
-pub fn current_sync_state(store: &SnapshotStore) -> Result<Option<SyncState>, SyncError> {
-    sync_state_with(store, readable_head(store).as_ref())
-}
-
-/// [`current_sync_state`] with the current head already read.
-fn sync_state_with(
+/// snapshot carries (its `head`, already read) when that is newer (a sync
+/// killed before saving its state).
+fn current_sync_state(
     store: &SnapshotStore,
     head: Option<&crate::snapshot::SnapshotHead>,
 ) -> Result<Option<SyncState>, SyncError> {
@@ -267,7 +263,7 @@ pub async fn sync_once(
     let head = readable_head(&store);
     refuse_standalone(&store, head.as_ref())?;
     let now = clock.now();
-    let mut state = sync_state_with(&store, head.as_ref())?
+    let mut state = current_sync_state(&store, head.as_ref())?
         .unwrap_or_else(|| SyncState::pending(settings.source.clone()));
     let fingerprint = settings.upstream.fingerprint();
     if state.validators_for.as_deref() != Some(fingerprint.as_str()) {
