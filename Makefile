@@ -21,15 +21,18 @@ run:
 
 VENV     := $(CURDIR)/.venv
 REQS     := $(CURDIR)/tests/requirements.txt
+BROWSER      := $(CURDIR)/.browser
+BROWSER_PKGS := $(CURDIR)/tests/browser/package.json $(CURDIR)/tests/browser/package-lock.json
 # apt-get as root, or through sudo. sudo's env_reset drops DEBIAN_FRONTEND,
 # so it is passed on the command line (sudo VAR=value cmd), never inherited.
 APT_GET  := $(shell [ "$$(id -u)" = 0 ] && echo "env DEBIAN_FRONTEND=noninteractive apt-get" || echo "sudo DEBIAN_FRONTEND=noninteractive apt-get")
 
-## test-deps: install what the tests need: redis-server, nginx, python3 and python3-venv (apt-get, when missing), the pinned PyPI tools of tests/requirements.txt (into .venv)
-test-deps: $(VENV)/.installed
+## test-deps: install what the tests need: redis-server, nginx, chromium, python3 and python3-venv, nodejs and npm (apt-get, when missing), the pinned PyPI tools of tests/requirements.txt (into .venv), the pinned npm packages of tests/browser/package-lock.json (into .browser)
+test-deps: $(VENV)/.installed $(BROWSER)/.installed
 	@missing=""; \
 	command -v redis-server >/dev/null 2>&1 || missing="$$missing redis-server"; \
 	command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || missing="$$missing nginx"; \
+	[ -x /usr/bin/chromium ] || missing="$$missing chromium"; \
 	if [ -n "$$missing" ]; then \
 		echo "installing$$missing with apt-get"; \
 		$(APT_GET) update -qq && $(APT_GET) install -y -qq $$missing; \
@@ -43,6 +46,20 @@ $(VENV)/.installed: $(REQS)
 	@echo "installing the pinned tools of tests/requirements.txt into $(VENV)"
 	@[ -x "$(VENV)/bin/pip" ] || python3 -m venv "$(VENV)"
 	"$(VENV)/bin/pip" install --quiet --disable-pip-version-check -r "$(REQS)"
+	@touch "$@"
+
+# playwright-core (which drives Debian's chromium in tests/docs_page.rs) at the
+# exact version of the committed lock, installed with `npm ci` into .browser/,
+# again whenever tests/browser/package.json or its lock changes. Order-only
+# after the venv, so two apt-get runs never race for the dpkg lock under -j.
+$(BROWSER)/.installed: $(BROWSER_PKGS) | $(VENV)/.installed
+	@command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || { \
+		echo "installing nodejs npm with apt-get"; \
+		$(APT_GET) update -qq && $(APT_GET) install -y -qq nodejs npm; }
+	@echo "installing the pinned packages of tests/browser/package-lock.json into $(BROWSER)"
+	@rm -rf "$(BROWSER)" && mkdir -p "$(BROWSER)"
+	cp $(BROWSER_PKGS) "$(BROWSER)/"
+	cd "$(BROWSER)" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
 	@touch "$@"
 
 ## test: set up, then run every test (fuzz smoke runs, unit, black-box, man-page freshness)
@@ -88,7 +105,7 @@ bench-deps:
 
 ## bench: criterion for hot functions, then wrk against resetctl and nginx (see docs/benchmarks.md)
 bench: bench-deps
-	$(CARGO) bench --locked --bench snapshot --bench limiter
+	$(CARGO) bench --locked --bench snapshot --bench limiter --bench feeds
 	mkdir -p bench-out
 	$(CARGO) bench --locked --bench limiter_memory > bench-out/limiter-memory.md
 	$(CARGO) build --release --locked

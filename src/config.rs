@@ -34,6 +34,8 @@ pub struct FileConfig {
     pub republish: Option<bool>,
     /// `serve --republish-every`, seconds.
     pub republish_every: Option<f64>,
+    /// `serve --public-base-url`.
+    pub public_base_url: Option<String>,
     /// `serve --mcp-allow-origin` (a list).
     pub mcp_allow_origin: Option<Vec<String>>,
     /// `record … --actor` and `mark-checked --actor`: who records changes.
@@ -52,6 +54,12 @@ pub struct FileConfig {
     pub max_head_bytes: Option<u64>,
     /// `serve --listen-backlog`.
     pub listen_backlog: Option<u32>,
+    /// `serve --stream-max-per-client`.
+    pub stream_max_per_client: Option<u32>,
+    /// `serve --stream-max`.
+    pub stream_max: Option<u64>,
+    /// `serve --stream-heartbeat`, seconds.
+    pub stream_heartbeat: Option<f64>,
     /// `--rate-limit-max-clients`.
     pub rate_limit_max_clients: Option<u64>,
     /// `--rate-limit-store`.
@@ -90,6 +98,10 @@ pub struct FileConfig {
     pub max_body_bytes: Option<u64>,
     /// `sync --max-redirects`.
     pub max_redirects: Option<usize>,
+    /// `--allow-private-targets`: webhook targets on loopback, private or link-local addresses.
+    pub allow_private_targets: Option<bool>,
+    /// `--webhook-timeout`, seconds.
+    pub webhook_timeout: Option<f64>,
 }
 
 /// A config file that could not be used.

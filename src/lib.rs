@@ -13,6 +13,9 @@
 //! - [`config`]: layered settings (flags > env > file > defaults);
 //! - [`status`]: what an operator sees in `resetctl status`;
 //! - [`query`]: strict query parsing, filters, ordering, the precomputed view;
+//! - [`changes`]: the change diff between two published versions (SSE, webhooks);
+//! - [`live`]: the broadcast of view swaps and the record stream's events;
+//! - [`render`]: the Atom feed and the iCalendar calendar of a view (pure);
 //! - [`reload`]: watches the data dir and swaps the published view atomically;
 //! - [`api`]: warp routes, handlers, error bodies, the accept loop (translation only);
 //! - [`clock`]: the injectable clock;
@@ -22,11 +25,13 @@
 //! - [`ledger`]: the operator ledger of a standalone instance;
 //! - [`limit`]: the per-client quota (in process or in Redis), client keys, flood guard;
 //! - [`civil`]: civil days in a time zone as UTC windows;
+//! - [`webhook`]: the webhook outbox, endpoints, formats, signing and the deliverer;
 //! - [`testhook`]: test-only hooks, inert unless `RESETCTL_TEST_*` is set.
 //!
 //! Nothing here knows about clap; HTTP lives only in `api`.
 
 pub mod api;
+pub mod changes;
 pub mod civil;
 pub mod clock;
 pub mod config;
@@ -39,10 +44,12 @@ pub mod feed;
 pub mod history;
 pub mod ledger;
 pub mod limit;
+pub mod live;
 pub mod model;
 pub mod query;
 pub mod redact;
 pub mod reload;
+pub mod render;
 pub mod snapshot;
 pub mod standalone;
 pub mod state;
@@ -50,3 +57,4 @@ pub mod status;
 pub mod store;
 pub mod sync;
 pub mod testhook;
+pub mod webhook;

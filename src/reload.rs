@@ -9,6 +9,7 @@
 //! (inotify limits, missing directory), it falls back to polling and says so.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -17,13 +18,40 @@ use notify::{RecursiveMode, Watcher};
 use tokio::sync::mpsc;
 
 use crate::clock::Clock;
+use crate::live::{LiveChanges, ViewSwap};
 use crate::query::PublishedView;
 use crate::snapshot::{Mode, SnapshotStore};
 use crate::sync::state::{load_sync_state, newest, SyncState};
 
-/// The shared, atomically swapped view (`None` until a snapshot exists).
+/// The shared, atomically swapped view (`None` until a snapshot exists),
+/// the public feed it was derived from, when it mirrors one, and the
+/// broadcast of its swaps to live streams.
 #[derive(Debug, Clone, Default)]
-pub struct ViewHandle(Arc<ArcSwapOption<PublishedView>>);
+pub struct ViewHandle(
+    Arc<ArcSwapOption<PublishedView>>,
+    Arc<ArcSwapOption<MirroredFeed>>,
+    Arc<Swaps>,
+);
+
+/// Numbers every swap of the view and tells live streams about it.
+#[derive(Debug, Default)]
+struct Swaps {
+    /// The generation of the last view stored.
+    generation: AtomicU64,
+    live: LiveChanges,
+}
+
+/// The last good public status feed, byte for byte as it was validated and
+/// published (upstream mode with the public feed as upstream).
+#[derive(Debug)]
+pub struct MirroredFeed {
+    /// The document.
+    pub bytes: bytes::Bytes,
+    /// Its SHA-256 (hex), as the sync state records it.
+    pub sha256: String,
+    /// Its strong entity tag, quoted.
+    pub etag: bytes::Bytes,
+}
 
 impl ViewHandle {
     /// The current view (a cheap guard; never blocks on reload).
@@ -31,9 +59,35 @@ impl ViewHandle {
         self.0.load()
     }
 
-    /// Replaces the view.
+    /// The mirrored public feed, if any.
+    pub fn feed(&self) -> Option<Arc<MirroredFeed>> {
+        self.1.load_full()
+    }
+
+    /// The current view, owned: for answers that wait (on the quota)
+    /// between choosing the view and rendering from it.
+    pub fn load_full(&self) -> Option<Arc<PublishedView>> {
+        self.0.load_full()
+    }
+
+    /// Replaces the view, numbered as the next generation, and broadcasts
+    /// the swap (its events computed once, only when a stream listens).
+    /// Called by one reloader at a time, so generations arrive in order.
     pub fn store(&self, view: PublishedView) {
-        self.0.store(Some(Arc::new(view)));
+        let to = self.2.generation.fetch_add(1, Ordering::Relaxed) + 1;
+        let new = Arc::new(view.at_generation(to));
+        let old = self.0.swap(Some(new.clone()));
+        if self.2.live.has_listeners() {
+            let from = old.as_ref().map_or(0, |old| old.generation());
+            self.2
+                .live
+                .send(ViewSwap::between(old.as_deref(), from, &new, to));
+        }
+    }
+
+    /// The broadcast of view swaps (subscribe before loading the view).
+    pub fn live(&self) -> &LiveChanges {
+        &self.2.live
     }
 
     /// The sequence of the current view.
@@ -157,7 +211,10 @@ fn can_change_what_is_served(event: &notify::Event) -> bool {
             .is_some_and(|name| {
                 matches!(
                     name,
-                    "CURRENT" | "snapshots" | crate::sync::state::SYNC_STATE_FILE
+                    "CURRENT"
+                        | "snapshots"
+                        | crate::sync::state::SYNC_STATE_FILE
+                        | crate::sync::STORED_FEED
                 ) || name.strip_suffix(".json").is_some_and(|stem| {
                     stem.len() == 12 && stem.bytes().all(|b| b.is_ascii_digit())
                 })
@@ -177,10 +234,58 @@ struct Reloader {
 }
 
 impl Reloader {
-    /// Swaps in a new version, or a new `dataSource`, if either changed.
+    /// Swaps in a new version, or a new `dataSource`, if either changed,
+    /// and the mirrored feed that goes with it.
     async fn check(&mut self) {
         if !self.check_snapshot().await {
             self.check_sync_state();
+        }
+        self.check_feed();
+    }
+
+    /// Mirrors the kept public feed while its bytes are the ones the newest
+    /// sync state records (a feed written ahead of its state, or left by a
+    /// killed sync, is not served: the previous one stays); none when the
+    /// served data is not from a public feed.
+    fn check_feed(&mut self) {
+        let upstream = self
+            .view
+            .load()
+            .as_ref()
+            .is_some_and(|v| v.mode() == Mode::Upstream);
+        let wanted = if upstream {
+            load_sync_state(self.store.data_dir())
+                .ok()
+                .and_then(|file| newest(file, self.carried.clone()))
+                .and_then(|state| state.feed_sha256)
+        } else {
+            None
+        };
+        let served = self.view.feed();
+        let Some(wanted) = wanted else {
+            if served.is_some() {
+                self.view.1.store(None);
+            }
+            return;
+        };
+        if served.as_ref().is_some_and(|f| f.sha256 == wanted) {
+            return;
+        }
+        let path = self.store.data_dir().join(crate::sync::STORED_FEED);
+        match std::fs::read(&path) {
+            Ok(bytes) if crate::sync::state::feed_digest(&bytes) == wanted => {
+                let etag = format!("\"{}\"", &wanted[..32]);
+                self.view.1.store(Some(Arc::new(MirroredFeed {
+                    bytes: bytes::Bytes::from(bytes),
+                    sha256: wanted,
+                    etag: bytes::Bytes::from(etag),
+                })));
+            }
+            Ok(_) => tracing::debug!(
+                "{} is not the feed the sync state records (yet): keeping the mirrored one",
+                path.display()
+            ),
+            Err(e) => tracing::debug!("cannot read {}: {e}", path.display()),
         }
     }
 

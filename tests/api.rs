@@ -365,7 +365,7 @@ fn cors_on_every_answer_and_preflight_without_body() {
         );
         assert_eq!(
             reply.header("access-control-expose-headers"),
-            Some("X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Window, X-RateLimit-Reset, Retry-After"),
+            Some("X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Window, X-RateLimit-Reset, Retry-After, ETag, Last-Modified"),
             "{path}"
         );
     }

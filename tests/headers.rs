@@ -10,7 +10,7 @@ use crate::util::World;
 const NOW: &str = "2026-11-20T10:00:00.000Z";
 const RESET: &str = "2026-11-20T11:00:00.000Z";
 const EXPOSED: &str =
-    "X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Window, X-RateLimit-Reset, Retry-After";
+    "X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Window, X-RateLimit-Reset, Retry-After, ETag, Last-Modified";
 
 #[track_caller]
 fn assert_quota_headers(reply: &Reply, remaining: u32, what: &str) {

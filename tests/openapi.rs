@@ -41,6 +41,17 @@ fn check(doc: &Value, path: &str, reply: &Reply) {
         media.is_object(),
         "{path} {status} does not document {content_type}"
     );
+    if content_type != "application/json" {
+        // The feeds: a document of their own format, described as a string.
+        assert_eq!(
+            media["schema"],
+            json!({"type": "string"}),
+            "{path} {status}"
+        );
+        assert!(std::str::from_utf8(&reply.body).is_ok(), "{path} {status}");
+        check_headers(doc, path, &status, response, reply);
+        return;
+    }
     let mut schema = media["schema"].clone();
     schema["components"] = doc["components"].clone();
     let validator = jsonschema::options()
@@ -58,6 +69,12 @@ fn check(doc: &Value, path: &str, reply: &Reply) {
         "{path} {status}: the body does not match the document:\n{}\n{body}",
         errors.join("\n")
     );
+    check_headers(doc, path, &status, response, reply);
+}
+
+/// Every header the document marks required is there.
+#[track_caller]
+fn check_headers(doc: &Value, path: &str, status: &str, response: &Value, reply: &Reply) {
     if let Some(headers) = response.get("headers").and_then(Value::as_object) {
         for (name, header) in headers {
             let header = resolve(doc, header);
@@ -126,6 +143,47 @@ fn real_responses_of_every_status_match_the_document() {
 }
 
 #[test]
+fn feed_responses_match_the_document() {
+    let w = World::new();
+    let s = Server::start(&w, &["--no-rate-limit"], &[]);
+    let doc = document(&s);
+    for (path, url) in [
+        ("/records.atom", "/openapi/v1/records.atom"),
+        ("/records.ics", "/openapi/v1/records.ics"),
+    ] {
+        let unavailable = s.get(url);
+        assert_eq!(unavailable.status, 503);
+        check(&doc, path, &unavailable);
+    }
+    w.run(&["--now", "2026-11-20T10:00:00.000Z", "seed"])
+        .success();
+    s.wait_for("/healthz", std::time::Duration::from_secs(5), |r| {
+        r.status == 200
+    });
+    for (path, url, status) in [
+        ("/records.atom", "/openapi/v1/records.atom", 200),
+        (
+            "/records.atom",
+            "/openapi/v1/records.atom?kind=reset_completed&plan=pro",
+            200,
+        ),
+        ("/records.atom", "/openapi/v1/records.atom?alarm=5", 422),
+        ("/records.ics", "/openapi/v1/records.ics", 200),
+        (
+            "/records.ics",
+            "/openapi/v1/records.ics?kind=reset_scheduled&plan=plus&alarm=1440",
+            200,
+        ),
+        ("/records.ics", "/openapi/v1/records.ics?alarm=1441", 422),
+        ("/records.ics", "/openapi/v1/records.ics?plan=Pro", 422),
+    ] {
+        let reply = s.get(url);
+        assert_eq!(reply.status, status, "{url}");
+        check(&doc, path, &reply);
+    }
+}
+
+#[test]
 fn every_bundled_record_and_the_null_latest_match_the_schemas() {
     let w = World::new();
     w.publish_records(&[], "2026-11-20T10:00:00.000Z");
@@ -170,6 +228,14 @@ fn quota_answers_match_the_document() {
         "/records/latest",
         &s.get("/openapi/v1/records/latest"),
     );
+    for (path, url) in [
+        ("/records.atom", "/openapi/v1/records.atom"),
+        ("/records.ics", "/openapi/v1/records.ics"),
+    ] {
+        let limited = s.get(url);
+        assert_eq!(limited.status, 429);
+        check(&doc, path, &limited);
+    }
     // A Redis store nobody listens on: 503 rate_limit_unavailable.
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()

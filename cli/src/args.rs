@@ -149,6 +149,9 @@ pub enum Command {
         #[arg(long, env = "RESETCTL_ACTOR", value_name = "NAME")]
         actor: Option<String>,
     },
+    /// Manage webhook endpoints (signed HTTP callbacks and chat/phone targets) and deliver changes.
+    #[command(subcommand, after_help = WEBHOOK_EXAMPLES)]
+    Webhook(WebhookCommand),
     /// Print a shell completion script.
     #[command(
         after_help = "Examples:\n  resetctl completions bash > /etc/bash_completion.d/resetctl"
@@ -186,6 +189,19 @@ systemd unit (/etc/systemd/system/resetctl-sync.service):
 
 Exit codes: 0 synced (published, unchanged or 304), 65 invalid upstream document,
 69 upstream unreachable or not 200/304, 75 backing off or another sync running.";
+
+const WEBHOOK_EXAMPLES: &str = "\
+Examples:
+  resetctl webhook add https://hooks.example.org/resets --kind reset_scheduled
+  resetctl webhook add https://ntfy.sh/my-resets --format ntfy --plan pro
+  resetctl webhook add 'https://api.telegram.org/bot<TOKEN>/sendMessage?chat_id=<CHAT>' --format telegram
+  resetctl webhook test ep_0123456789abcdef
+  resetctl webhook deliveries
+  */5 * * * * resetctl --data-dir /var/lib/resetctl webhook deliver --once   # without serve
+
+Changes (record.created, record.updated, record.removed) are written to a durable outbox
+by every publish and delivered at least once, in order per endpoint, by one deliverer per
+data dir: `serve`, `sync --daemon` or `webhook deliver`.";
 
 /// Where a record comes from: a post on the social platform, or an operator note.
 #[derive(Debug, Args, Clone)]
@@ -416,6 +432,9 @@ pub struct SyncArgs {
     /// Most redirects followed. Default: 5.
     #[arg(long, env = "RESETCTL_MAX_REDIRECTS", value_name = "N")]
     pub max_redirects: Option<usize>,
+    /// Webhook delivery (with --daemon, this process delivers when it holds the deliverer lock).
+    #[command(flatten)]
+    pub delivery: DeliveryArgs,
 }
 
 /// `resetctl serve` flags.
@@ -435,6 +454,12 @@ pub struct ServeArgs {
     /// With --republish: seconds between re-evaluations (0.1 to 86400). Default: 15.
     #[arg(long, env = "RESETCTL_REPUBLISH_EVERY", value_name = "SECONDS", value_parser = parse_seconds)]
     pub republish_every: Option<f64>,
+    /// The public address of this API, the base of the Atom feed's self link: an absolute
+    /// http:// or https:// URL without query or fragment, with the path prefix a proxy adds,
+    /// if any. Default: http:// and the request's Host header (relative links when that is
+    /// not a plain host and port).
+    #[arg(long, env = "RESETCTL_PUBLIC_BASE_URL", value_name = "URL")]
+    pub public_base_url: Option<String>,
     /// An Origin allowed to call /mcp (repeatable); requests carrying any other Origin
     /// header are refused (DNS-rebinding protection). Default: none.
     #[arg(
@@ -447,6 +472,12 @@ pub struct ServeArgs {
     /// Connection caps and timeouts.
     #[command(flatten)]
     pub connections: ConnectionArgs,
+    /// The live record stream.
+    #[command(flatten)]
+    pub streams: StreamArgs,
+    /// Webhook delivery (this process delivers when it holds the data dir's deliverer lock).
+    #[command(flatten)]
+    pub delivery: DeliveryArgs,
     /// The quota.
     #[command(flatten)]
     pub limits: LimiterArgs,
@@ -474,6 +505,23 @@ pub struct ConnectionArgs {
     /// bursts are not dropped (nginx's default is 511). Default: 1024.
     #[arg(long, env = "RESETCTL_LISTEN_BACKLOG", value_name = "N", value_parser = clap::value_parser!(u32).range(1..=65535))]
     pub listen_backlog: Option<u32>,
+}
+
+/// The live record stream (`GET /openapi/v1/records/stream`) of `serve`.
+#[derive(Debug, Args, Clone)]
+pub struct StreamArgs {
+    /// Record streams one client may hold open at once; past it a JSON 429
+    /// (too_many_streams). Default: 2.
+    #[arg(long, env = "RESETCTL_STREAM_MAX_PER_CLIENT", value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub stream_max_per_client: Option<u32>,
+    /// Record streams open at once, in all; past it a JSON 503 (streams_unavailable).
+    /// Default: 10000.
+    #[arg(long, env = "RESETCTL_STREAM_MAX", value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub stream_max: Option<u64>,
+    /// Seconds between the comment heartbeats of an idle stream, which keep proxies
+    /// from cutting it (0.1 to 3600). Default: 25.
+    #[arg(long, env = "RESETCTL_STREAM_HEARTBEAT", value_name = "SECONDS", value_parser = parse_seconds)]
+    pub stream_heartbeat: Option<f64>,
 }
 
 /// Quota flags, shared by `serve` and `status`.
@@ -508,6 +556,106 @@ pub struct LimiterArgs {
     /// Burst guard of the uncounted routes, as PER_SECOND/BURST per client, or "off". Default: 50/200.
     #[arg(long, env = "RESETCTL_FLOOD_GUARD", value_name = "RATE/BURST")]
     pub flood_guard: Option<String>,
+}
+
+/// How webhooks are sent (`serve`, `sync --daemon`, `webhook deliver`, `webhook test`, `webhook add`).
+#[derive(Debug, Args, Clone)]
+pub struct DeliveryArgs {
+    /// Allow webhook targets whose host resolves to a loopback, private or link-local address
+    /// (refused by default, when added and at each delivery).
+    #[arg(long, env = "RESETCTL_ALLOW_PRIVATE_TARGETS")]
+    pub allow_private_targets: bool,
+    /// Seconds a webhook request may take, answer included (0.1 to 60). Default: 10.
+    #[arg(long, env = "RESETCTL_WEBHOOK_TIMEOUT", value_name = "SECONDS", value_parser = parse_seconds)]
+    pub webhook_timeout: Option<f64>,
+}
+
+/// `resetctl webhook …`.
+#[derive(Debug, Subcommand)]
+pub enum WebhookCommand {
+    /// Register an endpoint; prints its id (and, for the standard format, its signing secret, once).
+    Add {
+        /// The target: an http(s) URL (telegram: the Bot API sendMessage URL with its chat_id;
+        /// bark: the device key's URL; ntfy: the topic URL; see the examples).
+        url: String,
+        /// standard (signed Standard Webhooks JSON), ntfy, discord, slack (also Mattermost and
+        /// Rocket.Chat), telegram, bark or feishu. Default: standard.
+        #[arg(long, value_name = "FORMAT", value_parser = parse_format)]
+        format: Option<resetctl::webhook::Format>,
+        /// The list whose changes are sent: all, reset_scheduled or reset_completed. Default: all.
+        #[arg(long, value_name = "KIND")]
+        kind: Option<String>,
+        /// Only this event type (repeatable): record.created, record.updated, record.removed.
+        #[arg(long = "event", value_name = "TYPE")]
+        events: Vec<String>,
+        /// Only records whose scope names this plan (or all, unknown, or no scope).
+        #[arg(long, value_name = "PLAN")]
+        plan: Option<String>,
+        /// A note for operators.
+        #[arg(long, value_name = "TEXT")]
+        description: Option<String>,
+        /// Target checks.
+        #[command(flatten)]
+        delivery: DeliveryArgs,
+    },
+    /// List the endpoints and how their deliveries stand.
+    List {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show one endpoint (with its target and secret).
+    Show {
+        /// The endpoint id.
+        id: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove an endpoint (its undelivered changes are dropped).
+    Remove {
+        /// The endpoint id.
+        id: String,
+    },
+    /// Pause deliveries to an endpoint (changes wait in the outbox).
+    Disable {
+        /// The endpoint id.
+        id: String,
+    },
+    /// Resume deliveries to an endpoint, from where they stopped.
+    Enable {
+        /// The endpoint id.
+        id: String,
+    },
+    /// Send a webhook.test event to an endpoint now and print the answer.
+    Test {
+        /// The endpoint id.
+        id: String,
+        /// How to send.
+        #[command(flatten)]
+        delivery: DeliveryArgs,
+    },
+    /// Recent delivery attempts: event, time, status code or error, next retry.
+    Deliveries {
+        /// Only this endpoint.
+        id: Option<String>,
+        /// How many attempts to show. Default: 20.
+        #[arg(long, value_name = "N")]
+        limit: Option<usize>,
+        /// Print JSON lines.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run the deliverer: --once sends what is due and exits (for cron); otherwise until
+    /// SIGINT/SIGTERM. Only one deliverer runs per data dir (serve and sync --daemon run one).
+    Deliver {
+        /// One pass, then exit.
+        #[arg(long)]
+        once: bool,
+        /// How to send.
+        #[command(flatten)]
+        delivery: DeliveryArgs,
+    },
 }
 
 /// `--watch` values.
@@ -547,6 +695,17 @@ pub enum SnapshotsCommand {
         /// Sequence number.
         seq: u64,
     },
+}
+
+fn parse_format(text: &str) -> Result<resetctl::webhook::Format, String> {
+    resetctl::webhook::Format::parse(text).ok_or_else(|| {
+        format!(
+            "{text:?} is not a format; use one of {}",
+            resetctl::webhook::Format::ALL
+                .map(|f| f.as_str())
+                .join(", ")
+        )
+    })
 }
 
 fn parse_time(text: &str) -> Result<Timestamp, String> {

@@ -68,7 +68,9 @@ impl From<LockError> for CliError {
 impl From<SnapshotError> for CliError {
     fn from(err: SnapshotError) -> Self {
         let code = match &err {
-            SnapshotError::Read { .. } | SnapshotError::Write(_) => Code::IoErr,
+            SnapshotError::Read { .. } | SnapshotError::Write(_) | SnapshotError::Outbox(_) => {
+                Code::IoErr
+            }
             SnapshotError::Lock(LockError::Busy { .. }) => Code::TempFail,
             SnapshotError::Lock(LockError::Io { .. }) => Code::IoErr,
             SnapshotError::Corrupt { .. }
@@ -126,5 +128,17 @@ impl From<ConfigError> for CliError {
 impl From<resetctl::config::DurationOutOfRange> for CliError {
     fn from(err: resetctl::config::DurationOutOfRange) -> Self {
         CliError::new(Code::Usage, err.to_string())
+    }
+}
+
+impl From<resetctl::webhook::EndpointError> for CliError {
+    fn from(err: resetctl::webhook::EndpointError) -> Self {
+        use resetctl::webhook::EndpointError;
+        let code = match &err {
+            EndpointError::Read { .. } | EndpointError::Write(_) => Code::IoErr,
+            EndpointError::Corrupt { .. } => Code::DataErr,
+            EndpointError::NoSuchEndpoint(_) | EndpointError::Invalid(_) => Code::Usage,
+        };
+        CliError::new(code, err.to_string())
     }
 }

@@ -41,6 +41,7 @@ fn state() -> Arc<AppState> {
                 flood: None,
                 mcp_allowed_origins: Vec::new(),
                 untrusted_forwarders: Default::default(),
+                public_base_url: None,
             })
         })
         .clone()

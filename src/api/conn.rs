@@ -118,6 +118,8 @@ pub async fn run(
                 seen.notify_one();
                 let client =
                     super::routes::request_client_key(&state, peer.ip(), request.headers());
+                let conditionals = super::admission::Conditionals::of(request.headers());
+                request.extensions_mut().insert(conditionals);
                 request.extensions_mut().insert(PeerAddr(peer));
                 request
                     .extensions_mut()

@@ -5,6 +5,10 @@ use warp::reply::Response;
 
 use super::responses::{json, push_json_str};
 
+/// The `Retry-After` of a stream refused at the per-client cap (every 429
+/// carries one, decisions.md "Details pinned").
+const STREAM_RETRY_SECONDS: u64 = 60;
+
 /// Every error the API answers with.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ApiError {
@@ -19,10 +23,19 @@ pub enum ApiError {
     RateLimitUnavailable,
     /// 503: nothing is published yet.
     DataUnavailable,
+    /// 429: the client has as many record streams open as it may.
+    TooManyStreams {
+        /// Streams one client may hold.
+        per_client: u32,
+    },
+    /// 503: the server holds as many record streams as it may.
+    StreamsFull,
     /// 500: something unexpected; no detail leaves the server.
     Internal,
     /// 404: no such path.
     NotFound,
+    /// 404: the path exists on other instances; the detail says why not here.
+    NotHere(&'static str),
     /// 405: the path exists, the method does not.
     MethodNotAllowed,
     /// 400: the request target is neither a path nor an absolute URL
@@ -54,12 +67,25 @@ impl ApiError {
                 "data_unavailable",
                 "no published snapshot exists yet".into(),
             ),
+            ApiError::TooManyStreams { per_client } => (
+                StatusCode::TOO_MANY_REQUESTS,
+                "too_many_streams",
+                format!(
+                    "this client already has {per_client} open streams, the most it may hold; close one first"
+                ),
+            ),
+            ApiError::StreamsFull => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "streams_unavailable",
+                "the server holds as many record streams as it may; retry later or poll with If-None-Match".into(),
+            ),
             ApiError::Internal => (
                 StatusCode::INTERNAL_SERVER_ERROR,
                 "internal_error",
                 "internal server error".into(),
             ),
             ApiError::NotFound => (StatusCode::NOT_FOUND, "not_found", "no such path".into()),
+            ApiError::NotHere(why) => (StatusCode::NOT_FOUND, "not_found", (*why).into()),
             ApiError::MethodNotAllowed => (
                 StatusCode::METHOD_NOT_ALLOWED,
                 "method_not_allowed",
@@ -78,6 +104,8 @@ impl ApiError {
         let (status, code, detail) = self.parts();
         let retry_after = match self {
             ApiError::RateLimited { retry_after } => Some(*retry_after),
+            // A stream place frees when a stream closes: no time can be known.
+            ApiError::TooManyStreams { .. } => Some(STREAM_RETRY_SECONDS),
             _ => None,
         };
         let mut body = Vec::with_capacity(96 + detail.len());

@@ -6,225 +6,105 @@
 
 use std::io::Write;
 use std::net::IpAddr;
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
 use warp::http::{header, HeaderMap, HeaderValue, StatusCode};
 use warp::reply::Response;
 
-use super::assets::{DOCS_HTML, OPENAPI_JSON, SKILL_MD};
+use super::admission::{rest_data, rest_uncounted, Conditionals};
+use super::assets::{DOCS_CSP, DOCS_HTML, OPENAPI_JSON, SKILL_MD};
 use super::errors::ApiError;
+use super::jsonrpc::RpcAnswer;
 use super::responses::{json, with_body};
 use super::server::AppState;
-use crate::limit::{QuotaDecision, QuotaPolicy};
-use crate::model::Timestamp;
-use crate::query::{parse_latest_query, parse_list_query, LatestQuery, ListQuery, PublishedView};
+use crate::query::{
+    parse_latest_query, parse_list_query, LatestQuery, ListQuery, PublishedView, Validators,
+};
+use crate::snapshot::Mode;
 
 /// The paths this server answers (for 405 versus 404).
 pub const KNOWN_PATHS: &[&str] = &[
     "/openapi/v1/records/latest",
+    "/openapi/v1/records/stream",
     "/openapi/v1/records",
+    "/openapi/v1/records.atom",
+    "/openapi/v1/records.ics",
     "/openapi/v1/openapi.json",
     "/openapi/v1/docs",
     "/openapi/v1/skill.md",
     "/healthz",
+    "/api/status.json",
 ];
-
-/// Runs a handler; a panic becomes a 500 `internal_error` with no detail.
-fn guarded(f: impl FnOnce() -> Response) -> Response {
-    catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|_| {
-        tracing::error!("a request handler panicked; answered 500");
-        ApiError::Internal.response()
-    })
-}
 
 /// The test hook: a data request whose raw query equals the configured text panics.
 fn maybe_panic(raw_query: &str) {
     crate::testhook::panic_if_asked(raw_query);
 }
 
-/// What the quota says about one request, with what its answer needs.
-pub(crate) enum Admission {
-    /// Counted (or limiting is off: `None`); the headers to add.
-    Admitted(Option<(QuotaPolicy, u32, Timestamp)>),
-    /// Refused: answer 429.
-    Limited {
-        /// The policy, for the headers.
-        policy: QuotaPolicy,
-        /// When the oldest counted request leaves the window.
-        reset_at: Timestamp,
-        /// Whole seconds to wait.
-        retry_after: u64,
-    },
-    /// The quota store cannot answer: fail closed with 503.
-    Unavailable,
-}
-
-/// Counts one request of `client` against the quota.
-pub(crate) async fn admit(state: &AppState, client: IpAddr) -> Admission {
-    let decision = match state.limiter.check(client, state.clock.now()).await {
-        Ok(decision) => decision,
-        Err(e) => {
-            // Every refused request would be a line: warn at most every 10 s.
-            static LAST_WARNED: std::sync::atomic::AtomicI64 =
-                std::sync::atomic::AtomicI64::new(i64::MIN);
-            let now = state.clock.now().as_millis();
-            let last = LAST_WARNED.load(std::sync::atomic::Ordering::Relaxed);
-            if now.saturating_sub(last) >= 10_000 {
-                LAST_WARNED.store(now, std::sync::atomic::Ordering::Relaxed);
-                tracing::warn!(
-                    "answering 503 rate_limit_unavailable: {} (logged at most every 10 s)",
-                    e.0
-                );
-            } else {
-                tracing::debug!("answering 503 rate_limit_unavailable: {}", e.0);
-            }
-            return Admission::Unavailable;
-        }
-    };
-    match (decision, state.limiter.policy()) {
-        (
-            Some(QuotaDecision::Admitted {
-                remaining,
-                reset_at,
-            }),
-            Some(policy),
-        ) => Admission::Admitted(Some((policy, remaining, reset_at))),
-        (
-            Some(QuotaDecision::Limited {
-                reset_at,
-                retry_after,
-            }),
-            Some(policy),
-        ) => Admission::Limited {
-            policy,
-            reset_at,
-            retry_after,
-        },
-        _ => Admission::Admitted(None),
-    }
-}
-
-/// Counts the request against the client's quota, then answers with
-/// `respond` (admitted, headers added) or the 429/503 of the quota.
-/// Admitted requests count even when `respond` ends in 422, 500 or 503.
-async fn counted(state: &AppState, client: IpAddr, respond: impl FnOnce() -> Response) -> Response {
-    let mut response = quota_answer(state, client, respond).await;
-    response.extensions_mut().insert(QuotaDecided);
-    response
-}
-
-async fn quota_answer(
-    state: &AppState,
-    client: IpAddr,
-    respond: impl FnOnce() -> Response,
-) -> Response {
-    match admit(state, client).await {
-        Admission::Unavailable => ApiError::RateLimitUnavailable.response(),
-        Admission::Limited {
-            policy,
-            reset_at,
-            retry_after,
-        } => {
-            let mut response = ApiError::RateLimited { retry_after }.response();
-            quota_headers(&mut response, policy, 0, reset_at);
-            response
-        }
-        Admission::Admitted(headers) => {
-            let mut response = guarded(respond);
-            if let Some((policy, remaining, reset_at)) = headers {
-                quota_headers(&mut response, policy, remaining, reset_at);
-            }
-            response
-        }
-    }
-}
-
-/// The `X-RateLimit-*` headers of section 8.
-pub(crate) fn quota_headers(
-    response: &mut Response,
-    policy: QuotaPolicy,
-    remaining: u32,
-    reset_at: Timestamp,
-) {
-    let headers = response.headers_mut();
-    headers.insert("x-ratelimit-limit", HeaderValue::from(policy.limit));
-    headers.insert("x-ratelimit-remaining", HeaderValue::from(remaining));
-    headers.insert(
-        "x-ratelimit-window",
-        HeaderValue::from(policy.window_seconds),
-    );
-    headers.insert(
-        "x-ratelimit-reset",
-        HeaderValue::from_str(&reset_at.to_string()).expect("timestamps are ASCII"),
-    );
-}
-
-/// Marks an answer the quota decided (admitted, refused 429 or failed closed
-/// 503): it is the quota's business, not the flood guard's.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct QuotaDecided;
-
-/// Marks an answer of `/mcp`: its flood-guard 429 is a JSON-RPC error for this request id.
-#[derive(Clone, Debug)]
-pub(crate) struct RpcAnswer(pub Option<rmcp::model::RequestId>);
-
-/// The one flood guard: every answer the quota did not decide (docs,
-/// `/healthz`, OPTIONS, 404/405, MCP handshakes and every refused MCP
-/// request, whatever route made it) takes a token from the client's burst
-/// bucket, or is replaced by a 429 that never touches the quota.
-pub fn flood_guarded(state: &AppState, client: IpAddr, response: Response) -> Response {
-    if response.extensions().get::<QuotaDecided>().is_some() {
-        return response;
-    }
-    match state.flood.as_ref().map(|f| f.check(client)) {
-        Some(Err(retry_after)) => match response.extensions().get::<RpcAnswer>() {
-            Some(RpcAnswer(id)) => super::mcp::flood_limited(id.clone(), retry_after),
-            None => ApiError::RateLimited { retry_after }.response(),
-        },
-        _ => response,
-    }
-}
-
 /// `GET /openapi/v1/records/latest`.
-pub async fn latest(raw_query: String, client: IpAddr, state: Arc<AppState>) -> Response {
-    counted(&state, client, || latest_body(&raw_query, &state)).await
+pub(crate) async fn latest(
+    raw_query: String,
+    client: IpAddr,
+    conditionals: Conditionals,
+    state: Arc<AppState>,
+) -> Response {
+    let view = state.view.load_full();
+    let query = parse_latest_query(&raw_query);
+    let current = fresh(&query, view.as_deref());
+    rest_data(&state, client, &conditionals, current, || {
+        maybe_panic(&raw_query);
+        respond(query, view.as_deref(), |view, query| {
+            json(StatusCode::OK, latest_envelope(view, query))
+        })
+    })
+    .await
 }
 
 /// `GET /openapi/v1/records`.
-pub async fn list(raw_query: String, client: IpAddr, state: Arc<AppState>) -> Response {
+pub(crate) async fn list(
+    raw_query: String,
+    client: IpAddr,
+    conditionals: Conditionals,
+    state: Arc<AppState>,
+) -> Response {
     crate::testhook::hold(&raw_query).await;
-    counted(&state, client, || list_body(&raw_query, &state)).await
+    let view = state.view.load_full();
+    let query = parse_list_query(&raw_query);
+    let current = fresh(&query, view.as_deref());
+    rest_data(&state, client, &conditionals, current, || {
+        maybe_panic(&raw_query);
+        respond(query, view.as_deref(), |view, query| {
+            json(StatusCode::OK, list_envelope(view, query))
+        })
+    })
+    .await
 }
 
-fn latest_body(raw_query: &str, state: &AppState) -> Response {
-    {
-        maybe_panic(raw_query);
-        let query = match parse_latest_query(raw_query) {
-            Ok(query) => query,
-            Err(e) => return ApiError::InvalidQuery(e.to_string()).response(),
-        };
-        let guard = state.view.load();
-        let Some(view) = guard.as_deref() else {
-            return ApiError::DataUnavailable.response();
-        };
-        json(StatusCode::OK, latest_envelope(view, query))
-    }
+/// The validators a conditional request is compared with: those of the
+/// view, when the query is valid and a view is served (else no 304).
+pub(crate) fn fresh<'v, Q, E>(
+    query: &Result<Q, E>,
+    view: Option<&'v PublishedView>,
+) -> Option<&'v Validators> {
+    view.filter(|_| query.is_ok())
+        .map(PublishedView::validators)
 }
 
-fn list_body(raw_query: &str, state: &AppState) -> Response {
-    {
-        maybe_panic(raw_query);
-        let query = match parse_list_query(raw_query) {
-            Ok(query) => query,
-            Err(e) => return ApiError::InvalidQuery(e.to_string()).response(),
-        };
-        let guard = state.view.load();
-        let Some(view) = guard.as_deref() else {
-            return ApiError::DataUnavailable.response();
-        };
-        json(StatusCode::OK, list_envelope(view, query))
-    }
+/// The answer of a data request: 422 for a bad query, 503 before the first
+/// snapshot, else what `render` makes of the view (a 200).
+pub(crate) fn respond<Q, E: std::fmt::Display>(
+    query: Result<Q, E>,
+    view: Option<&PublishedView>,
+    render: impl FnOnce(&PublishedView, Q) -> Response,
+) -> Response {
+    let query = match query {
+        Ok(query) => query,
+        Err(e) => return ApiError::InvalidQuery(e.to_string()).response(),
+    };
+    let Some(view) = view else {
+        return ApiError::DataUnavailable.response();
+    };
+    render(view, query)
 }
 
 /// `{ok: true, data: Record|null, meta}` for `/records/latest` (and the MCP tool).
@@ -264,14 +144,44 @@ fn push_meta(body: &mut Vec<u8>, view: &PublishedView) {
     body.push(b'}');
 }
 
+/// `GET /api/status.json`: the last good public status feed, byte for
+/// byte, in upstream mode with the public feed as upstream; not counted.
+pub(crate) fn status_feed(conditionals: Conditionals, state: Arc<AppState>) -> Response {
+    let mode = state.view.load().as_ref().map(|v| v.mode());
+    match (mode, state.view.feed()) {
+        (None, _) => ApiError::DataUnavailable.response(),
+        (Some(Mode::Upstream), Some(feed)) => rest_uncounted(&conditionals, &feed.etag, || {
+            // The stored bytes, shared: no copy per request.
+            let mut response = Response::new(feed.bytes.clone().into());
+            let headers = response.headers_mut();
+            headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+            super::responses::cors(headers);
+            response
+        }),
+        (Some(Mode::Standalone), _) => ApiError::NotHere(
+            "this instance runs in standalone mode: it has no upstream status feed to mirror",
+        )
+        .response(),
+        (Some(Mode::Upstream), None) => ApiError::NotHere(
+            "this instance's upstream is not the public status feed (or no good feed has been fetched yet): nothing to mirror",
+        )
+        .response(),
+    }
+}
+
 /// `GET /openapi/v1/openapi.json`.
 pub fn openapi() -> Response {
     with_body(StatusCode::OK, "application/json", OPENAPI_JSON)
 }
 
-/// `GET /openapi/v1/docs`.
+/// `GET /openapi/v1/docs`, under its own strict Content-Security-Policy.
 pub fn docs() -> Response {
-    with_body(StatusCode::OK, "text/html; charset=utf-8", DOCS_HTML)
+    let mut response = with_body(StatusCode::OK, "text/html; charset=utf-8", DOCS_HTML);
+    response.headers_mut().insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(DOCS_CSP),
+    );
+    response
 }
 
 /// `GET /openapi/v1/skill.md`: offered as a download.

@@ -16,18 +16,18 @@ use std::net::IpAddr;
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResult, ContentBlock, ErrorCode, ErrorData, Implementation,
-    InitializeRequestParams, InitializeResult, JsonObject, JsonRpcError, JsonRpcResponse,
-    JsonRpcVersion2_0, ListToolsResult, ProtocolVersion, RequestId, ServerCapabilities, Tool,
-    ToolAnnotations,
+    CallToolRequestParams, CallToolResult, ContentBlock, ErrorCode, Implementation,
+    InitializeRequestParams, InitializeResult, JsonObject, ListToolsResult, ProtocolVersion,
+    RequestId, ServerCapabilities, Tool, ToolAnnotations,
 };
 use serde_json::{json, Value};
 use warp::http::{header, HeaderValue, StatusCode};
 use warp::reply::Response;
 
-use super::handlers::{
-    admit, latest_envelope, list_envelope, quota_headers, Admission, QuotaDecided, RpcAnswer,
-};
+use super::admission::rpc_counted;
+use super::handlers::{latest_envelope, list_envelope};
+use super::jsonrpc::{rpc_error, rpc_result, RpcAnswer};
+pub use super::jsonrpc::{RATE_LIMITED, RATE_LIMIT_UNAVAILABLE};
 use super::responses::json as json_response;
 use super::server::AppState;
 use crate::limit::QuotaPolicy;
@@ -36,10 +36,6 @@ use warp::hyper::body::Bytes;
 
 /// Protocol versions this server speaks, newest first.
 pub const SUPPORTED_VERSIONS: [&str; 3] = ["2025-11-25", "2025-06-18", "2025-03-26"];
-/// JSON-RPC error code of a `tools/call` over quota (HTTP 429).
-pub const RATE_LIMITED: i32 = -32029;
-/// JSON-RPC error code when the quota store cannot answer (HTTP 503).
-pub const RATE_LIMIT_UNAVAILABLE: i32 = -32030;
 /// JSON-RPC error code of a refused `Origin` (HTTP 403).
 pub const ORIGIN_NOT_ALLOWED: i32 = -32031;
 /// Largest accepted request body.
@@ -66,7 +62,8 @@ fn object(value: Value) -> Arc<JsonObject> {
 fn quota_text(policy: Option<QuotaPolicy>) -> String {
     match policy {
         Some(p) => format!(
-            "Counts against the quota shared with the REST API: {} calls per {} s per client (sliding window).",
+            "Counts against the quota shared with the REST API: {} calls per {} s per client (sliding window). \
+             To watch for changes without spending it, poll the REST endpoint with If-None-Match (a 304 is not counted).",
             p.limit, p.window_seconds
         ),
         None => "There is no call quota on this server.".to_owned(),
@@ -106,37 +103,6 @@ pub fn tools(policy: Option<QuotaPolicy>) -> Vec<Tool> {
         .with_raw_output_schema(object(result(json!({"type": "object", "description": "a Page: items, page, pageSize, total, totalPages, hasNext"}))))
         .with_annotations(read_only),
     ]
-}
-
-/// A JSON-RPC error response with `status`.
-fn rpc_error(
-    status: StatusCode,
-    id: Option<RequestId>,
-    code: i32,
-    message: String,
-    data: Option<Value>,
-) -> Response {
-    let marker = RpcAnswer(id.clone());
-    let body = JsonRpcError::new(id, ErrorData::new(ErrorCode(code), message, data));
-    let mut response = json_response(status, serde_json::to_vec(&body).expect("errors serialise"));
-    response.extensions_mut().insert(marker);
-    response
-}
-
-/// A JSON-RPC result.
-fn rpc_result(id: RequestId, result: impl serde::Serialize) -> Response {
-    let marker = RpcAnswer(Some(id.clone()));
-    let body = JsonRpcResponse {
-        jsonrpc: JsonRpcVersion2_0,
-        id,
-        result: serde_json::to_value(result).expect("results serialise"),
-    };
-    let mut response = json_response(
-        StatusCode::OK,
-        serde_json::to_vec(&body).expect("responses serialise"),
-    );
-    response.extensions_mut().insert(marker);
-    response
 }
 
 /// Reads a request body of at most [`MAX_BODY_BYTES`], with or without a
@@ -218,21 +184,6 @@ pub fn refused_origin(allowed: &[String], origins: &[HeaderValue]) -> Option<Str
 /// The 500 of a panic where no request id is known.
 pub fn internal_error_without_id() -> Response {
     internal_error(b"")
-}
-
-/// The flood guard's 429 in JSON-RPC's shape.
-pub fn flood_limited(id: Option<RequestId>, retry_after: u64) -> Response {
-    let mut response = rpc_error(
-        StatusCode::TOO_MANY_REQUESTS,
-        id,
-        RATE_LIMITED,
-        format!("too many requests; retry after {retry_after} s"),
-        Some(json!({"retryAfter": retry_after})),
-    );
-    response
-        .headers_mut()
-        .insert(header::RETRY_AFTER, HeaderValue::from(retry_after));
-    response
 }
 
 /// The first key given twice in `params.arguments` of a request body, if
@@ -446,48 +397,17 @@ async fn call_tool(
             None,
         );
     }
-    let mut response = match admit(state, client).await {
-        Admission::Unavailable => rpc_error(
-            StatusCode::SERVICE_UNAVAILABLE,
-            Some(id),
-            RATE_LIMIT_UNAVAILABLE,
-            "the rate-limit store is unavailable".into(),
-            None,
-        ),
-        Admission::Limited {
-            policy,
-            reset_at,
-            retry_after,
-        } => {
-            let mut response = rpc_error(
-                StatusCode::TOO_MANY_REQUESTS,
-                Some(id),
-                RATE_LIMITED,
-                format!("rate limit exceeded; retry after {retry_after} s"),
-                Some(json!({"retryAfter": retry_after})),
-            );
-            response
-                .headers_mut()
-                .insert(header::RETRY_AFTER, HeaderValue::from(retry_after));
-            quota_headers(&mut response, policy, 0, reset_at);
-            response
-        }
-        Admission::Admitted(headers) => {
-            let result = match duplicate {
-                Some(key) => CallToolResult::error(vec![ContentBlock::text(format!(
-                    "argument {key:?} is given more than once"
-                ))]),
-                None => run_tool(state, &name, params.arguments.unwrap_or_default()),
-            };
-            let mut response = rpc_result(id, result);
-            if let Some((policy, remaining, reset_at)) = headers {
-                quota_headers(&mut response, policy, remaining, reset_at);
-            }
-            response
-        }
-    };
-    response.extensions_mut().insert(QuotaDecided);
-    response
+    let arguments = params.arguments.unwrap_or_default();
+    rpc_counted(state, client, id, |id| {
+        let result = match duplicate {
+            Some(key) => CallToolResult::error(vec![ContentBlock::text(format!(
+                "argument {key:?} is given more than once"
+            ))]),
+            None => run_tool(state, &name, arguments),
+        };
+        rpc_result(id, result)
+    })
+    .await
 }
 
 /// A tool call's validated arguments.

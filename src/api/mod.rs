@@ -4,21 +4,29 @@
 //! injects the shared state (ending in a catch-all, so no rejection escapes),
 //! [`handlers`] call one query function each and build the response,
 //! [`errors`] maps every error to the section 7 bodies. No domain decision is made here.
-//! `conn` runs the accept loop (hyper-util) and `gate` its connection caps.
+//! `admission` decides, for every route, whether a request is answered
+//! 304, counted, refused or flood-guarded; `jsonrpc` holds `/mcp`'s envelopes.
+//! `conn` runs the accept loop (hyper-util) and `gate` its connection caps;
+//! `stream` answers the live record stream (SSE) and holds its caps.
 
+mod admission;
 mod assets;
 mod conn;
 pub mod errors;
+mod feeds;
 mod gate;
 pub mod handlers;
+mod jsonrpc;
 pub mod mcp;
 mod responses;
 pub mod routes;
 mod server;
+mod stream;
 
 pub use gate::{ConnectionLimits, MIN_HEAD_BYTES};
 pub use routes::routes;
 pub use server::{serve, AppState, ServeOptions};
+pub use stream::StreamLimits;
 
 #[cfg(test)]
 mod tests;

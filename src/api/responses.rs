@@ -6,7 +6,7 @@ use warp::reply::{Reply, Response as WarpResponse};
 
 /// Headers browser scripts may read (decisions.md, "Details pinned").
 pub const EXPOSED_HEADERS: &str =
-    "X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Window, X-RateLimit-Reset, Retry-After";
+    "X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Window, X-RateLimit-Reset, Retry-After, ETag, Last-Modified";
 
 /// A response with `body`, `content_type` and the CORS headers every response carries.
 pub fn with_body(status: StatusCode, content_type: &'static str, body: impl Reply) -> WarpResponse {

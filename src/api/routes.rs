@@ -11,6 +11,7 @@ use warp::filters::BoxedFilter;
 use warp::reply::Response;
 use warp::Filter;
 
+use super::admission::{flood_guarded, Conditionals};
 use super::conn::{PeerAddr, TargetForm};
 use super::errors::ApiError;
 use super::handlers;
@@ -54,6 +55,12 @@ fn client(state: Arc<AppState>) -> BoxedFilter<(IpAddr,)> {
             )
         })
         .boxed()
+}
+
+/// The conditional headers, read once by the accept loop; in-process
+/// `warp::test` requests (no accept loop) have none.
+fn conditionals() -> impl Filter<Extract = (Conditionals,), Error = Infallible> + Clone {
+    warp::ext::optional::<Conditionals>().map(Option::unwrap_or_default)
 }
 
 /// The client key of a request, computed once by the accept loop and
@@ -115,6 +122,15 @@ fn optional_header(
         .unify()
 }
 
+/// The request's authority (`Host`, or HTTP/2's `:authority`) as text;
+/// `None` when absent, unreadable or contradictory (never a rejection).
+fn request_host() -> impl Filter<Extract = (Option<String>,), Error = Infallible> + Clone {
+    warp::host::optional()
+        .map(|host: Option<warp::host::Authority>| host.map(|h| h.as_str().to_owned()))
+        .or(warp::any().map(|| None))
+        .unify()
+}
+
 /// GET or HEAD (hyper drops the body of a HEAD answer).
 fn read_method() -> impl Filter<Extract = (), Error = warp::Rejection> + Clone {
     warp::get().or(warp::head()).unify()
@@ -163,7 +179,7 @@ fn internal() -> Response {
 ///
 /// Two guards wrap every answer: each handler runs under `guard` (a panic
 /// is a 500), and every answer the quota did not decide passes the flood
-/// guard ([`handlers::flood_guarded`]), whichever route produced it.
+/// guard (`admission::flood_guarded`), whichever route produced it.
 pub fn routes(
     state: Arc<AppState>,
 ) -> impl Filter<Extract = (impl warp::Reply,), Error = Infallible> + Clone + Send + Sync + 'static
@@ -172,14 +188,69 @@ pub fn routes(
         .and(read_method())
         .and(raw_query())
         .and(client(state.clone()))
+        .and(conditionals())
         .and(with_state(state.clone()))
-        .and_then(|query, client, state| guard(internal, handlers::latest(query, client, state)));
+        .and_then(|query, client, conditionals, state| {
+            guard(
+                internal,
+                handlers::latest(query, client, conditionals, state),
+            )
+        });
     let list = warp::path!("openapi" / "v1" / "records")
         .and(read_method())
         .and(raw_query())
         .and(client(state.clone()))
+        .and(conditionals())
         .and(with_state(state.clone()))
-        .and_then(|query, client, state| guard(internal, handlers::list(query, client, state)));
+        .and_then(|query, client, conditionals, state| {
+            guard(internal, handlers::list(query, client, conditionals, state))
+        });
+    let stream = warp::path!("openapi" / "v1" / "records" / "stream")
+        .and(read_method())
+        .and(raw_query())
+        .and(optional_header("last-event-id"))
+        .and(client(state.clone()))
+        .and(with_state(state.clone()))
+        .and_then(|query, last_event_id, client, state| {
+            guard(
+                internal,
+                super::stream::stream(query, last_event_id, client, state),
+            )
+        });
+    let status_feed = warp::path!("api" / "status.json")
+        .and(read_method())
+        .and(conditionals())
+        .and(with_state(state.clone()))
+        .and_then(|conditionals, state| {
+            guard(internal, async move {
+                handlers::status_feed(conditionals, state)
+            })
+        });
+    let atom = warp::path!("openapi" / "v1" / "records.atom")
+        .and(read_method())
+        .and(raw_query())
+        .and(request_host())
+        .and(client(state.clone()))
+        .and(conditionals())
+        .and(with_state(state.clone()))
+        .and_then(|query, host, client, conditionals, state| {
+            guard(
+                internal,
+                super::feeds::atom(query, host, client, conditionals, state),
+            )
+        });
+    let ics = warp::path!("openapi" / "v1" / "records.ics")
+        .and(read_method())
+        .and(raw_query())
+        .and(client(state.clone()))
+        .and(conditionals())
+        .and(with_state(state.clone()))
+        .and_then(|query, client, conditionals, state| {
+            guard(
+                internal,
+                super::feeds::ics(query, client, conditionals, state),
+            )
+        });
     let fixed = |respond: fn() -> Response| move || guard(internal, async move { respond() });
     let openapi = warp::path!("openapi" / "v1" / "openapi.json")
         .and(read_method())
@@ -285,6 +356,12 @@ pub fn routes(
     let named = latest
         .or(list)
         .unify()
+        .or(stream)
+        .unify()
+        .or(atom)
+        .unify()
+        .or(ics)
+        .unify()
         .or(openapi)
         .unify()
         .or(docs)
@@ -292,6 +369,8 @@ pub fn routes(
         .or(skill)
         .unify()
         .or(healthz)
+        .unify()
+        .or(status_feed)
         .unify()
         .or(preflight)
         .unify()
@@ -315,7 +394,5 @@ pub fn routes(
         .unify();
     client_key
         .and(answered)
-        .map(move |ip: IpAddr, response: Response| {
-            handlers::flood_guarded(&guard_state, ip, response)
-        })
+        .map(move |ip: IpAddr, response: Response| flood_guarded(&guard_state, ip, response))
 }

@@ -15,6 +15,9 @@ use crate::limit::client::ClientKeyPolicy;
 use crate::limit::flood::FloodGuard;
 use crate::limit::Limiter;
 use crate::reload::{spawn_reloader, ViewHandle, WatchMode};
+use crate::snapshot::SnapshotStore;
+
+use super::stream::{StreamLimits, StreamSlots};
 
 /// What every handler can reach.
 #[derive(Debug)]
@@ -33,6 +36,14 @@ pub struct AppState {
     pub mcp_allowed_origins: Vec<String>,
     /// Untrusted peers already warned about for sending forwarding headers.
     pub untrusted_forwarders: crate::limit::client::UntrustedForwarders,
+    /// The base of the Atom feed's links (`--public-base-url`); `None`: the request's `Host`.
+    pub public_base_url: Option<crate::render::BaseUrl>,
+    /// The open record streams and their caps.
+    pub streams: Arc<StreamSlots>,
+    /// Turns true when the server shuts down: streams end at once.
+    pub closing: tokio::sync::watch::Receiver<bool>,
+    /// The snapshots on disk (a resumed stream catches up from an older one).
+    pub snapshots: SnapshotStore,
 }
 
 /// How to run the server.
@@ -48,6 +59,10 @@ pub struct ServeOptions {
     pub mcp_allowed_origins: Vec<String>,
     /// Connection caps and timeouts.
     pub connections: super::ConnectionLimits,
+    /// The base of the Atom feed's links; `None`: the request's `Host`.
+    pub public_base_url: Option<crate::render::BaseUrl>,
+    /// Record stream caps and heartbeat.
+    pub streams: StreamLimits,
 }
 
 /// How often idle quota entries are dropped.
@@ -61,6 +76,7 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), String> {
     let limiter = options.limits.build()?;
+    let (closing_tx, closing_rx) = tokio::sync::watch::channel(false);
     let view = ViewHandle::default();
     let reloader = spawn_reloader(
         options.data_dir.clone(),
@@ -80,8 +96,18 @@ pub async fn serve(
             .map(|(rate, burst)| FloodGuard::new(rate, burst)),
         mcp_allowed_origins: options.mcp_allowed_origins.clone(),
         untrusted_forwarders: Default::default(),
+        public_base_url: options.public_base_url.clone(),
+        streams: Arc::new(StreamSlots::new(options.streams)),
+        closing: closing_rx,
+        snapshots: SnapshotStore::new(&options.data_dir),
     });
     let evictor = tokio::spawn(evict_idle(state.clone()));
+    // Streams never end by themselves: on shutdown they are told to, so
+    // the accept loop's drain waits only for ordinary requests.
+    let shutdown = async move {
+        shutdown.await;
+        let _ = closing_tx.send(true);
+    };
     super::conn::run(listener, state, options.connections, shutdown).await;
     reloader.abort();
     evictor.abort();

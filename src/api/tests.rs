@@ -24,6 +24,10 @@ fn state(clock: Arc<ManualClock>) -> Arc<AppState> {
         flood: None,
         mcp_allowed_origins: Vec::new(),
         untrusted_forwarders: Default::default(),
+        public_base_url: None,
+        streams: Arc::new(super::stream::StreamSlots::new(Default::default())),
+        closing: tokio::sync::watch::channel(false).1,
+        snapshots: crate::snapshot::SnapshotStore::new(std::path::Path::new("/nonexistent")),
     })
 }
 

@@ -30,7 +30,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use super::rings::Rings;
-use super::{retry_after_seconds, QuotaDecision, QuotaPolicy};
+use super::{retry_after_seconds, QuotaDecision, QuotaPolicy, QuotaState};
 use crate::model::Timestamp;
 
 const SHARDS: usize = 64;
@@ -172,6 +172,53 @@ impl MemoryLimiter {
             self.note_refusal(now);
         }
         result
+    }
+
+    /// What the quota stands at for `client` at `now`, counting nothing
+    /// (the headers of an uncounted answer, a 304): requests left and when
+    /// the oldest counted one leaves the window (`now` when none counts).
+    pub fn peek(&self, client: IpAddr, now: Timestamp) -> QuotaState {
+        let index = (self.hasher.hash_one(client) as usize) % SHARDS;
+        let shard = self.shards[index].lock().unwrap_or_else(|p| p.into_inner());
+        let found = match client {
+            IpAddr::V4(v4) => shard.v4.get(&u32::from(v4)),
+            IpAddr::V6(v6) => {
+                let bits = u128::from(v6);
+                if bits & u128::from(u64::MAX) == 0 {
+                    shard.v6.get(&((bits >> 64) as u64))
+                } else {
+                    shard.v6_long.get(&bits)
+                }
+            }
+        };
+        let (window, now_ms) = (self.policy.window_millis(), now.as_millis());
+        // The times of the client's requests still in the window, oldest first.
+        let mut counted = 0u32;
+        let mut oldest = None;
+        if let Some(c) = found {
+            let mut see = |at: i64| {
+                if at + window > now_ms {
+                    counted += 1;
+                    oldest = Some(oldest.map_or(at, |o: i64| o.min(at)));
+                }
+            };
+            if c.ring == NO_RING {
+                see(c.anchor);
+                if c.second != 0 {
+                    see(c.anchor + i64::from(c.second - 1));
+                }
+            } else {
+                for i in 0..shard.rings.len(c.ring, c.second) {
+                    if let Some(off) = shard.rings.get(c.ring, c.second, i) {
+                        see(c.anchor + i64::from(off));
+                    }
+                }
+            }
+        }
+        QuotaState {
+            remaining: self.policy.limit.saturating_sub(counted),
+            reset_at: Timestamp::from_millis(oldest.map_or(now_ms, |o| o + window)),
+        }
     }
 
     /// Counts a refusal for a full table and logs it at most once a minute.

@@ -94,6 +94,16 @@ pub enum QuotaDecision {
     },
 }
 
+/// Where a client's quota stands, read without counting (the headers of
+/// an uncounted answer).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct QuotaState {
+    /// Requests the client may still make in the window.
+    pub remaining: u32,
+    /// When the oldest counted request leaves the window (now when none counts).
+    pub reset_at: Timestamp,
+}
+
 /// The quota's backing store could not answer (fail closed: 503).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LimiterUnavailable(pub String);
@@ -122,6 +132,20 @@ impl Limiter {
             Limiter::Off => None,
             Limiter::Memory(m) => Some(m.policy()),
             Limiter::Redis(r) => Some(r.policy()),
+        }
+    }
+
+    /// Where `client`'s quota stands at `now`, counting nothing (the Redis
+    /// backend uses Redis's clock); `None` when limiting is off.
+    pub async fn peek(
+        &self,
+        client: IpAddr,
+        now: Timestamp,
+    ) -> Result<Option<QuotaState>, LimiterUnavailable> {
+        match self {
+            Limiter::Off => Ok(None),
+            Limiter::Memory(m) => Ok(Some(m.peek(client, now))),
+            Limiter::Redis(r) => r.peek(client, None).await.map(Some),
         }
     }
 

@@ -26,7 +26,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use redis::Script;
 
-use super::{retry_after_seconds, LimiterUnavailable, QuotaDecision, QuotaPolicy};
+use super::{retry_after_seconds, LimiterUnavailable, QuotaDecision, QuotaPolicy, QuotaState};
 use crate::model::Timestamp;
 
 /// The sliding log in Lua. KEYS[1] = the log (sorted set), KEYS[2] = its
@@ -68,6 +68,25 @@ if oldest[2] then first = tonumber(oldest[2]) end
 return {admitted, count, first, now}
 "#;
 
+/// Reads a client's log without writing: KEYS[1] = the log. ARGV[1] =
+/// the window (ms); ARGV[2], when given, the time to use instead of
+/// Redis's clock. Returns {requests in the window, oldest score, now}.
+const PEEK: &str = r#"
+local window = tonumber(ARGV[1])
+local now
+if ARGV[2] then
+  now = tonumber(ARGV[2])
+else
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+local inside = redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. (now - window), '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
+local count = redis.call('ZCOUNT', KEYS[1], '(' .. (now - window), '+inf')
+local first = now - window
+if inside[2] then first = tonumber(inside[2]) end
+return {count, first, now}
+"#;
+
 /// How long one quota check may take before the request fails closed.
 const TIMEOUT: Duration = Duration::from_millis(300);
 
@@ -83,6 +102,7 @@ pub struct RedisLimiter {
     url: String,
     manager: ConnectionManager,
     script: Script,
+    peek_script: Script,
     /// Redis's clock minus ours, in ms, as last observed (0 until the first reply).
     clock_offset_ms: AtomicI64,
 }
@@ -131,6 +151,7 @@ impl RedisLimiter {
             url: shown,
             manager,
             script: Script::new(SLIDING_LOG),
+            peek_script: Script::new(PEEK),
             clock_offset_ms: AtomicI64::new(0),
         })
     }
@@ -209,6 +230,49 @@ impl RedisLimiter {
         }
     }
 
+    /// Where `client`'s quota stands, counting nothing, within 300 ms, at
+    /// `now` (none: Redis's clock).
+    pub async fn peek(
+        &self,
+        client: IpAddr,
+        now: Option<Timestamp>,
+    ) -> Result<QuotaState, LimiterUnavailable> {
+        let read = async {
+            let mut invocation = self.peek_script.prepare_invoke();
+            invocation
+                .key(format!("{}:log", self.key_tag(client)))
+                .arg(self.policy.window_millis());
+            if let Some(now) = now {
+                invocation.arg(now.as_millis());
+            }
+            let mut connection = self.manager.clone();
+            let (count, oldest, _now): (i64, i64, i64) =
+                invocation.invoke_async(&mut connection).await?;
+            Ok::<_, redis::RedisError>(QuotaState {
+                remaining: self.policy.limit.saturating_sub(count as u32),
+                reset_at: Timestamp::from_millis(oldest + self.policy.window_millis()),
+            })
+        };
+        match tokio::time::timeout(TIMEOUT, read).await {
+            Ok(Ok(state)) => Ok(state),
+            Ok(Err(e)) => Err(LimiterUnavailable(format!("Redis at {}: {e}", self.url))),
+            Err(_) => Err(LimiterUnavailable(format!(
+                "Redis at {} did not answer within {TIMEOUT:?}",
+                self.url
+            ))),
+        }
+    }
+
+    /// The hash tag of `client`'s keys. The policy is part of it: instances
+    /// with different policies on one Redis keep separate logs instead of
+    /// trimming each other's.
+    fn key_tag(&self, client: IpAddr) -> String {
+        format!(
+            "{{resetctl:{}/{}:{client}}}",
+            self.policy.limit, self.policy.window_seconds
+        )
+    }
+
     /// One run of the script with `deadline` passed on Redis's clock (none:
     /// no deadline), at `now` (none: Redis's clock).
     async fn run_script(
@@ -224,12 +288,7 @@ impl RedisLimiter {
                 .as_millis() as i64;
             local_millis() + self.clock_offset_ms.load(Ordering::Relaxed) + left
         });
-        // The policy is part of the key: instances with different policies
-        // on one Redis keep separate logs instead of trimming each other's.
-        let tag = format!(
-            "{{resetctl:{}/{}:{client}}}",
-            self.policy.limit, self.policy.window_seconds
-        );
+        let tag = self.key_tag(client);
         let mut invocation = self.script.prepare_invoke();
         invocation
             .key(format!("{tag}:log"))

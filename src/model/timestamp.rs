@@ -145,6 +145,11 @@ fn parse_offset_time(text: &str) -> Result<Timestamp, String> {
 
 impl fmt::Display for Timestamp {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.is_writable() {
+            // Every byte `to_ascii` writes is an ASCII digit or separator.
+            return f.write_str(std::str::from_utf8(&self.to_ascii()).map_err(|_| fmt::Error)?);
+        }
+        // Outside the one form's years (named in errors only): widened fields.
         let dt = self.to_datetime();
         write!(
             f,
@@ -157,6 +162,31 @@ impl fmt::Display for Timestamp {
             dt.second(),
             self.0.rem_euclid(1000)
         )
+    }
+}
+
+impl Timestamp {
+    /// The one form, `YYYY-MM-DDTHH:MM:SS.mmmZ`, as 24 ASCII bytes without
+    /// the formatting machinery: the quota writes one into every answer's
+    /// `X-RateLimit-Reset`. An instant outside years 0000 to 9999 (never
+    /// written, see [`Timestamp::is_writable`]) is clamped to those bounds.
+    pub fn to_ascii(self) -> [u8; 24] {
+        let dt = Timestamp(self.0.clamp(Self::MIN.0, Self::MAX.0)).to_datetime();
+        let mut out = *b"0000-00-00T00:00:00.000Z";
+        let mut put = |at: usize, width: usize, mut value: u32| {
+            for i in (at..at + width).rev() {
+                out[i] = b'0' + (value % 10) as u8;
+                value /= 10;
+            }
+        };
+        put(0, 4, dt.year() as u32);
+        put(5, 2, dt.month());
+        put(8, 2, dt.day());
+        put(11, 2, dt.hour());
+        put(14, 2, dt.minute());
+        put(17, 2, dt.second());
+        put(20, 3, self.0.rem_euclid(1000) as u32);
+        out
     }
 }
 
@@ -208,8 +238,12 @@ mod tests {
             "2026-11-20T10:00:00.000Z",
             "1970-01-01T00:00:00.000Z",
             "2024-02-29T23:59:59.999Z",
+            "1969-12-31T23:59:59.001Z",
+            "0000-01-01T00:00:00.000Z",
+            "9999-12-31T23:59:59.999Z",
         ] {
             assert_eq!(Timestamp::parse(text).unwrap().to_string(), text);
+            assert_eq!(&Timestamp::parse(text).unwrap().to_ascii(), text.as_bytes());
         }
         assert_eq!(
             Timestamp::parse("1970-01-01T00:00:01.500Z")

@@ -8,8 +8,9 @@ mod params;
 mod view;
 
 pub use args::{latest_query_from_args, list_query_from_args};
-pub use order::{compare_ids, order_for, visible_in};
+pub use order::{compare_ids, concerns_plan, order_for, visible_in};
 pub use params::{
-    parse_latest_query, parse_list_query, KindFilter, LatestQuery, ListQuery, QueryError,
+    parse_atom_query, parse_ics_query, parse_latest_query, parse_list_query, AtomQuery, IcsQuery,
+    KindFilter, LatestQuery, ListQuery, PlanId, QueryError, MAX_ALARM_MINUTES,
 };
-pub use view::{PageWindow, PublishedView};
+pub use view::{Body, Fragment, PageWindow, PublishedView, Validators};

@@ -18,6 +18,19 @@ pub fn visible_in(record: &Record, filter: KindFilter) -> bool {
     }
 }
 
+/// Whether `record` concerns `plan` (the feeds' `plan` filter): its scope
+/// is unknown (null), or its plans name `plan`, `all` or `unknown`. A plan
+/// no record names still matches the records for all or unknown plans.
+pub fn concerns_plan(record: &Record, plan: &str) -> bool {
+    match &record.scope {
+        None => true,
+        Some(scope) => scope
+            .plans
+            .iter()
+            .any(|p| p == plan || p == "all" || p == "unknown"),
+    }
+}
+
 /// Indexes of the records in `filter`'s list, in the public order.
 pub fn order_for(records: &[Record], filter: KindFilter) -> Vec<u32> {
     let mut indexes: Vec<u32> = (0..records.len() as u32)
@@ -87,6 +100,40 @@ fn compare_live(a: &Record, b: &Record) -> Ordering {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_plan_matches_its_own_records_and_those_for_all_or_unknown_plans() {
+        let mut record: Record = serde_json::from_value(serde_json::json!({
+            "id": "1", "kind": "reset_completed", "resetType": "global",
+            "announcedAt": null, "effectiveAt": null, "text": null, "confidence": null,
+            "scope": null,
+            "source": {"origin": "x", "postId": "1", "handle": "h", "url": null},
+            "schedulePrecision": null, "scheduleBasis": null, "scheduleWindow": null,
+            "scheduleState": null, "completedAt": null, "completionRecordId": null,
+            "fulfillmentOrigin": null, "relatedRecordIds": []
+        }))
+        .unwrap();
+        assert!(
+            concerns_plan(&record, "pro"),
+            "a null scope concerns every plan"
+        );
+        let with_plans = |plans: &[&str]| crate::model::Scope {
+            plans: plans.iter().map(|p| p.to_string()).collect(),
+            windows: vec!["weekly".into()],
+        };
+        for (plans, pro, nobody) in [
+            (&["pro"][..], true, false),
+            (&["plus"][..], false, false),
+            (&["plus", "pro"][..], true, false),
+            (&["all"][..], true, true),
+            (&["unknown"][..], true, true),
+            (&[][..], false, false),
+        ] {
+            record.scope = Some(with_plans(plans));
+            assert_eq!(concerns_plan(&record, "pro"), pro, "{plans:?}");
+            assert_eq!(concerns_plan(&record, "nobody"), nobody, "{plans:?}");
+        }
+    }
 
     #[test]
     fn numeric_ids_compare_as_numbers() {

@@ -69,6 +69,51 @@ pub struct ListQuery {
     pub page_size: u32,
 }
 
+/// A plan id for the feeds' `plan` filter: 1 to 32 characters of
+/// `[a-z0-9_]` (validated on construction, so a renderer can write it
+/// anywhere without escaping).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct PlanId(String);
+
+impl PlanId {
+    /// Parses a plan id; `None` when it breaks the rule.
+    pub fn parse(text: &str) -> Option<Self> {
+        let ok = (1..=32).contains(&text.len())
+            && text
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
+        ok.then(|| Self(text.to_owned()))
+    }
+
+    /// The id.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// The parameters of `GET /records.atom`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AtomQuery {
+    /// The filter (default `all`).
+    pub kind: KindFilter,
+    /// Only records that concern this plan (default: every record).
+    pub plan: Option<PlanId>,
+}
+
+/// The parameters of `GET /records.ics`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IcsQuery {
+    /// The filter (default `all`).
+    pub kind: KindFilter,
+    /// Only records that concern this plan (default: every record).
+    pub plan: Option<PlanId>,
+    /// Minutes before each pending schedule to remind, 0..=1440 (default: no reminder).
+    pub alarm: Option<u16>,
+}
+
+/// The longest `alarm` accepted: a day, in minutes.
+pub const MAX_ALARM_MINUTES: u16 = 1440;
+
 /// Why a query string was refused; the `Display` text is the 422 `detail`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum QueryError {
@@ -130,6 +175,10 @@ impl fmt::Display for QueryError {
                     "page" => {
                         "a whole number from 1 to 4294967295, without sign, leading zeros or spaces"
                     }
+                    "plan" => "a plan id of 1 to 32 characters a-z, 0-9 or _ (such as plus or pro)",
+                    "alarm" => {
+                        "a whole number of minutes from 0 to 1440, without sign, leading zeros or spaces"
+                    }
                     _ => "a whole number from 1 to 10, without sign, leading zeros or spaces",
                 };
                 write!(f, "query parameter {name:?} must be {rule}; got {value:?}")
@@ -172,6 +221,42 @@ pub fn parse_list_query(raw: &str) -> Result<ListQuery, QueryError> {
     })
 }
 
+/// Parses the query of `/records.atom` (`kind`, `plan`).
+pub fn parse_atom_query(raw: &str) -> Result<AtomQuery, QueryError> {
+    let (mut kind, mut plan) = (None, None);
+    for_each_pair(raw, |name, value| match name.as_ref() {
+        "kind" => set_once(&mut kind, "kind", value, parse_kind),
+        "plan" => set_once(&mut plan, "plan", value, PlanId::parse),
+        _ => Err(QueryError::Unknown {
+            name: name.into_owned(),
+            allowed: "kind, plan",
+        }),
+    })?;
+    Ok(AtomQuery {
+        kind: kind.unwrap_or(KindFilter::All),
+        plan,
+    })
+}
+
+/// Parses the query of `/records.ics` (`kind`, `plan`, `alarm`).
+pub fn parse_ics_query(raw: &str) -> Result<IcsQuery, QueryError> {
+    let (mut kind, mut plan, mut alarm) = (None, None, None);
+    for_each_pair(raw, |name, value| match name.as_ref() {
+        "kind" => set_once(&mut kind, "kind", value, parse_kind),
+        "plan" => set_once(&mut plan, "plan", value, PlanId::parse),
+        "alarm" => set_once(&mut alarm, "alarm", value, parse_minutes),
+        _ => Err(QueryError::Unknown {
+            name: name.into_owned(),
+            allowed: "kind, plan, alarm",
+        }),
+    })?;
+    Ok(IcsQuery {
+        kind: kind.unwrap_or(KindFilter::All),
+        plan,
+        alarm,
+    })
+}
+
 fn parse_kind(value: &str) -> Option<KindFilter> {
     KindFilter::parse(value)
 }
@@ -191,6 +276,14 @@ fn parse_number(value: &str, max: u32) -> Option<u32> {
         .ok()
         .filter(|v| *v <= u64::from(max))
         .map(|v| v as u32)
+}
+
+/// `0`, or `^[1-9][0-9]*$` with a value of at most [`MAX_ALARM_MINUTES`].
+fn parse_minutes(value: &str) -> Option<u16> {
+    if value == "0" {
+        return Some(0);
+    }
+    parse_number(value, u32::from(MAX_ALARM_MINUTES)).map(|v| v as u16)
 }
 
 fn set_once<T>(
@@ -329,5 +422,112 @@ mod tests {
             parse_latest_query("page=1").unwrap_err().to_string(),
             "unknown query parameter \"page\"; this endpoint accepts kind"
         );
+    }
+
+    #[test]
+    fn feed_queries_take_kind_plan_and_alarm() {
+        let atom = parse_atom_query("kind=reset_completed&plan=pro_2").unwrap();
+        assert_eq!(atom.kind, KindFilter::Completed);
+        assert_eq!(atom.plan.as_ref().map(PlanId::as_str), Some("pro_2"));
+        assert_eq!(
+            parse_atom_query("").unwrap(),
+            AtomQuery {
+                kind: KindFilter::All,
+                plan: None
+            }
+        );
+        let ics = parse_ics_query("alarm=0&plan=plus").unwrap();
+        assert_eq!((ics.kind, ics.alarm), (KindFilter::All, Some(0)));
+        assert_eq!(parse_ics_query("alarm=1440").unwrap().alarm, Some(1440));
+        assert_eq!(parse_ics_query("").unwrap().alarm, None);
+        let long = "a".repeat(32);
+        assert!(parse_atom_query(&format!("plan={long}")).is_ok());
+    }
+
+    #[test]
+    fn feed_refusals_name_the_parameter() {
+        let plan_rule =
+            "must be a plan id of 1 to 32 characters a-z, 0-9 or _ (such as plus or pro)";
+        let alarm_rule = "must be a whole number of minutes from 0 to 1440, without sign, leading zeros or spaces";
+        let too_long = "a".repeat(33);
+        let cases = [
+            (
+                "plan=Pro".to_owned(),
+                format!("query parameter \"plan\" {plan_rule}; got \"Pro\""),
+            ),
+            (
+                "plan=pro-1".to_owned(),
+                format!("query parameter \"plan\" {plan_rule}; got \"pro-1\""),
+            ),
+            (
+                format!("plan={too_long}"),
+                format!("query parameter \"plan\" {plan_rule}; got \"{too_long}\""),
+            ),
+            (
+                "plan=pro&plan=plus".to_owned(),
+                "query parameter \"plan\" is given more than once".to_owned(),
+            ),
+            (
+                "plan=".to_owned(),
+                "query parameter \"plan\" is empty".to_owned(),
+            ),
+            (
+                "alarm=1".to_owned(),
+                "unknown query parameter \"alarm\"; this endpoint accepts kind, plan".to_owned(),
+            ),
+            (
+                "page=1".to_owned(),
+                "unknown query parameter \"page\"; this endpoint accepts kind, plan".to_owned(),
+            ),
+        ];
+        for (raw, detail) in &cases {
+            assert_eq!(
+                parse_atom_query(raw).unwrap_err().to_string(),
+                *detail,
+                "{raw}"
+            );
+        }
+        let cases = [
+            (
+                "alarm=1441",
+                format!("query parameter \"alarm\" {alarm_rule}; got \"1441\""),
+            ),
+            (
+                "alarm=-1",
+                format!("query parameter \"alarm\" {alarm_rule}; got \"-1\""),
+            ),
+            (
+                "alarm=00",
+                format!("query parameter \"alarm\" {alarm_rule}; got \"00\""),
+            ),
+            (
+                "alarm=015",
+                format!("query parameter \"alarm\" {alarm_rule}; got \"015\""),
+            ),
+            (
+                "alarm=1.5",
+                format!("query parameter \"alarm\" {alarm_rule}; got \"1.5\""),
+            ),
+            (
+                "alarm=5&alarm=5",
+                "query parameter \"alarm\" is given more than once".to_owned(),
+            ),
+            (
+                "kind=all&kind=all",
+                "query parameter \"kind\" is given more than once".to_owned(),
+            ),
+            (
+                "pageSize=1",
+                "unknown query parameter \"pageSize\"; this endpoint accepts kind, plan, alarm"
+                    .to_owned(),
+            ),
+        ];
+        for (raw, detail) in &cases {
+            assert_eq!(
+                parse_ics_query(raw).unwrap_err().to_string(),
+                *detail,
+                "{raw}"
+            );
+        }
     }
 }

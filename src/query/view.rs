@@ -4,6 +4,16 @@
 //! to JSON once, the ordered index list of every filter, and the `meta`
 //! object serialised once. A request then copies at most `pageSize`
 //! pre-serialised records, whatever the dataset size.
+//!
+//! The view also keeps the typed records (for the feed renderers of
+//! [`crate::render`]) and memoises what those renderers make of them: a
+//! fragment per record and whole bodies, each built at most once per
+//! snapshot, lazily, by the first request that needs it. The view does
+//! not know how they are rendered; it only keeps them.
+
+use std::sync::OnceLock;
+
+use bytes::Bytes;
 
 use crate::model::{DataSource, Meta, Record, Timestamp};
 use crate::snapshot::{Mode, Snapshot};
@@ -19,8 +29,13 @@ pub struct PublishedView {
     index: std::sync::Arc<RecordIndex>,
     /// The serialised `meta` object.
     meta_json: String,
+    /// The validators of every body built from this view.
+    validators: Validators,
     /// The `dataSource` inside it (upstream mode only).
     data_source: Option<DataSource>,
+    /// Which swap of the server made it current (0: not served yet); orders
+    /// views for live streams even when sequences repeat or go back.
+    generation: u64,
 }
 
 /// The records of one snapshot, serialised and ordered once.
@@ -36,6 +51,110 @@ struct RecordIndex {
     spans: Vec<(u32, u32)>,
     /// Per filter (indexed by [`KindFilter::index`]): record indexes in public order.
     orders: [Vec<u32>; 3],
+    /// SHA-256 of `record_bytes` (the orders are a function of the records).
+    records_digest: [u8; 32],
+    /// The typed records (the snapshot's order), for renderers.
+    records: Vec<Record>,
+    /// Per record, per [`Fragment`] kind: what a renderer made of it.
+    fragments: [Vec<OnceLock<Box<[u8]>>>; Fragment::COUNT],
+    /// Per [`Body`]: a whole response body.
+    bodies: [OnceLock<Bytes>; Body::COUNT],
+}
+
+/// What a conditional request is compared with, ready to send.
+///
+/// Every body this view answers (a JSON page, a feed) is a function of the
+/// records, the `meta` object, the request and the program's version, so
+/// the entity tag hashes exactly those inputs that are not the URL: two
+/// views with the same records and meta answer the same bytes and share
+/// a tag, and any change (a new `dataSource.syncedAt` included) changes
+/// it. Hashes, not the sequence: instances behind one balancer agree, and
+/// a new snapshot with the same content keeps clients' caches.
+#[derive(Debug, Clone)]
+pub struct Validators {
+    /// The strong entity tag, quoted (`"…"`).
+    pub etag: bytes::Bytes,
+    /// The last-modified instant: the newest past instant of `meta`.
+    pub last_modified: Timestamp,
+    /// `last_modified` as an HTTP date (whole seconds).
+    pub last_modified_http: bytes::Bytes,
+}
+
+impl Validators {
+    fn of(records_digest: &[u8; 32], meta: &Meta, meta_json: &str) -> Self {
+        use sha2::{Digest, Sha256};
+        let tag = Sha256::new()
+            .chain_update(records_digest)
+            .chain_update(meta_json.as_bytes())
+            .chain_update(env!("CARGO_PKG_VERSION").as_bytes())
+            .finalize();
+        let mut etag = String::with_capacity(2 + 32);
+        etag.push('"');
+        for byte in &tag[..16] {
+            etag.push_str(&format!("{byte:02x}"));
+        }
+        etag.push('"');
+        let last_modified = meta_last_modified(meta);
+        let http = httpdate::fmt_http_date(
+            std::time::UNIX_EPOCH
+                + std::time::Duration::from_millis(last_modified.as_millis().max(0) as u64),
+        );
+        Self {
+            etag: bytes::Bytes::from(etag),
+            last_modified,
+            last_modified_http: bytes::Bytes::from(http),
+        }
+    }
+}
+
+/// The newest instant of `meta` that has happened: when the served bytes
+/// last changed (a sync that only moves `dataSource.syncedAt` moves it too).
+/// The next attempt lies ahead and is left out.
+fn meta_last_modified(meta: &Meta) -> Timestamp {
+    let mut newest = meta.generated_at;
+    let mut see = |t: Option<Timestamp>| {
+        if let Some(t) = t {
+            newest = newest.max(t);
+        }
+    };
+    see(meta.last_successful_check_at);
+    if let Some(d) = &meta.data_source {
+        see(d.synced_at);
+        see(d.last_synced_at);
+        see(d.fetched_at);
+        see(d.upstream_generated_at);
+    }
+    newest
+}
+
+/// A per-record piece of a response body a renderer keeps in the view.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fragment {
+    /// The record's Atom `<entry>`.
+    AtomEntry,
+    /// The record's calendar event (an iCalendar `VEVENT` up to its end).
+    CalendarEvent,
+}
+
+impl Fragment {
+    const COUNT: usize = 2;
+}
+
+/// A whole response body a renderer keeps in the view.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Body {
+    /// The calendar of a filter, without `plan` or `alarm`.
+    Calendar(KindFilter),
+}
+
+impl Body {
+    const COUNT: usize = 3;
+
+    fn slot(self) -> usize {
+        match self {
+            Body::Calendar(kind) => kind.index(),
+        }
+    }
 }
 
 /// Which slice of a filter's list a page covers, and its Page fields.
@@ -64,6 +183,10 @@ impl PublishedView {
             record_bytes.push_str(&serde_json::to_string(record).expect("records serialise"));
             spans.push((start, record_bytes.len() as u32));
         }
+        let records_digest = {
+            use sha2::{Digest, Sha256};
+            Sha256::digest(record_bytes.as_bytes()).into()
+        };
         let index = RecordIndex {
             sequence: snapshot.sequence,
             mode: snapshot.mode,
@@ -72,6 +195,10 @@ impl PublishedView {
             record_bytes,
             spans,
             orders: KindFilter::ALL.map(|k| order_for(records, k)),
+            records_digest,
+            records: records.to_vec(),
+            fragments: std::array::from_fn(|_| records.iter().map(|_| OnceLock::new()).collect()),
+            bodies: Default::default(),
         };
         Self::with_index(std::sync::Arc::new(index), data_source)
     }
@@ -88,11 +215,35 @@ impl PublishedView {
             data_source: data_source.clone(),
         };
         let meta_json = serde_json::to_string(&meta).expect("meta serialises");
+        let validators = Validators::of(&index.records_digest, &meta, &meta_json);
         Self {
             index,
             meta_json,
+            validators,
             data_source,
+            generation: 0,
         }
+    }
+
+    /// The same view, numbered as the `generation`-th swap of its server.
+    pub fn at_generation(mut self, generation: u64) -> Self {
+        self.generation = generation;
+        self
+    }
+
+    /// Which swap of the server made this view current (0: not served yet).
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// The typed records, in the snapshot's order.
+    pub fn records(&self) -> &[Record] {
+        &self.index.records
+    }
+
+    /// Whether `other` has the very same records (a new `dataSource` alone).
+    pub fn same_records(&self, other: &PublishedView) -> bool {
+        std::sync::Arc::ptr_eq(&self.index, &other.index)
     }
 
     /// The same records with another `dataSource` (cheap: records are shared).
@@ -125,6 +276,11 @@ impl PublishedView {
         self.data_source.as_ref().map(|d| d.status)
     }
 
+    /// The validators of every body answered from this view.
+    pub fn validators(&self) -> &Validators {
+        &self.validators
+    }
+
     /// The serialised `meta` object.
     pub fn meta_json(&self) -> &str {
         &self.meta_json
@@ -139,6 +295,31 @@ impl PublishedView {
     pub fn record_json(&self, index: u32) -> &str {
         let (start, end) = self.index.spans[index as usize];
         &self.index.record_bytes[start as usize..end as usize]
+    }
+
+    /// The typed record at `index`.
+    pub fn record(&self, index: u32) -> &Record {
+        &self.index.records[index as usize]
+    }
+
+    /// The `fragment` of the record at `index`: made by `render` the first
+    /// time it is asked for in this snapshot, then kept.
+    pub fn fragment(
+        &self,
+        fragment: Fragment,
+        index: u32,
+        render: impl FnOnce(&Record) -> Vec<u8>,
+    ) -> &[u8] {
+        let slot = &self.index.fragments[fragment as usize][index as usize];
+        slot.get_or_init(|| render(self.record(index)).into_boxed_slice())
+    }
+
+    /// The `body`: made by `render` the first time it is asked for in this
+    /// snapshot, then kept (a clone shares the bytes).
+    pub fn body(&self, body: Body, render: impl FnOnce(&Self) -> Bytes) -> Bytes {
+        self.index.bodies[body.slot()]
+            .get_or_init(|| render(self))
+            .clone()
     }
 
     /// The first record of `filter`'s list (what `/records/latest` returns).

@@ -14,6 +14,7 @@ use crate::document::DocumentError;
 use crate::model::{Record, Timestamp};
 use crate::store::{write_atomic, AtomicWriteError, DataDirLock, LockError, TEMP_PREFIX};
 use crate::sync::state::SyncState;
+use crate::webhook::outbox::{Outbox, OutboxError};
 
 use super::format::{Mode, Snapshot, SNAPSHOT_FORMAT};
 
@@ -40,6 +41,9 @@ pub enum SnapshotError {
     /// Writing failed.
     #[error(transparent)]
     Write(#[from] AtomicWriteError),
+    /// The webhook outbox could not be appended to: nothing was published.
+    #[error(transparent)]
+    Outbox(#[from] OutboxError),
     /// The lock could not be taken.
     #[error(transparent)]
     Lock(#[from] LockError),
@@ -203,6 +207,7 @@ impl SnapshotStore {
         let lock = DataDirLock::acquire(&self.data_dir.join("resetctl.lock"), timeout, purpose)?;
         remove_stale_temps(&self.data_dir);
         remove_stale_temps(&self.dir);
+        remove_stale_temps(&crate::webhook::dir(&self.data_dir));
         Ok(lock)
     }
 
@@ -341,19 +346,68 @@ impl SnapshotStore {
                 path: self.path_of(sequence),
                 reason,
             })?;
+        let base = self.diff_base();
         crate::testhook::reached("publish:begin");
         write_atomic(&self.path_of(sequence), &bytes)?;
         crate::testhook::reached("publish:written");
+        self.outbox().append(
+            _lock,
+            base.as_ref().map_or(&[][..], |b| &b.records),
+            &snapshot.records,
+            sequence,
+            snapshot.generated_at,
+            snapshot.published_at,
+        )?;
         self.set_pointer(sequence)?;
         crate::testhook::reached("publish:pointer-moved");
         self.prune_unlocked(keep)?;
         Ok(snapshot)
     }
 
-    /// Makes an existing, valid version current again.
-    pub fn rollback(&self, _lock: &DataDirLock, sequence: u64) -> Result<(), SnapshotError> {
-        self.load(sequence)?;
+    /// Makes an existing, valid version current again. The changes from
+    /// what receivers were last told to the target go to the outbox first,
+    /// as for any publish.
+    pub fn rollback(
+        &self,
+        _lock: &DataDirLock,
+        sequence: u64,
+        now: Timestamp,
+    ) -> Result<(), SnapshotError> {
+        let target = self.load(sequence)?;
+        let base = self.diff_base();
+        self.outbox().append(
+            _lock,
+            base.as_ref().map_or(&[][..], |b| &b.records),
+            &target.records,
+            sequence,
+            target.generated_at,
+            now,
+        )?;
         self.set_pointer(sequence)
+    }
+
+    /// The webhook outbox of this data dir.
+    pub fn outbox(&self) -> Outbox {
+        Outbox::new(&self.data_dir)
+    }
+
+    /// What the next publish's changes are measured against: the version
+    /// the outbox last led receivers to (a publish killed after its outbox
+    /// append but before the pointer moved was announced, so it counts),
+    /// else the current one, else nothing (every record is new).
+    ///
+    /// A publish without changes appends nothing, so the version named by
+    /// the outbox may be older than the current one; its visible records
+    /// are then the same, and if retention deleted it the current one
+    /// stands in. An unreadable version counts as none.
+    fn diff_base(&self) -> Option<Snapshot> {
+        let told = self
+            .outbox()
+            .read()
+            .ok()
+            .and_then(|c| c.last_sequence)
+            .and_then(|seq| self.load(seq).ok());
+        told.or_else(|| self.load_current().ok().flatten())
     }
 
     /// Deletes all but the newest `keep` versions (never the current one);

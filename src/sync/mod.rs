@@ -12,4 +12,4 @@ pub mod fetch;
 mod run;
 pub mod state;
 
-pub use run::{run_daemon, sync_once, Rejected, SyncError, SyncOutcome, SyncSettings};
+pub use run::{run_daemon, sync_once, Rejected, SyncError, SyncOutcome, SyncSettings, STORED_FEED};

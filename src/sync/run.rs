@@ -417,6 +417,7 @@ fn commit(
             state.upstream_generated_at = Some(content.generated_at);
             state.upstream_monitor = content.monitor.clone();
             state.skipped = content.skipped.clone();
+            state.feed_sha256 = feed.as_deref().map(crate::sync::state::feed_digest);
             succeed(state);
             store_feed(lock, data_dir, feed.as_deref()).map_err(local)?;
             content
@@ -452,8 +453,9 @@ fn local(e: impl Into<SyncError>) -> Failure {
     Failure::Local(e.into())
 }
 
-/// The last good public feed, kept so a 304 can re-derive states.
-const STORED_FEED: &str = "upstream-feed.json";
+/// The last good public feed, kept so a 304 can re-derive states (and
+/// mirrored by the server at `/api/status.json`).
+pub const STORED_FEED: &str = "upstream-feed.json";
 
 fn load_stored_feed(data_dir: &Path) -> Option<std::io::Result<Vec<u8>>> {
     match std::fs::read(data_dir.join(STORED_FEED)) {

@@ -71,6 +71,21 @@ pub struct SyncState {
     /// Records the last document yielded but that could not be converted.
     #[serde(default)]
     pub skipped: Vec<String>,
+    /// SHA-256 (hex) of the kept public feed (`upstream-feed.json`) this
+    /// state was derived from; none for a records document. The server
+    /// mirrors that file only while its bytes have this digest, so a feed
+    /// written ahead of its snapshot (or left by a killed sync) is never served.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub feed_sha256: Option<String>,
+}
+
+/// The digest [`SyncState::feed_sha256`] records for `bytes`.
+pub fn feed_digest(bytes: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 impl SyncState {
@@ -91,6 +106,7 @@ impl SyncState {
             last_attempt_at: None,
             upstream_monitor: None,
             skipped: Vec::new(),
+            feed_sha256: None,
         }
     }
 

@@ -5,6 +5,7 @@
 
 pub mod disk;
 pub mod nginx;
+pub mod receiver;
 pub mod redis;
 pub mod server;
 pub mod upstream;

@@ -68,6 +68,7 @@ pub fn status(
 ) -> Result<(), CliError> {
     let report = status_report(&settings.store(), settings.now)?;
     let limits = crate::limits::resolve(limits, &settings.file)?.describe();
+    let webhooks = resetctl::webhook::summaries(&settings.data_dir)?;
     if as_json {
         let mut value = serde_json::to_value(&report).expect("plain data");
         let quota: serde_json::Map<String, serde_json::Value> = limits
@@ -75,6 +76,7 @@ pub fn status(
             .map(|(k, v)| (camel_case(k), v.into()))
             .collect();
         value["limits"] = quota.into();
+        value["webhooks"] = serde_json::to_value(&webhooks).expect("plain data");
         print(&json(&value))?;
     } else {
         let mut text = render(&report);
@@ -82,12 +84,43 @@ pub fn status(
         for (name, value) in limits {
             text.push_str(&format!("  {:<17}{value}\n", format!("{name}:")));
         }
+        text.push_str(&render_webhooks(&webhooks));
         print(&text)?;
     }
     if report.snapshot.is_none() {
         return Err(nothing_published());
     }
     Ok(())
+}
+
+/// The webhook lines of `status`: one per endpoint, failed deliveries first-class.
+fn render_webhooks(webhooks: &[resetctl::webhook::EndpointSummary]) -> String {
+    if webhooks.is_empty() {
+        return String::new();
+    }
+    let mut out = "webhooks:\n".to_owned();
+    for w in webhooks {
+        out.push_str(&format!(
+            "  {}  {}  {}  {}: delivered {}, pending {}, {} failed\n",
+            w.id,
+            w.format.as_str(),
+            w.url,
+            if w.enabled { "enabled" } else { "disabled" },
+            w.delivered,
+            w.pending,
+            w.failed
+        ));
+        if let Some(last) = w.recent_failures.last() {
+            out.push_str(&format!(
+                "    last failed: {} {} at {} ({})\n",
+                last.event, last.message, last.at, last.last_error
+            ));
+        }
+        if let Some(at) = w.next_retry_at {
+            out.push_str(&format!("    retrying; next attempt {at}\n"));
+        }
+    }
+    out
 }
 
 fn nothing_published() -> CliError {

@@ -5,6 +5,7 @@ mod record;
 mod serve;
 mod snapshots;
 mod sync;
+mod webhook;
 
 use clap::CommandFactory;
 
@@ -36,6 +37,7 @@ pub fn dispatch(cli: Cli) -> Result<(), CliError> {
                 Command::Convert { file } => data::convert(&settings, &file),
                 Command::Record(sub) => record::run(&settings, sub),
                 Command::MarkChecked { at, actor } => record::mark_checked(&settings, at, actor),
+                Command::Webhook(sub) => webhook::run(&settings, sub),
                 Command::Completions { .. } | Command::Man { .. } => unreachable!("handled above"),
             }
         }

@@ -3,9 +3,10 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use resetctl::api::{serve, ConnectionLimits, ServeOptions, MIN_HEAD_BYTES};
+use resetctl::api::{serve, ConnectionLimits, ServeOptions, StreamLimits, MIN_HEAD_BYTES};
 use resetctl::config::{layer, seconds_setting};
 use resetctl::reload::WatchMode;
+use resetctl::render::BaseUrl;
 
 use crate::args::{ServeArgs, WatchArg};
 use crate::exit::{CliError, Code};
@@ -49,13 +50,33 @@ pub fn run(settings: &Settings, args: &ServeArgs) -> Result<(), CliError> {
         )?),
         false => None,
     };
+    let public_base_url = match args
+        .public_base_url
+        .as_deref()
+        .or(settings.file.public_base_url.as_deref())
+    {
+        // A value with user info is named by its redacted form only.
+        Some(text) => Some(BaseUrl::parse(text).map_err(|why| {
+            CliError::new(
+                Code::Usage,
+                format!(
+                    "public-base-url {:?} must be an absolute http:// or https:// URL without query or fragment: {why}",
+                    resetctl::redact::redact_url(text)
+                ),
+            )
+        })?),
+        None => None,
+    };
     let options = ServeOptions {
         data_dir: settings.data_dir.clone(),
         watch,
         limits: crate::limits::resolve(&args.limits, &settings.file)?,
         mcp_allowed_origins,
         connections,
+        public_base_url,
+        streams: stream_limits(settings, &args.streams)?,
     };
+    let delivery = super::webhook::delivery_settings(settings, &args.delivery)?;
     // `--now` freezes the server's clock (tests and demos); otherwise the system clock.
     let clock = settings.clock();
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -87,6 +108,13 @@ pub fn run(settings: &Settings, args: &ServeArgs) -> Result<(), CliError> {
                 clock.clone(),
             ))
         });
+        // The webhook deliverer, when this process holds the data dir's deliverer lock.
+        let deliverer = tokio::spawn(resetctl::webhook::deliver::run(
+            settings.data_dir.clone(),
+            delivery,
+            "resetctl serve".to_owned(),
+            stop_rx.clone(),
+        ));
         let mut drained = stop_rx.clone();
         let mut stop = stop_rx;
         let server = serve(listener, options, clock, async move {
@@ -102,7 +130,46 @@ pub fn run(settings: &Settings, args: &ServeArgs) -> Result<(), CliError> {
         if let Some(task) = republisher {
             task.abort();
         }
+        deliverer.abort();
         Ok(())
+    })
+}
+
+/// The record stream settings (flag > env > file > default).
+fn stream_limits(
+    settings: &Settings,
+    args: &crate::args::StreamArgs,
+) -> Result<StreamLimits, CliError> {
+    let file = &settings.file;
+    let defaults = StreamLimits::default();
+    let heartbeat = seconds_setting(
+        "stream-heartbeat",
+        layer(
+            args.stream_heartbeat,
+            file.stream_heartbeat,
+            defaults.heartbeat.as_secs_f64(),
+        ),
+        0.1,
+        3600.0,
+    )?;
+    let per_client = args
+        .stream_max_per_client
+        .or(file.stream_max_per_client)
+        .unwrap_or(defaults.per_client);
+    let total = args
+        .stream_max
+        .or(file.stream_max)
+        .map_or(defaults.total, |n| n as usize);
+    if per_client == 0 || total == 0 {
+        return Err(CliError::new(
+            Code::Usage,
+            "stream-max-per-client and stream-max must be at least 1",
+        ));
+    }
+    Ok(StreamLimits {
+        per_client,
+        total,
+        heartbeat,
     })
 }
 

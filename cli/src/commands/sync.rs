@@ -230,16 +230,30 @@ pub fn run(settings: &Settings, args: &SyncArgs) -> Result<(), CliError> {
         sync.source.interval_minutes,
         sync.backoff_cap.as_secs() / 60
     );
-    runtime.block_on(run_daemon(
-        &data_dir,
-        &sync,
-        clock,
-        crate::commands::serve::shutdown_signal(),
-        |result| match result {
-            Ok(outcome) => tracing::info!("{}", describe(outcome, &sync.source.url)),
-            Err(e) => tracing::warn!("{e}"),
-        },
-    ));
+    let delivery = super::webhook::delivery_settings(settings, &args.delivery)?;
+    runtime.block_on(async {
+        // The webhook deliverer, when this process holds the data dir's deliverer lock.
+        let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+        let deliverer = tokio::spawn(resetctl::webhook::deliver::run(
+            data_dir.clone(),
+            delivery,
+            "resetctl sync --daemon".to_owned(),
+            stop_rx,
+        ));
+        run_daemon(
+            &data_dir,
+            &sync,
+            clock,
+            crate::commands::serve::shutdown_signal(),
+            |result| match result {
+                Ok(outcome) => tracing::info!("{}", describe(outcome, &sync.source.url)),
+                Err(e) => tracing::warn!("{e}"),
+            },
+        )
+        .await;
+        let _ = stop_tx.send(true);
+        deliverer.abort();
+    });
     tracing::info!("sync daemon stopped");
     Ok(())
 }

@@ -1,0 +1,248 @@
+//! The live record stream: `GET /openapi/v1/records/stream?kind=` (SSE).
+//!
+//! Thin like every handler: the stream caps decide first (a refused stream
+//! is not counted), then admission counts the connection once, then the
+//! events come from [`crate::live`]: `ready`, the catch-up of a resumed
+//! client (`Last-Event-ID`), then the precomputed events of every swap of
+//! the served view, with a comment heartbeat (`warp::sse`'s keep-alive)
+//! between them. A stream ends when the client goes, or at once when the
+//! server shuts down (it must not hold the drain).
+
+use std::collections::{HashMap, VecDeque};
+use std::net::IpAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use tokio::sync::broadcast::error::RecvError;
+use warp::http::{HeaderName, HeaderValue};
+use warp::reply::{Reply, Response};
+
+use super::admission::rest_counted;
+use super::errors::ApiError;
+use super::responses::cors;
+use super::server::AppState;
+use crate::live::{self, LiveEvent, Step, ViewSwap};
+use crate::query::{parse_latest_query, KindFilter};
+use crate::reload::ViewHandle;
+use crate::snapshot::SnapshotStore;
+
+/// How many streams may be open, and how often an idle one hears a heartbeat.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StreamLimits {
+    /// Streams open at once per client key.
+    pub per_client: u32,
+    /// Streams open at once, in all.
+    pub total: usize,
+    /// The interval of the comment heartbeat.
+    pub heartbeat: Duration,
+}
+
+impl Default for StreamLimits {
+    fn default() -> Self {
+        Self {
+            per_client: 2,
+            total: 10_000,
+            heartbeat: Duration::from_secs(25),
+        }
+    }
+}
+
+/// The open streams, per client key and in all. Taken only when a stream
+/// opens or closes, never by other requests or by reload.
+#[derive(Debug)]
+pub struct StreamSlots {
+    limits: StreamLimits,
+    open: Mutex<(HashMap<IpAddr, u32>, usize)>,
+}
+
+/// One open stream's place; dropping it frees the place.
+#[derive(Debug)]
+struct StreamSlot {
+    slots: Arc<StreamSlots>,
+    client: IpAddr,
+}
+
+impl StreamSlots {
+    /// Slots under `limits`.
+    pub fn new(limits: StreamLimits) -> Self {
+        Self {
+            limits,
+            open: Mutex::new((HashMap::new(), 0)),
+        }
+    }
+
+    /// The limits.
+    pub fn limits(&self) -> StreamLimits {
+        self.limits
+    }
+
+    fn acquire(self: &Arc<Self>, client: IpAddr) -> Result<StreamSlot, ApiError> {
+        let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
+        if open.1 >= self.limits.total {
+            return Err(ApiError::StreamsFull);
+        }
+        let mine = open.0.entry(client).or_insert(0);
+        if *mine >= self.limits.per_client {
+            return Err(ApiError::TooManyStreams {
+                per_client: self.limits.per_client,
+            });
+        }
+        *mine += 1;
+        open.1 += 1;
+        Ok(StreamSlot {
+            slots: self.clone(),
+            client,
+        })
+    }
+}
+
+impl Drop for StreamSlot {
+    fn drop(&mut self) {
+        let mut open = self.slots.open.lock().unwrap_or_else(|p| p.into_inner());
+        open.1 -= 1;
+        if let Some(mine) = open.0.get_mut(&self.client) {
+            *mine -= 1;
+            if *mine == 0 {
+                open.0.remove(&self.client);
+            }
+        }
+    }
+}
+
+/// `GET /openapi/v1/records/stream?kind=`; `last_event_id` is the
+/// `Last-Event-ID` header of a reconnecting client.
+pub(crate) async fn stream(
+    raw_query: String,
+    last_event_id: Option<String>,
+    client: IpAddr,
+    state: Arc<AppState>,
+) -> Response {
+    let slot = match state.streams.acquire(client) {
+        Ok(slot) => slot,
+        Err(refused) => return refused.response(),
+    };
+    rest_counted(&state, client, || {
+        let kind = match parse_latest_query(&raw_query) {
+            Ok(query) => query.kind,
+            Err(e) => return ApiError::InvalidQuery(e.to_string()).response(),
+        };
+        // Subscribe before reading the view: no swap falls between the two.
+        let receiver = state.view.live().subscribe();
+        let Some(view) = state.view.load_full() else {
+            return ApiError::DataUnavailable.response();
+        };
+        let resume = last_event_id.map(|id| id.trim().parse::<u64>().map_err(|_| id));
+        let first = live::ready(&view, kind, resume.is_some());
+        let events = Events {
+            receiver,
+            at: view.generation(),
+            kind,
+            view: state.view.clone(),
+            pending: VecDeque::from([first]),
+            resume: resume.map(|r| (r, state.snapshots.clone())),
+            _slot: slot,
+        };
+        let mut closing = state.closing.clone();
+        let closed = async move {
+            let _ = closing.wait_for(|closing| *closing).await;
+        };
+        let stream = futures_util::stream::unfold(events, Events::next)
+            .map(|event| Ok::<_, std::convert::Infallible>(to_sse(event)))
+            .take_until(closed);
+        let stream = warp::sse::keep_alive()
+            .interval(state.streams.limits().heartbeat)
+            .stream(stream);
+        let mut response = warp::sse::reply(stream).into_response();
+        let headers = response.headers_mut();
+        cors(headers);
+        // Proxies that buffer answers (nginx) would hold events back.
+        headers.insert(
+            HeaderName::from_static("x-accel-buffering"),
+            HeaderValue::from_static("no"),
+        );
+        response
+    })
+    .await
+}
+
+/// The state of one stream between events.
+struct Events {
+    receiver: tokio::sync::broadcast::Receiver<Arc<ViewSwap>>,
+    /// The generation of the view the client has been brought to.
+    at: u64,
+    kind: KindFilter,
+    view: ViewHandle,
+    /// Events ready to send, oldest first.
+    pending: VecDeque<LiveEvent>,
+    /// `Last-Event-ID` (a sequence, or what could not be read as one), to
+    /// catch up on once `ready` is sent.
+    resume: Option<(Result<u64, String>, SnapshotStore)>,
+    _slot: StreamSlot,
+}
+
+impl Events {
+    async fn next(mut self) -> Option<(LiveEvent, Self)> {
+        loop {
+            if let Some(event) = self.pending.pop_front() {
+                return Some((event, self));
+            }
+            if let Some((from, store)) = self.resume.take() {
+                self.catch_up(from, store).await;
+                continue;
+            }
+            match self.receiver.recv().await {
+                Ok(swap) => match live::step(&swap, self.at, self.kind) {
+                    Step::Skip => {}
+                    Step::Apply(events) => {
+                        self.pending.extend(events.iter().cloned());
+                        self.at = swap.to;
+                    }
+                    Step::Gap => self.resync("the stream missed changes"),
+                },
+                Err(RecvError::Lagged(_)) => self.resync("the stream fell behind"),
+                Err(RecvError::Closed) => return None,
+            }
+        }
+    }
+
+    /// The changes from the snapshot the client last saw to the served
+    /// one, when that snapshot is still on disk; else `resync`.
+    async fn catch_up(&mut self, from: Result<u64, String>, store: SnapshotStore) {
+        let Some(view) = self.view.load_full() else {
+            return;
+        };
+        let from = match from {
+            Ok(from) if from == view.sequence() => return,
+            Ok(from) => from,
+            Err(_) => return self.resync("Last-Event-ID is not a snapshot sequence"),
+        };
+        let old = tokio::task::spawn_blocking(move || store.load(from)).await;
+        match old {
+            Ok(Ok(old)) => {
+                self.pending
+                    .extend(live::change_events(&old.records, &view, self.kind));
+                self.at = view.generation();
+            }
+            _ => self.resync("the snapshot of Last-Event-ID is no longer kept"),
+        }
+    }
+
+    /// Tells the client to refetch and goes on from the served view.
+    fn resync(&mut self, why: &str) {
+        if let Some(view) = self.view.load_full() {
+            self.pending.push_back(live::resync(&view, why));
+            self.at = view.generation();
+        }
+    }
+}
+
+fn to_sse(event: LiveEvent) -> warp::sse::Event {
+    let sse = warp::sse::Event::default()
+        .event(event.event)
+        .data(event.data);
+    match event.id {
+        Some(id) => sse.id(id.to_string()),
+        None => sse,
+    }
+}

@@ -1,0 +1,200 @@
+//! Live changes of the served view: what the record stream (SSE) sends.
+//!
+//! Every swap of the served view ([`crate::reload::ViewHandle::store`]) is
+//! broadcast once, as a [`ViewSwap`] that already holds the events of each
+//! `kind` filter, computed once by [`crate::changes::diff`] from the view
+//! served before to the one served now (a reload can skip sequences, and a
+//! rollback goes backwards, so consecutive sequences are never assumed).
+//! A stream then only picks its filter's events: a thousand clients cost one
+//! diff per publish, not a thousand.
+//!
+//! Views are numbered by a *generation* (one per swap of this server), which
+//! orders them even when sequences repeat (a new `dataSource` alone) or go
+//! back (a rollback). A stream remembers the generation it is at: a swap
+//! from that generation is applied, an older one (already seen when the
+//! stream read the view) is skipped, and a gap (a receiver that lagged
+//! behind the broadcast's buffer) becomes a `resync` event, never unbounded
+//! buffering.
+//!
+//! Pure apart from the broadcast channel: no HTTP, no I/O, no clock.
+
+use std::sync::Arc;
+
+use serde_json::json;
+
+use crate::changes::diff;
+use crate::model::{Record, Timestamp};
+use crate::query::{KindFilter, PublishedView};
+
+/// Swaps a slow stream may fall behind before it is told to resync.
+pub const BROADCAST_CAPACITY: usize = 64;
+
+/// One event of the record stream, ready to send.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LiveEvent {
+    /// `id:`: the sequence of the snapshot the change brought (none for a
+    /// `ready` of a resumed stream, which must not move the client's place).
+    pub id: Option<u64>,
+    /// `event:`: `ready`, `resync`, `record.created`, `record.updated`, `record.removed`.
+    pub event: &'static str,
+    /// `data:`: one line of JSON.
+    pub data: String,
+}
+
+/// One swap of the served view, with the events each filter sees.
+#[derive(Debug)]
+pub struct ViewSwap {
+    /// The generation of the view served before (0: none).
+    pub from: u64,
+    /// The generation of the view served now.
+    pub to: u64,
+    /// The events, per filter ([`KindFilter::index`]), in the diff's order.
+    pub events: [Vec<LiveEvent>; 3],
+}
+
+impl ViewSwap {
+    /// The swap from `old` (generation `from`; `None` before the first view)
+    /// to `new` (generation `to`).
+    pub fn between(old: Option<&PublishedView>, from: u64, new: &PublishedView, to: u64) -> Self {
+        let events = KindFilter::ALL.map(|filter| match old {
+            Some(old) if old.same_records(new) => Vec::new(),
+            Some(old) => change_events(old.records(), new, filter),
+            None => change_events(&[], new, filter),
+        });
+        Self { from, to, events }
+    }
+}
+
+/// The change events from `old` records to `new` under `filter`, each
+/// carrying the record as the API serves it (for a removal, as last
+/// served), `new`'s sequence and its `generatedAt`.
+pub fn change_events(old: &[Record], new: &PublishedView, filter: KindFilter) -> Vec<LiveEvent> {
+    diff(old, new.records(), filter)
+        .into_iter()
+        .map(|change| LiveEvent {
+            id: Some(new.sequence()),
+            event: change.kind.event_type(),
+            data: change_data(change.record, new.sequence(), new.generated_at()),
+        })
+        .collect()
+}
+
+/// The `data` of a change event: `{record, sequence, generatedAt}`, the
+/// same object a webhook's `data` is.
+fn change_data(record: &Record, sequence: u64, generated_at: Timestamp) -> String {
+    json!({"record": record, "sequence": sequence, "generatedAt": generated_at}).to_string()
+}
+
+/// The first event of every stream: the current sequence and the record
+/// `/records/latest?kind=` would return (or null). `resumed`: the client
+/// sent `Last-Event-ID`, so the event carries no id (its place moves only
+/// with the catch-up events that follow).
+pub fn ready(view: &PublishedView, filter: KindFilter, resumed: bool) -> LiveEvent {
+    let latest = view.latest(filter).unwrap_or("null");
+    LiveEvent {
+        id: (!resumed).then_some(view.sequence()),
+        event: "ready",
+        data: format!(
+            "{{\"sequence\":{},\"generatedAt\":\"{}\",\"latest\":{latest}}}",
+            view.sequence(),
+            view.generated_at()
+        ),
+    }
+}
+
+/// Tells a client it missed changes it cannot be given (its snapshot is no
+/// longer on disk, or it fell behind): refetch, then go on from `view`.
+pub fn resync(view: &PublishedView, why: &str) -> LiveEvent {
+    LiveEvent {
+        id: Some(view.sequence()),
+        event: "resync",
+        data:
+            json!({"sequence": view.sequence(), "generatedAt": view.generated_at(), "reason": why})
+                .to_string(),
+    }
+}
+
+/// What a stream does with one broadcast swap, given the generation it is at.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Step<'a> {
+    /// Already seen (the stream read a view at or after this swap): nothing.
+    Skip,
+    /// The next swap: send these events and move to `to`.
+    Apply(&'a [LiveEvent]),
+    /// A swap was missed: resync.
+    Gap,
+}
+
+/// The step for `swap` of a stream at generation `at`, filtered by `filter`.
+pub fn step(swap: &ViewSwap, at: u64, filter: KindFilter) -> Step<'_> {
+    if swap.to <= at {
+        Step::Skip
+    } else if swap.from == at {
+        Step::Apply(&swap.events[filter.index()])
+    } else {
+        Step::Gap
+    }
+}
+
+/// The broadcast of swaps, shared by the view handle (sender) and streams.
+#[derive(Debug)]
+pub struct LiveChanges {
+    sender: tokio::sync::broadcast::Sender<Arc<ViewSwap>>,
+}
+
+impl Default for LiveChanges {
+    fn default() -> Self {
+        Self {
+            sender: tokio::sync::broadcast::channel(BROADCAST_CAPACITY).0,
+        }
+    }
+}
+
+impl LiveChanges {
+    /// A receiver of every swap sent from now on. Subscribe *before*
+    /// reading the current view, so no swap falls between the two.
+    pub fn subscribe(&self) -> tokio::sync::broadcast::Receiver<Arc<ViewSwap>> {
+        self.sender.subscribe()
+    }
+
+    /// Whether any stream listens (no listener: no diff is computed).
+    pub fn has_listeners(&self) -> bool {
+        self.sender.receiver_count() > 0
+    }
+
+    /// Sends `swap` to every stream.
+    pub fn send(&self, swap: ViewSwap) {
+        let _ = self.sender.send(Arc::new(swap));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::changes::ChangeKind;
+
+    fn swap(from: u64, to: u64) -> ViewSwap {
+        let event = LiveEvent {
+            id: Some(to),
+            event: ChangeKind::Created.event_type(),
+            data: "{}".into(),
+        };
+        ViewSwap {
+            from,
+            to,
+            events: [vec![event], Vec::new(), Vec::new()],
+        }
+    }
+
+    #[test]
+    fn a_stream_applies_the_next_swap_skips_seen_ones_and_resyncs_on_a_gap() {
+        assert_eq!(step(&swap(3, 4), 4, KindFilter::All), Step::Skip);
+        assert_eq!(step(&swap(2, 3), 4, KindFilter::All), Step::Skip);
+        assert!(matches!(step(&swap(4, 5), 4, KindFilter::All), Step::Apply(e) if e.len() == 1));
+        assert_eq!(
+            step(&swap(4, 5), 4, KindFilter::Scheduled),
+            Step::Apply(&[])
+        );
+        assert_eq!(step(&swap(5, 6), 4, KindFilter::All), Step::Gap);
+    }
+}

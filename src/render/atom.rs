@@ -1,0 +1,179 @@
+//! The Atom feed (RFC 4287) of `GET /openapi/v1/records.atom?kind=&plan=`.
+//!
+//! Written with the `atom_syndication` crate (its writer escapes text and
+//! attributes through `quick-xml`; characters XML cannot carry are
+//! replaced first). The newest [`LIMIT`] records
+//! of `kind`'s list, in the API's order, each an `<entry>` whose id is the
+//! `urn:uuid:` of its record id ([`super::record_uuid`]) and whose
+//! `updated` moves only when the record changes ([`super::record_updated`]).
+//!
+//! Speed: each record's `<entry>` is rendered once per snapshot and kept in
+//! the view ([`Fragment::AtomEntry`]); a request renders only the feed's
+//! head (title, id, `updated`, the `self` link from the base URL, which
+//! may come from the request's `Host`) and copies at most [`LIMIT`]
+//! entries, with or without `plan`.
+
+use atom_syndication::{
+    Category, Content, Entry, Feed, FixedDateTime, Generator, Link, Person, Text, WriteConfig,
+};
+
+use super::{
+    canonical_query, details, feed_title, feed_uuid, headline, record_updated, record_uuid,
+    selected, xml_safe, BaseUrl,
+};
+use crate::model::{Origin, Record, Timestamp};
+use crate::query::{AtomQuery, Fragment, PublishedView};
+
+/// The media type served.
+pub const CONTENT_TYPE: &str = "application/atom+xml; charset=utf-8";
+
+/// How many entries a feed carries at most.
+pub const LIMIT: usize = 50;
+
+/// The path of the feed (below the base URL).
+const PATH: &str = "/openapi/v1/records.atom";
+
+/// The whole feed document.
+pub fn render(view: &PublishedView, query: &AtomQuery, base: &BaseUrl) -> Vec<u8> {
+    let entries: Vec<&[u8]> = selected(view, query.kind, query.plan.as_ref())
+        .take(LIMIT)
+        .map(|i| view.fragment(Fragment::AtomEntry, i, entry_bytes))
+        .collect();
+    let head = head(view, query, base);
+    let mut body =
+        Vec::with_capacity(head.len() + entries.iter().map(|e| e.len()).sum::<usize>() + 8);
+    body.extend_from_slice(&head);
+    for entry in entries {
+        body.extend_from_slice(entry);
+    }
+    body.extend_from_slice(b"</feed>");
+    body
+}
+
+/// The document up to its first entry: the declaration, `<feed>` and its
+/// metadata (the crate writes a feed without entries, whose closing tag
+/// is cut off here and written after the entries).
+fn head(view: &PublishedView, query: &AtomQuery, base: &BaseUrl) -> Vec<u8> {
+    let plan = query.plan.as_ref();
+    let variant = format!(
+        "records.atom?kind={}{}",
+        query.kind.as_str(),
+        plan.map(|p| format!("&plan={}", p.as_str()))
+            .unwrap_or_default()
+    );
+    let feed = Feed {
+        title: Text::plain(feed_title(query.kind, plan)),
+        id: format!("urn:uuid:{}", feed_uuid(&variant)),
+        updated: fixed(view.generated_at()),
+        authors: vec![Person {
+            name: "resetctl".into(),
+            ..Person::default()
+        }],
+        generator: Some(Generator {
+            value: "resetctl".into(),
+            uri: None,
+            version: Some(env!("CARGO_PKG_VERSION").into()),
+        }),
+        links: vec![
+            Link {
+                href: base.join(&format!(
+                    "{PATH}{}",
+                    canonical_query(query.kind, plan, None)
+                )),
+                rel: "self".into(),
+                mime_type: Some("application/atom+xml".into()),
+                ..Link::default()
+            },
+            Link {
+                href: base.join("/openapi/v1/docs"),
+                rel: "alternate".into(),
+                mime_type: Some("text/html".into()),
+                ..Link::default()
+            },
+        ],
+        subtitle: Some(Text::plain(
+            "Announced and completed usage-limit resets, newest first (pending schedules lead).",
+        )),
+        ..Feed::default()
+    };
+    let mut bytes = feed
+        .write_with_config(Vec::with_capacity(1024), WriteConfig::default())
+        .expect("writing to a Vec cannot fail");
+    let closing = b"</feed>";
+    assert!(
+        bytes.ends_with(closing),
+        "a feed without entries ends with </feed>"
+    );
+    bytes.truncate(bytes.len() - closing.len());
+    bytes
+}
+
+/// One record's `<entry>` element.
+fn entry_bytes(record: &Record) -> Vec<u8> {
+    let config = WriteConfig {
+        write_document_declaration: false,
+        indent_size: None,
+    };
+    entry(record)
+        .write_with_config(Vec::with_capacity(1024), config)
+        .expect("writing to a Vec cannot fail")
+}
+
+fn entry(record: &Record) -> Entry {
+    let author = match (&record.source.origin, &record.source.handle) {
+        (Origin::X, Some(handle)) => format!("@{handle}"),
+        (Origin::Operator, _) => "operator".to_owned(),
+        (origin, _) => origin.as_str().to_owned(),
+    };
+    let mut categories = vec![category(record.kind.as_str())];
+    if let Some(state) = record.schedule_state {
+        categories.push(category(state.as_str()));
+    }
+    let details = details(record);
+    let content = match record.text.as_deref() {
+        Some(text) if !text.trim().is_empty() => text,
+        _ => &details,
+    };
+    Entry {
+        title: Text::plain(xml_safe(&headline(record))),
+        id: format!("urn:uuid:{}", record_uuid(&record.id)),
+        updated: fixed(record_updated(record)),
+        authors: vec![Person {
+            name: xml_safe(&author).into_owned(),
+            ..Person::default()
+        }],
+        categories,
+        links: record
+            .source
+            .url
+            .iter()
+            .map(|url| Link {
+                href: xml_safe(url).into_owned(),
+                rel: "alternate".into(),
+                mime_type: Some("text/html".into()),
+                ..Link::default()
+            })
+            .collect(),
+        published: record.announced_at.map(fixed),
+        summary: Some(Text::plain(xml_safe(&details))),
+        content: Some(Content {
+            value: Some(xml_safe(content).into_owned()),
+            content_type: Some("text".into()),
+            ..Content::default()
+        }),
+        ..Entry::default()
+    }
+}
+
+fn category(term: &str) -> Category {
+    Category {
+        term: term.to_owned(),
+        scheme: None,
+        label: None,
+    }
+}
+
+/// A timestamp as the crate's date type (UTC).
+fn fixed(at: Timestamp) -> FixedDateTime {
+    at.to_datetime().fixed_offset()
+}

@@ -1,0 +1,303 @@
+//! The renderers' rules, in process: identities, `updated`, headlines, the
+//! base URL, and both documents read back (Atom with the crate's own reader).
+
+use serde_json::{json, Value};
+
+use super::*;
+use crate::model::Timestamp;
+use crate::query::{parse_atom_query, parse_ics_query, PublishedView};
+use crate::snapshot::{Mode, Snapshot, SNAPSHOT_FORMAT};
+
+fn record(value: Value) -> Record {
+    serde_json::from_value(value).expect("a valid record")
+}
+
+fn schedule(id: &str, state: &str, start: &str, end: &str) -> Value {
+    json!({
+        "id": id, "kind": "reset_scheduled", "resetType": "global",
+        "announcedAt": "2026-11-01T00:00:00.000Z", "effectiveAt": start,
+        "text": format!("Schedule {id} <b>&amp;</b>, soon; \u{1}"), "confidence": 0.9,
+        "scope": {"plans": ["pro"], "windows": ["weekly"]},
+        "source": {"origin": "x", "postId": id, "handle": "h", "url": format!("https://x.com/h/status/{id}?a=1&b=2")},
+        "schedulePrecision": "datetime", "scheduleBasis": "explicit",
+        "scheduleWindow": {"startAt": start, "endAt": end},
+        "scheduleState": state, "completedAt": null, "completionRecordId": null,
+        "fulfillmentOrigin": null, "relatedRecordIds": []
+    })
+}
+
+fn view(records: &[Value]) -> PublishedView {
+    let at = Timestamp::parse("2026-11-20T10:00:00.000Z").unwrap();
+    let snapshot = Snapshot {
+        format: SNAPSHOT_FORMAT.into(),
+        sequence: 7,
+        published_at: at,
+        mode: Mode::Standalone,
+        generated_at: at,
+        last_successful_check_at: None,
+        ledger_entry: None,
+        sync: None,
+        records: records.iter().cloned().map(record).collect(),
+    };
+    PublishedView::build(&snapshot, None)
+}
+
+#[test]
+fn record_ids_give_stable_distinct_uuids() {
+    assert_eq!(record_uuid("123"), record_uuid("123"));
+    assert_ne!(record_uuid("123"), record_uuid("1234"));
+    assert_eq!(record_uuid("123").get_version_num(), 5);
+    // Pinned (Python: uuid5(UUID(namespace), "record:" + id)): subscribers
+    // keep these ids, so the namespace and the name must never change.
+    assert_eq!(
+        record_uuid("2083287127865885060").to_string(),
+        "c77aad95-e869-5136-9df1-a83c01dfe90d"
+    );
+}
+
+#[test]
+fn updated_follows_the_records_own_changes() {
+    let mut r = record(schedule(
+        "1",
+        "pending",
+        "2026-11-24T18:00:00.000Z",
+        "2026-11-24T18:00:00.000Z",
+    ));
+    let announced = Timestamp::parse("2026-11-01T00:00:00.000Z").unwrap();
+    assert_eq!(record_updated(&r), announced, "pending: when announced");
+    r.schedule_state = Some(ScheduleState::Elapsed);
+    assert_eq!(
+        record_updated(&r),
+        Timestamp::parse("2026-11-24T18:00:00.000Z").unwrap(),
+        "elapsed: when the window ended"
+    );
+    r.schedule_state = Some(ScheduleState::Fulfilled);
+    r.completed_at = Some(Timestamp::parse("2026-11-24T18:05:00.000Z").unwrap());
+    assert_eq!(
+        record_updated(&r),
+        r.completed_at.unwrap(),
+        "fulfilled: when confirmed"
+    );
+    let manual = Record::manual_completion("manual:1", announced, &[], ResetType::Global);
+    assert_eq!(record_updated(&manual), announced);
+}
+
+#[test]
+fn headlines_say_what_for_whom_and_when() {
+    let r = record(schedule(
+        "1",
+        "pending",
+        "2026-11-24T18:00:00.000Z",
+        "2026-11-24T18:00:00.000Z",
+    ));
+    assert_eq!(
+        headline(&r),
+        "Global reset scheduled for plan pro: 2026-11-24 18:00 UTC (pending)"
+    );
+    let mut day = r.clone();
+    day.schedule_window = Some(crate::model::ScheduleWindow {
+        start_at: Timestamp::parse("2026-11-01T07:00:00.000Z").unwrap(),
+        end_at: Timestamp::parse("2026-11-02T08:00:00.000Z").unwrap(),
+    });
+    day.scope = None;
+    assert_eq!(
+        headline(&day),
+        "Global reset scheduled for unspecified plans: 2026-11-01 07:00 to 2026-11-02 08:00 UTC (pending)"
+    );
+    let at = Timestamp::parse("2026-11-16T00:00:30.000Z").unwrap();
+    let manual = Record::manual_completion("manual:1", at, &[], ResetType::GlobalAndBanked);
+    assert_eq!(
+        headline(&manual),
+        "Global and banked reset completed for unspecified plans: 2026-11-16 00:00:30 UTC"
+    );
+}
+
+#[test]
+fn a_configured_base_url_is_an_absolute_http_url_without_query_or_fragment() {
+    assert_eq!(
+        BaseUrl::parse("https://Resets.Example.com/api/")
+            .unwrap()
+            .as_str(),
+        "https://resets.example.com/api"
+    );
+    assert_eq!(
+        BaseUrl::parse("http://127.0.0.1:8080").unwrap().as_str(),
+        "http://127.0.0.1:8080"
+    );
+    for bad in [
+        "example.com",
+        "/relative",
+        "ftp://example.com",
+        "https://user:pw@example.com",
+        "https://example.com/?q=1",
+        "https://example.com/#top",
+        "mailto:a@example.com",
+    ] {
+        assert!(BaseUrl::parse(bad).is_err(), "{bad}");
+    }
+}
+
+#[test]
+fn a_host_header_is_used_only_when_it_is_a_plain_authority() {
+    assert_eq!(
+        BaseUrl::from_host(Some("Example.com:8080")).as_str(),
+        "http://example.com:8080"
+    );
+    assert_eq!(
+        BaseUrl::from_host(Some("[::1]:80")).as_str(),
+        "http://[::1]:80"
+    );
+    assert_eq!(
+        BaseUrl::from_host(Some("10.0.0.1")).as_str(),
+        "http://10.0.0.1"
+    );
+    for bad in [
+        None,
+        Some(""),
+        Some("evil.com\"><x>"),
+        Some("a@b.com"),
+        Some("a.com:80:80"),
+        Some("a.com:123456"),
+        Some("a.com/path"),
+        Some("[zz]:1"),
+        Some("a b"),
+    ] {
+        assert_eq!(BaseUrl::from_host(bad).as_str(), "", "{bad:?}");
+    }
+}
+
+#[test]
+fn control_characters_never_reach_xml() {
+    assert_eq!(xml_safe("a\u{1}b\tc\u{ffff}"), "a\u{fffd}b\tc\u{fffd}");
+    assert!(matches!(xml_safe("plain"), Cow::Borrowed(_)));
+}
+
+#[test]
+fn the_atom_feed_reads_back_with_escaped_text_and_links() {
+    let v = view(&[
+        schedule(
+            "1",
+            "pending",
+            "2026-11-24T18:00:00.000Z",
+            "2026-11-24T18:00:00.000Z",
+        ),
+        schedule(
+            "2",
+            "elapsed",
+            "2026-11-10T18:00:00.000Z",
+            "2026-11-10T19:00:00.000Z",
+        ),
+    ]);
+    let query = parse_atom_query("plan=pro").unwrap();
+    let base = BaseUrl::from_host(Some("example.com"));
+    let body = atom::render(&v, &query, &base);
+    let feed = atom_syndication::Feed::read_from(&body[..]).expect("a well-formed feed");
+    assert_eq!(feed.entries.len(), 2);
+    assert_eq!(feed.updated.to_rfc3339(), "2026-11-20T10:00:00+00:00");
+    let links: Vec<(&str, &str)> = feed
+        .links
+        .iter()
+        .map(|l| (l.rel.as_str(), l.href.as_str()))
+        .collect();
+    assert!(
+        links.contains(&(
+            "self",
+            "http://example.com/openapi/v1/records.atom?plan=pro"
+        )),
+        "{links:?}"
+    );
+    let first = &feed.entries[0];
+    assert_eq!(first.id, format!("urn:uuid:{}", record_uuid("1")));
+    assert_eq!(
+        first.content.as_ref().unwrap().value.as_deref(),
+        Some("Schedule 1 <b>&amp;</b>, soon; \u{fffd}")
+    );
+    assert_eq!(first.links[0].href, "https://x.com/h/status/1?a=1&b=2");
+    assert_eq!(
+        feed.entries[1].updated.to_rfc3339(),
+        "2026-11-10T19:00:00+00:00"
+    );
+    // Another plan: nothing concerns it; the entries are rendered once, then copied.
+    let other = atom::render(&v, &parse_atom_query("plan=plus").unwrap(), &base);
+    let feed = atom_syndication::Feed::read_from(&other[..]).unwrap();
+    assert!(feed.entries.is_empty());
+    assert_eq!(
+        atom::render(&v, &query, &base),
+        body,
+        "the same view gives the same bytes"
+    );
+}
+
+#[test]
+fn the_feed_takes_the_newest_fifty() {
+    let records: Vec<Value> = (0..60)
+        .map(|i| {
+            let at = format!("2026-10-{:02}T00:00:00.000Z", i % 28 + 1);
+            schedule(&format!("{}", 100 + i), "elapsed", &at, &at)
+        })
+        .collect();
+    let v = view(&records);
+    let body = atom::render(
+        &v,
+        &parse_atom_query("").unwrap(),
+        &BaseUrl::from_host(None),
+    );
+    let feed = atom_syndication::Feed::read_from(&body[..]).unwrap();
+    assert_eq!(feed.entries.len(), atom::LIMIT);
+    let expected: Vec<String> = v.ordered(crate::query::KindFilter::All)[..atom::LIMIT]
+        .iter()
+        .map(|&i| format!("urn:uuid:{}", record_uuid(&v.record(i).id)))
+        .collect();
+    let got: Vec<&String> = feed.entries.iter().map(|e| &e.id).collect();
+    assert_eq!(got, expected.iter().collect::<Vec<_>>());
+    // No usable Host: the links are relative.
+    assert!(feed
+        .links
+        .iter()
+        .any(|l| l.rel == "self" && l.href == "/openapi/v1/records.atom"));
+}
+
+#[test]
+fn the_calendar_has_events_alarms_and_crlf_lines() {
+    let v = view(&[
+        schedule(
+            "1",
+            "pending",
+            "2026-11-24T18:00:00.000Z",
+            "2026-11-24T18:00:00.000Z",
+        ),
+        schedule(
+            "2",
+            "elapsed",
+            "2026-11-01T07:00:00.000Z",
+            "2026-11-02T08:00:00.000Z",
+        ),
+    ]);
+    let plain = ics::render(&v, &parse_ics_query("").unwrap());
+    let text = std::str::from_utf8(&plain).unwrap();
+    assert!(text.starts_with("BEGIN:VCALENDAR\r\nVERSION:2.0\r\n"));
+    assert!(text.ends_with("END:VCALENDAR\r\n"));
+    assert!(
+        !text.replace("\r\n", "").contains('\n'),
+        "every line ends in CR-LF"
+    );
+    assert_eq!(text.matches("BEGIN:VEVENT").count(), 2);
+    assert!(text.contains("DTSTART:20261101T070000Z\r\nDTEND:20261102T080000Z\r\n"));
+    assert!(
+        text.contains("DTSTART:20261124T180000Z\r\nSUMMARY"),
+        "an exact time has no DTEND"
+    );
+    assert!(text.contains("REFRESH-INTERVAL;VALUE=DURATION:PT1H\r\n"));
+    assert!(!text.contains("VALARM"));
+    // The default calendar is kept: the same bytes, shared.
+    let again = ics::render(&v, &parse_ics_query("").unwrap());
+    assert_eq!(again.as_ptr(), plain.as_ptr());
+    let alarmed = ics::render(&v, &parse_ics_query("alarm=15").unwrap());
+    let alarmed = std::str::from_utf8(&alarmed).unwrap();
+    assert_eq!(
+        alarmed.matches("BEGIN:VALARM").count(),
+        1,
+        "only the pending schedule"
+    );
+    assert!(alarmed.contains("TRIGGER:-PT15M\r\nEND:VALARM\r\nEND:VEVENT"));
+}

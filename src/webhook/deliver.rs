@@ -1,0 +1,534 @@
+//! The deliverer: sends the outbox to every enabled endpoint, at least
+//! once and in order per endpoint.
+//!
+//! Exactly one deliverer runs per data dir: it holds `webhooks/deliver.lock`
+//! (an OS lock, released when its holder dies, so another `serve` or
+//! `sync --daemon` takes over). Each endpoint has its own task, so a slow
+//! or dead endpoint never delays the others, and its own durable state
+//! (`state/<endpoint>.json`): the cursor (the next outbox entry) and the
+//! retry schedule of the entry at the cursor. The cursor moves only after
+//! an answer was received and the state written, so a SIGKILL at any
+//! moment at worst sends one message again, with the same `webhook-id`.
+//!
+//! Time comes from the injectable [`Clock`]: retry schedules and the 24 h
+//! window are tested by running `webhook deliver --once` at chosen
+//! instants. The `webhook-timestamp` header alone is the system time,
+//! because receivers check it against their own clock.
+
+use std::collections::HashMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::clock::Clock;
+use crate::model::Timestamp;
+use crate::store::{write_atomic, DataDirLock, LockError};
+
+use super::endpoint::{Endpoint, Endpoints};
+use super::log::{self, Attempt, Outcome};
+use super::outbox::{Committed, Outbox, OutboxEntry};
+use super::render::{render, Event};
+
+/// The retry delays after the 1st, 2nd, … failure (the last repeats), in seconds.
+pub const RETRY_DELAYS: [i64; 5] = [5, 60, 600, 3600, 6 * 3600];
+/// How long a message is retried before it is marked failed.
+pub const RETRY_WINDOW_MS: i64 = 24 * 3600 * 1000;
+/// The default request timeout.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+/// Failed messages remembered per endpoint (for `status`).
+const FAILED_KEPT: usize = 20;
+/// How often a running deliverer looks for new outbox entries and endpoints.
+const POLL: Duration = Duration::from_millis(200);
+
+/// What the deliverer needs.
+#[derive(Debug, Clone)]
+pub struct DeliverSettings {
+    /// Allow loopback, private and link-local targets.
+    pub allow_private: bool,
+    /// Whole-request timeout.
+    pub timeout: Duration,
+    /// The clock of retry schedules.
+    pub clock: Arc<dyn Clock>,
+    /// Seconds to wait for the data-dir lock (disabling an endpoint on 410).
+    pub lock_timeout: Duration,
+}
+
+/// One failed message, kept for `status` and `webhook show`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FailedMessage {
+    /// The message id.
+    pub message: String,
+    /// The event type.
+    pub event: String,
+    /// When it was given up.
+    pub at: Timestamp,
+    /// The last error or status.
+    pub last_error: String,
+}
+
+/// An endpoint's durable delivery state.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EndpointState {
+    /// The next outbox entry to consider.
+    pub next: u64,
+    /// Failed attempts of the entry at the cursor.
+    pub attempts: u32,
+    /// When the entry at the cursor was first tried.
+    pub first_attempt_at: Option<Timestamp>,
+    /// When it is tried again.
+    pub next_attempt_at: Option<Timestamp>,
+    /// Messages delivered so far.
+    pub delivered: u64,
+    /// The newest messages given up on.
+    pub failed: Vec<FailedMessage>,
+    /// Messages given up on, in all.
+    pub failed_total: u64,
+}
+
+fn state_dir(data_dir: &Path) -> PathBuf {
+    super::dir(data_dir).join("state")
+}
+
+fn state_path(data_dir: &Path, id: &str) -> PathBuf {
+    state_dir(data_dir).join(format!("{id}.json"))
+}
+
+/// The delivery state of endpoint `id`, or `None` before its first delivery.
+pub fn load_state(data_dir: &Path, id: &str) -> Option<EndpointState> {
+    fs::read(state_path(data_dir, id))
+        .ok()
+        .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+}
+
+fn save_state(data_dir: &Path, id: &str, state: &EndpointState) {
+    let _ = fs::create_dir_all(state_dir(data_dir));
+    let bytes = serde_json::to_vec(state).expect("a state serialises");
+    if let Err(e) = write_atomic(&state_path(data_dir, id), &bytes) {
+        tracing::error!("webhook {id}: cannot save the delivery state: {e}");
+    }
+}
+
+/// Removes an endpoint's state (with `webhook remove`).
+pub fn remove_state(data_dir: &Path, id: &str) {
+    let _ = fs::remove_file(state_path(data_dir, id));
+}
+
+/// Takes the deliverer lock of `data_dir` within `timeout`.
+pub fn lock(data_dir: &Path, timeout: Duration, purpose: &str) -> Result<DataDirLock, LockError> {
+    DataDirLock::acquire(&super::dir(data_dir).join("deliver.lock"), timeout, purpose)
+}
+
+/// The retry delay after `failures` failures, with ±20 % jitter (`jitter`
+/// is a random number), in milliseconds.
+pub fn retry_delay_ms(failures: u32, jitter: u64) -> i64 {
+    let index = (failures.max(1) as usize - 1).min(RETRY_DELAYS.len() - 1);
+    let base = RETRY_DELAYS[index] * 1000;
+    let spread = base / 5;
+    base - spread + (jitter % (2 * spread as u64 + 1)) as i64
+}
+
+/// What the running deliverer shares between its endpoint tasks.
+#[derive(Debug)]
+struct Shared {
+    data_dir: PathBuf,
+    settings: DeliverSettings,
+    committed: RwLock<Committed>,
+    endpoints: RwLock<Vec<Endpoint>>,
+    changed: tokio::sync::Notify,
+    stop: tokio::sync::watch::Receiver<bool>,
+}
+
+impl Shared {
+    fn refresh(&self) {
+        let outbox = Outbox::new(&self.data_dir);
+        {
+            let mut committed = self.committed.write().expect("not poisoned");
+            let before = committed.entries.len();
+            if let Err(e) = outbox.read_from(&mut committed) {
+                tracing::warn!("{e}");
+            }
+            if committed.entries.len() != before {
+                self.changed.notify_waiters();
+            }
+        }
+        match Endpoints::new(&self.data_dir).load() {
+            Ok(all) => {
+                let mut endpoints = self.endpoints.write().expect("not poisoned");
+                if *endpoints != all {
+                    *endpoints = all;
+                    self.changed.notify_waiters();
+                }
+            }
+            Err(e) => tracing::warn!("{e}"),
+        }
+    }
+
+    fn endpoint(&self, id: &str) -> Option<Endpoint> {
+        self.endpoints
+            .read()
+            .expect("not poisoned")
+            .iter()
+            .find(|e| e.id == id && e.enabled)
+            .cloned()
+    }
+
+    /// The first entry at or after `from` that `endpoint` wants, and the
+    /// position scanned up to when there is none.
+    fn next_wanted(&self, endpoint: &Endpoint, from: u64) -> Result<OutboxEntry, u64> {
+        let committed = self.committed.read().expect("not poisoned");
+        let mut n = from;
+        while let Some(entry) = committed.entries.get(n as usize) {
+            if endpoint.wants(entry) {
+                return Ok(entry.clone());
+            }
+            n += 1;
+        }
+        Err(n)
+    }
+
+    fn stopped(&self) -> bool {
+        *self.stop.borrow()
+    }
+}
+
+/// What one `--once` pass did.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct PassReport {
+    /// Attempts answered 2xx.
+    pub delivered: usize,
+    /// Attempts that failed (and will be retried or were given up).
+    pub failed: usize,
+}
+
+/// One pass (`webhook deliver --once`): for every enabled endpoint, sends
+/// what is due now, in order, stopping at an endpoint's first failure.
+/// The caller holds the deliverer lock.
+pub async fn deliver_once(
+    data_dir: &Path,
+    settings: DeliverSettings,
+    _lock: &DataDirLock,
+) -> PassReport {
+    let (_tx, stop) = tokio::sync::watch::channel(false);
+    let shared = Arc::new(Shared {
+        data_dir: data_dir.to_owned(),
+        settings,
+        committed: RwLock::new(Committed::default()),
+        endpoints: RwLock::new(Vec::new()),
+        changed: tokio::sync::Notify::new(),
+        stop,
+    });
+    shared.refresh();
+    let report = Arc::new(Mutex::new(PassReport::default()));
+    let ids: Vec<String> = shared
+        .endpoints
+        .read()
+        .expect("not poisoned")
+        .iter()
+        .filter(|e| e.enabled)
+        .map(|e| e.id.clone())
+        .collect();
+    let tasks: Vec<_> = ids
+        .into_iter()
+        .map(|id| tokio::spawn(work(shared.clone(), id, true, report.clone())))
+        .collect();
+    for task in tasks {
+        let _ = task.await;
+    }
+    log::trim(data_dir);
+    let report = report.lock().expect("not poisoned").clone();
+    report
+}
+
+/// Runs the deliverer until `stop` turns true: waits for the deliverer
+/// lock (another process may hold it; it is retried every second, so this
+/// one takes over when that one dies), then delivers continuously.
+pub async fn run(
+    data_dir: PathBuf,
+    settings: DeliverSettings,
+    purpose: String,
+    mut stop: tokio::sync::watch::Receiver<bool>,
+) {
+    let lock = loop {
+        if *stop.borrow() {
+            return;
+        }
+        // A data dir without endpoints gets no lock file and no `webhooks/`.
+        if !Endpoints::new(&data_dir).path().exists() {
+            tokio::select! {
+                _ = tokio::time::sleep(Duration::from_secs(1)) => {}
+                _ = stop.changed() => {}
+            }
+            continue;
+        }
+        let dir = data_dir.clone();
+        let what = purpose.clone();
+        match tokio::task::spawn_blocking(move || lock(&dir, Duration::ZERO, &what)).await {
+            Ok(Ok(lock)) => break lock,
+            Ok(Err(LockError::Busy { .. })) => {}
+            Ok(Err(e)) => tracing::warn!("webhook deliverer: {e}"),
+            Err(_) => return,
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(Duration::from_secs(1)) => {}
+            _ = stop.changed() => {}
+        }
+    };
+    tracing::info!("webhook deliverer running");
+    crate::testhook::reached("deliver:locked");
+    let shared = Arc::new(Shared {
+        data_dir: data_dir.clone(),
+        settings,
+        committed: RwLock::new(Committed::default()),
+        endpoints: RwLock::new(Vec::new()),
+        changed: tokio::sync::Notify::new(),
+        stop: stop.clone(),
+    });
+    let report = Arc::new(Mutex::new(PassReport::default()));
+    let mut running: HashMap<String, tokio::task::JoinHandle<()>> = HashMap::new();
+    let mut ticks = 0u64;
+    loop {
+        shared.refresh();
+        running.retain(|_, task| !task.is_finished());
+        let enabled: Vec<String> = shared
+            .endpoints
+            .read()
+            .expect("not poisoned")
+            .iter()
+            .filter(|e| e.enabled)
+            .map(|e| e.id.clone())
+            .collect();
+        for id in enabled {
+            running
+                .entry(id.clone())
+                .or_insert_with(|| tokio::spawn(work(shared.clone(), id, false, report.clone())));
+        }
+        ticks += 1;
+        if ticks.is_multiple_of(300) {
+            log::trim(&data_dir);
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(POLL) => {}
+            _ = stop.changed() => {}
+        }
+        if *stop.borrow() {
+            break;
+        }
+    }
+    shared.changed.notify_waiters();
+    for (_, task) in running {
+        task.abort();
+    }
+    drop(lock);
+}
+
+/// One endpoint's loop: the entry at its cursor, sent until answered.
+async fn work(shared: Arc<Shared>, id: String, once: bool, report: Arc<Mutex<PassReport>>) {
+    let data_dir = shared.data_dir.clone();
+    let mut state: Option<EndpointState> = load_state(&data_dir, &id);
+    loop {
+        if shared.stopped() {
+            return;
+        }
+        // Removed or disabled since: stop (the state stays for `enable`).
+        let Some(endpoint) = shared.endpoint(&id) else {
+            return;
+        };
+        let st = state.get_or_insert_with(|| EndpointState {
+            next: endpoint.start,
+            ..EndpointState::default()
+        });
+        if st.next < endpoint.start {
+            st.next = endpoint.start;
+        }
+        let entry = match shared.next_wanted(&endpoint, st.next) {
+            Ok(entry) => entry,
+            Err(scanned) => {
+                if scanned != st.next {
+                    st.next = scanned;
+                    save_state(&data_dir, &id, st);
+                }
+                if once {
+                    return;
+                }
+                let _ = tokio::time::timeout(POLL, shared.changed.notified()).await;
+                continue;
+            }
+        };
+        if entry.n != st.next {
+            // Entries this endpoint does not want were passed over.
+            st.next = entry.n;
+            st.attempts = 0;
+            st.first_attempt_at = None;
+            st.next_attempt_at = None;
+        }
+        let now = shared.settings.clock.now();
+        if let Some(due) = st.next_attempt_at.filter(|due| *due > now) {
+            if once {
+                return;
+            }
+            let wait =
+                Duration::from_millis((due.as_millis() - now.as_millis()).clamp(1, 1000) as u64);
+            let _ = tokio::time::timeout(wait, shared.changed.notified()).await;
+            continue;
+        }
+        let answer = send(&shared.settings, &endpoint, &Event::of(&entry)).await;
+        crate::testhook::reached("deliver:answered");
+        let now = shared.settings.clock.now();
+        let attempt_no = st.attempts + 1;
+        let mut attempt = Attempt {
+            endpoint: id.clone(),
+            event: entry.event_type.clone(),
+            message: entry.id.clone(),
+            at: now,
+            attempt: attempt_no,
+            status: answer.as_ref().ok().copied(),
+            error: answer.as_ref().err().cloned(),
+            outcome: Outcome::Delivered,
+            next_retry_at: None,
+        };
+        match answer {
+            Ok(status) if (200..300).contains(&status) => {
+                st.next = entry.n + 1;
+                st.attempts = 0;
+                st.first_attempt_at = None;
+                st.next_attempt_at = None;
+                st.delivered += 1;
+                save_state(&data_dir, &id, st);
+                log::append(&data_dir, &attempt);
+                report.lock().expect("not poisoned").delivered += 1;
+                continue;
+            }
+            Ok(410) => {
+                attempt.outcome = Outcome::Disabled;
+                save_state(&data_dir, &id, st);
+                log::append(&data_dir, &attempt);
+                disable_gone(&shared, &id, now);
+                report.lock().expect("not poisoned").failed += 1;
+                return;
+            }
+            _ => {}
+        }
+        report.lock().expect("not poisoned").failed += 1;
+        let first = *st.first_attempt_at.get_or_insert(now);
+        st.attempts = attempt_no;
+        let deadline = first.add_millis(RETRY_WINDOW_MS);
+        if now >= deadline {
+            attempt.outcome = Outcome::Failed;
+            st.failed.push(FailedMessage {
+                message: entry.id.clone(),
+                event: entry.event_type.clone(),
+                at: now,
+                last_error: attempt
+                    .error
+                    .clone()
+                    .unwrap_or_else(|| format!("status {}", attempt.status.unwrap_or(0))),
+            });
+            if st.failed.len() > FAILED_KEPT {
+                st.failed.remove(0);
+            }
+            st.failed_total += 1;
+            st.next = entry.n + 1;
+            st.attempts = 0;
+            st.first_attempt_at = None;
+            st.next_attempt_at = None;
+            save_state(&data_dir, &id, st);
+            log::append(&data_dir, &attempt);
+            tracing::warn!(
+                "webhook {id}: gave up on {} after {attempt_no} attempts",
+                entry.id
+            );
+            continue;
+        }
+        let jitter = crate::webhook::random_bytes(8)
+            .iter()
+            .fold(0u64, |acc, b| (acc << 8) | u64::from(*b));
+        let next = now
+            .add_millis(retry_delay_ms(attempt_no, jitter))
+            .min(deadline);
+        st.next_attempt_at = Some(next);
+        attempt.outcome = Outcome::Retrying;
+        attempt.next_retry_at = Some(next);
+        save_state(&data_dir, &id, st);
+        log::append(&data_dir, &attempt);
+        if once {
+            return;
+        }
+    }
+}
+
+/// A 410 Gone: the receiver says the endpoint is no more; disable it.
+fn disable_gone(shared: &Shared, id: &str, now: Timestamp) {
+    let store = crate::snapshot::SnapshotStore::new(&shared.data_dir);
+    let result = store
+        .lock(
+            shared.settings.lock_timeout,
+            "resetctl webhook deliverer (410 Gone)",
+        )
+        .map_err(|e| e.to_string())
+        .and_then(|lock| {
+            Endpoints::new(&shared.data_dir)
+                .update(&lock, id, |e| {
+                    e.enabled = false;
+                    e.disabled_reason = Some(format!("410 Gone at {now}"));
+                })
+                .map_err(|e| e.to_string())
+        });
+    match result {
+        Ok(_) => tracing::warn!("webhook {id}: the receiver answered 410 Gone; disabled"),
+        Err(e) => tracing::error!("webhook {id}: answered 410 Gone but cannot be disabled: {e}"),
+    }
+    if let Ok(mut endpoints) = shared.endpoints.write() {
+        if let Some(e) = endpoints.iter_mut().find(|e| e.id == id) {
+            e.enabled = false;
+        }
+    }
+}
+
+/// Sends one event: checks the target's addresses again, connects to
+/// exactly those, follows no redirect. Returns the status, or why there is none.
+pub async fn send(
+    settings: &DeliverSettings,
+    endpoint: &Endpoint,
+    event: &Event<'_>,
+) -> Result<u16, String> {
+    let signed_at = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64);
+    let request = render(endpoint, event, signed_at).map_err(|e| e.to_string())?;
+    let addresses = super::target::resolve(&request.url, settings.allow_private)
+        .await
+        .map_err(|e| e.to_string())?;
+    let host = request.url.host_str().unwrap_or_default().to_owned();
+    let mut builder = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .no_proxy()
+        .timeout(settings.timeout)
+        .user_agent(concat!("resetctl-webhooks/", env!("CARGO_PKG_VERSION")));
+    if host.parse::<std::net::IpAddr>().is_err() && !host.starts_with('[') {
+        builder = builder.resolve_to_addrs(&host, &addresses);
+    }
+    let client = builder.build().map_err(|e| e.to_string())?;
+    let mut call = client.post(request.url.clone());
+    for (name, value) in &request.headers {
+        call = call.header(name, value);
+    }
+    match call.body(request.body).send().await {
+        Ok(response) => Ok(response.status().as_u16()),
+        Err(e) if e.is_timeout() => Err(format!("timed out after {:?}", settings.timeout)),
+        Err(e) if e.is_connect() => Err(format!("cannot connect: {}", root_cause(&e))),
+        Err(e) => Err(root_cause(&e)),
+    }
+}
+
+fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut cause = e;
+    while let Some(next) = cause.source() {
+        cause = next;
+    }
+    cause.to_string()
+}

@@ -1,0 +1,287 @@
+//! The endpoints an operator registers, kept in `webhooks/endpoints.json`
+//! (with their secrets: the file is made readable by its owner only) and
+//! written atomically under the data-dir lock like every other file.
+
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::model::{Record, Timestamp};
+use crate::query::KindFilter;
+use crate::store::{write_atomic, AtomicWriteError, DataDirLock};
+
+use super::format::Format;
+use super::outbox::OutboxEntry;
+
+/// The endpoints file name, under `webhooks/`.
+pub const ENDPOINTS_FILE: &str = "endpoints.json";
+
+/// The event types an endpoint can subscribe to.
+pub const EVENT_TYPES: [&str; 3] = ["record.created", "record.updated", "record.removed"];
+
+/// One registered endpoint.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Endpoint {
+    /// `ep_` + 16 hex digits.
+    pub id: String,
+    /// The target.
+    pub url: String,
+    /// How changes are rendered.
+    pub format: Format,
+    /// The kind filter whose view of the changes this endpoint gets.
+    pub kind: String,
+    /// Only these event types (empty: all).
+    #[serde(default)]
+    pub events: Vec<String>,
+    /// Only records whose scope is null or names this plan, `all` or `unknown`.
+    #[serde(default)]
+    pub plan: Option<String>,
+    /// The operator's note.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// The signing secret (standard format).
+    #[serde(default)]
+    pub secret: Option<String>,
+    /// Whether deliveries run.
+    pub enabled: bool,
+    /// Why it was disabled (by the operator, or by a 410 Gone).
+    #[serde(default)]
+    pub disabled_reason: Option<String>,
+    /// When it was added.
+    pub created_at: Timestamp,
+    /// The first outbox entry it gets: changes published before it was
+    /// added are not sent.
+    pub start: u64,
+}
+
+impl Endpoint {
+    /// Whether this endpoint is told about `entry`.
+    pub fn wants(&self, entry: &OutboxEntry) -> bool {
+        entry.kinds.contains(&self.kind)
+            && (self.events.is_empty() || self.events.contains(&entry.event_type))
+            && self
+                .plan
+                .as_deref()
+                .is_none_or(|plan| in_plan(&entry.record, plan))
+    }
+}
+
+/// A record is for `plan` when its scope is unknown (null) or names that
+/// plan, `all` or `unknown`.
+pub fn in_plan(record: &Record, plan: &str) -> bool {
+    record.scope.as_ref().is_none_or(|scope| {
+        scope
+            .plans
+            .iter()
+            .any(|p| p == plan || p == "all" || p == "unknown")
+    })
+}
+
+/// Why endpoints could not be read, written or changed.
+#[derive(Debug, thiserror::Error)]
+pub enum EndpointError {
+    /// Reading the file failed.
+    #[error("cannot read {path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: io::Error,
+    },
+    /// The file is not what this version writes.
+    #[error("{path} is corrupt: {why}")]
+    Corrupt {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        why: String,
+    },
+    /// Writing failed.
+    #[error(transparent)]
+    Write(#[from] AtomicWriteError),
+    /// No endpoint has that id.
+    #[error("no webhook endpoint {0}")]
+    NoSuchEndpoint(String),
+    /// A setting that cannot be used.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct File {
+    endpoints: Vec<Endpoint>,
+}
+
+/// The endpoints of one data dir.
+#[derive(Debug, Clone)]
+pub struct Endpoints {
+    path: PathBuf,
+}
+
+impl Endpoints {
+    /// The endpoints of `data_dir`.
+    pub fn new(data_dir: &Path) -> Self {
+        Self {
+            path: super::dir(data_dir).join(ENDPOINTS_FILE),
+        }
+    }
+
+    /// The file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Every endpoint, in the order they were added.
+    pub fn load(&self) -> Result<Vec<Endpoint>, EndpointError> {
+        let bytes = match fs::read(&self.path) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(source) => {
+                return Err(EndpointError::Read {
+                    path: self.path.clone(),
+                    source,
+                })
+            }
+        };
+        serde_json::from_slice::<File>(&bytes)
+            .map(|f| f.endpoints)
+            .map_err(|e| EndpointError::Corrupt {
+                path: self.path.clone(),
+                why: e.to_string(),
+            })
+    }
+
+    /// One endpoint.
+    pub fn get(&self, id: &str) -> Result<Endpoint, EndpointError> {
+        self.load()?
+            .into_iter()
+            .find(|e| e.id == id)
+            .ok_or_else(|| EndpointError::NoSuchEndpoint(id.to_owned()))
+    }
+
+    /// Replaces the file (owner-only: it holds the secrets).
+    pub fn save(&self, _lock: &DataDirLock, endpoints: &[Endpoint]) -> Result<(), EndpointError> {
+        if let Some(dir) = self.path.parent() {
+            fs::create_dir_all(dir).map_err(|source| EndpointError::Read {
+                path: dir.to_owned(),
+                source,
+            })?;
+        }
+        let mut bytes = serde_json::to_vec_pretty(&File {
+            endpoints: endpoints.to_vec(),
+        })
+        .expect("endpoints serialise");
+        bytes.push(b'\n');
+        write_atomic(&self.path, &bytes)?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let _ = fs::set_permissions(&self.path, fs::Permissions::from_mode(0o600));
+        }
+        Ok(())
+    }
+
+    /// Changes one endpoint under the lock; returns it as saved.
+    pub fn update(
+        &self,
+        lock: &DataDirLock,
+        id: &str,
+        change: impl FnOnce(&mut Endpoint),
+    ) -> Result<Endpoint, EndpointError> {
+        let mut all = self.load()?;
+        let endpoint = all
+            .iter_mut()
+            .find(|e| e.id == id)
+            .ok_or_else(|| EndpointError::NoSuchEndpoint(id.to_owned()))?;
+        change(endpoint);
+        let saved = endpoint.clone();
+        self.save(lock, &all)?;
+        Ok(saved)
+    }
+
+    /// Removes one endpoint under the lock.
+    pub fn remove(&self, lock: &DataDirLock, id: &str) -> Result<Endpoint, EndpointError> {
+        let mut all = self.load()?;
+        let index = all
+            .iter()
+            .position(|e| e.id == id)
+            .ok_or_else(|| EndpointError::NoSuchEndpoint(id.to_owned()))?;
+        let removed = all.remove(index);
+        self.save(lock, &all)?;
+        Ok(removed)
+    }
+}
+
+/// What `webhook add` asks for.
+#[derive(Debug, Clone)]
+pub struct NewEndpoint {
+    /// The target URL.
+    pub url: String,
+    /// The format.
+    pub format: Format,
+    /// The kind filter (`all` by default).
+    pub kind: Option<String>,
+    /// Event types (empty: all).
+    pub events: Vec<String>,
+    /// A plan id.
+    pub plan: Option<String>,
+    /// A note.
+    pub description: Option<String>,
+}
+
+impl NewEndpoint {
+    /// Checks the settings (not the target's addresses, see
+    /// [`crate::webhook::target`]) and builds the endpoint.
+    pub fn build(self, now: Timestamp, start: u64) -> Result<Endpoint, EndpointError> {
+        let kind = self.kind.unwrap_or_else(|| "all".to_owned());
+        if KindFilter::parse(&kind).is_none() {
+            return Err(EndpointError::Invalid(format!(
+                "--kind {kind:?} is not all, reset_scheduled or reset_completed"
+            )));
+        }
+        for event in &self.events {
+            if !EVENT_TYPES.contains(&event.as_str()) {
+                return Err(EndpointError::Invalid(format!(
+                    "--event {event:?} is not one of {}",
+                    EVENT_TYPES.join(", ")
+                )));
+            }
+        }
+        if let Some(plan) = &self.plan {
+            let ok = !plan.is_empty()
+                && plan.len() <= 64
+                && plan
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"_-.".contains(&b));
+            if !ok {
+                return Err(EndpointError::Invalid(format!(
+                    "--plan {plan:?} is not a lowercase plan id"
+                )));
+            }
+        }
+        let url = super::target::parse_url(&self.url)
+            .map_err(|e| EndpointError::Invalid(e.to_string()))?;
+        super::render::check_target(self.format, &url).map_err(EndpointError::Invalid)?;
+        let mut events = self.events;
+        events.sort();
+        events.dedup();
+        Ok(Endpoint {
+            id: format!("ep_{}", super::random_token(8)),
+            url: self.url,
+            format: self.format,
+            kind,
+            events,
+            plan: self.plan,
+            description: self.description,
+            secret: (self.format == Format::Standard).then(super::sign::generate_secret),
+            enabled: true,
+            disabled_reason: None,
+            created_at: now,
+            start,
+        })
+    }
+}

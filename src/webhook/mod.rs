@@ -1,0 +1,113 @@
+//! Webhooks: the durable outbox of published changes, the endpoints an
+//! operator registers, how each format renders a change into a request,
+//! Standard Webhooks signing, and the one deliverer per data dir.
+//!
+//! Layout under `<data-dir>/webhooks/`:
+//! - `outbox.jsonl`: every change, appended by the publish step ([`outbox`]);
+//! - `endpoints.json`: the endpoints and their secrets, written atomically
+//!   under the data-dir lock ([`endpoint`]);
+//! - `deliver.lock`: held by the one deliverer ([`deliver`]);
+//! - `state/<endpoint>.json`: each endpoint's durable cursor and retry state;
+//! - `deliveries.jsonl`: recent attempts, for `webhook deliveries` and `status`.
+
+pub mod deliver;
+pub mod endpoint;
+pub mod format;
+pub mod log;
+pub mod outbox;
+pub mod render;
+pub mod sign;
+pub mod target;
+
+pub use endpoint::{Endpoint, EndpointError, Endpoints};
+pub use format::Format;
+pub use outbox::{Outbox, OutboxEntry};
+
+/// `bytes` random bytes from the operating system, as lowercase hex.
+pub fn random_token(bytes: usize) -> String {
+    random_bytes(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// `n` random bytes from the operating system's generator (secrets and ids).
+pub fn random_bytes(n: usize) -> Vec<u8> {
+    let mut buf = vec![0u8; n];
+    getrandom::fill(&mut buf).expect("the operating system's random generator");
+    buf
+}
+
+/// The `webhooks/` directory of `data_dir`.
+pub fn dir(data_dir: &std::path::Path) -> std::path::PathBuf {
+    data_dir.join("webhooks")
+}
+
+/// One endpoint as `status`, `webhook list` and `webhook show` report it.
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EndpointSummary {
+    /// The endpoint id.
+    pub id: String,
+    /// The target, redacted (a query or userinfo may carry a token).
+    pub url: String,
+    /// The format.
+    pub format: Format,
+    /// Whether deliveries run.
+    pub enabled: bool,
+    /// Why not.
+    pub disabled_reason: Option<String>,
+    /// Messages delivered.
+    pub delivered: u64,
+    /// Messages given up on after the retry window.
+    pub failed: u64,
+    /// Changes waiting for this endpoint (at most what the outbox holds).
+    pub pending: u64,
+    /// The newest messages given up on.
+    pub recent_failures: Vec<deliver::FailedMessage>,
+    /// When the message at the cursor is tried again, while retrying.
+    pub next_retry_at: Option<crate::model::Timestamp>,
+}
+
+/// The delivery summary of every endpoint of `data_dir`.
+pub fn summaries(data_dir: &std::path::Path) -> Result<Vec<EndpointSummary>, EndpointError> {
+    let endpoints = Endpoints::new(data_dir).load()?;
+    let committed = Outbox::new(data_dir).read().unwrap_or_default();
+    Ok(endpoints
+        .into_iter()
+        .map(|e| {
+            let state = deliver::load_state(data_dir, &e.id).unwrap_or_default();
+            let cursor = state.next.max(e.start);
+            let pending = committed
+                .entries
+                .iter()
+                .skip(cursor as usize)
+                .filter(|entry| e.wants(entry))
+                .count() as u64;
+            EndpointSummary {
+                url: shown_url(&e.url),
+                id: e.id,
+                format: e.format,
+                enabled: e.enabled,
+                disabled_reason: e.disabled_reason,
+                delivered: state.delivered,
+                failed: state.failed_total,
+                pending,
+                recent_failures: state.failed,
+                next_retry_at: state.next_attempt_at,
+            }
+        })
+        .collect())
+}
+
+/// A target as lists show it: the origin only, since chat services put
+/// their tokens in the path (Discord, Slack, Telegram) or the query.
+pub fn shown_url(url: &str) -> String {
+    match reqwest::Url::parse(url) {
+        Ok(parsed) if parsed.path() == "/" && parsed.query().is_none() => {
+            parsed.origin().ascii_serialization()
+        }
+        Ok(parsed) => format!("{}/…", parsed.origin().ascii_serialization()),
+        Err(_) => "(not a URL)".to_owned(),
+    }
+}

@@ -1,0 +1,275 @@
+//! The docs page in a real browser: Debian's headless chromium, driven by
+//! playwright-core (tests/browser/docs_page.mjs), loads `/openapi/v1/docs`
+//! from the real server at 1280×800 and 390×844 and screenshots both. The
+//! page must fit each width without horizontal page scroll, show its
+//! examples with the address it was served from, offer the Atom feed to
+//! feed readers, stay self-contained and log no console error.
+//!
+//! A missing browser or npm package is a failure that says how to install
+//! it (`make test-deps`), never a skip.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::util::server::Server;
+use crate::util::{repo_root, World};
+
+const CHROMIUM: &str = "/usr/bin/chromium";
+const VIEWPORTS: [(u64, u64); 2] = [(1280, 800), (390, 844)];
+
+/// The playwright-core version pinned in tests/browser/package.json.
+fn pinned_playwright() -> String {
+    let manifest: Value = serde_json::from_slice(
+        &std::fs::read(repo_root().join("tests/browser/package.json")).unwrap(),
+    )
+    .unwrap();
+    manifest["dependencies"]["playwright-core"]
+        .as_str()
+        .expect("tests/browser/package.json pins playwright-core")
+        .to_owned()
+}
+
+/// The folder `make test-deps` installs the npm packages into, checked:
+/// chromium, node and the pinned playwright-core must all be there.
+fn browser_dir() -> PathBuf {
+    let hint = "run `make test-deps` (apt-get install chromium nodejs npm; npm ci in .browser/ from tests/browser/package-lock.json)";
+    assert!(
+        Path::new(CHROMIUM).exists(),
+        "chromium is not installed at {CHROMIUM}; {hint}"
+    );
+    let node = Command::new("node").arg("--version").output();
+    assert!(
+        node.is_ok_and(|out| out.status.success()),
+        "node is not on PATH; {hint}"
+    );
+    let dir = repo_root().join(".browser");
+    let installed = dir.join("node_modules/playwright-core/package.json");
+    let version = std::fs::read(&installed)
+        .ok()
+        .and_then(|bytes| serde_json::from_slice::<Value>(&bytes).ok())
+        .and_then(|manifest| manifest["version"].as_str().map(str::to_owned));
+    let pinned = pinned_playwright();
+    assert_eq!(
+        version.as_deref(),
+        Some(pinned.as_str()),
+        "playwright-core {pinned} is not installed in {} (found {version:?}); {hint}",
+        dir.display()
+    );
+    dir
+}
+
+/// Runs the browser script against `origin`; its JSON report.
+fn run_browser(origin: &str, out_dir: &Path, browser_dir: &Path, scratch: &Path) -> Value {
+    let script = repo_root().join("tests/browser/docs_page.mjs");
+    let mut child = Command::new("node")
+        .arg(&script)
+        .arg(origin)
+        .arg(out_dir)
+        .arg(browser_dir)
+        .arg(CHROMIUM)
+        // Chromium writes its profile and crash dumps under HOME and TMPDIR.
+        .env("HOME", scratch)
+        .env("TMPDIR", scratch)
+        .current_dir(scratch)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn node");
+    // A hung browser must not hang the suite: two minutes, then kill.
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while child.try_wait().expect("poll node").is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("the browser script did not finish within 120 s");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().expect("node output");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "the browser script failed ({}):\n--- stdout\n{stdout}\n--- stderr\n{stderr}",
+        out.status
+    );
+    serde_json::from_str(stdout.trim())
+        .unwrap_or_else(|e| panic!("the report is not JSON ({e}):\n{stdout}\n{stderr}"))
+}
+
+/// Every expectation of one viewport that does not hold, as "what: expected …, got …".
+fn failures(report: &Value, origin: &str, (width, height): (u64, u64)) -> Vec<String> {
+    let mut failed = Vec::new();
+    let mut check = |ok: bool, what: String| {
+        if !ok {
+            failed.push(format!("{width}x{height}: {what}"));
+        }
+    };
+    let strings = |v: &Value| -> Vec<String> {
+        v.as_array()
+            .unwrap_or_else(|| panic!("an array, got {v}"))
+            .iter()
+            .map(|s| s.as_str().map_or_else(|| s.to_string(), str::to_owned))
+            .collect()
+    };
+    check(
+        report["status"] == 200,
+        format!("status: expected 200, got {}", report["status"]),
+    );
+    check(
+        report["innerWidth"] == width,
+        format!("viewport: expected {width}, got {}", report["innerWidth"]),
+    );
+    let scroll_width = report["scrollWidth"].as_u64().unwrap();
+    check(
+        scroll_width <= width,
+        format!("documentElement.scrollWidth: expected <= {width}, got {scroll_width}"),
+    );
+    let body_width = report["bodyScrollWidth"].as_u64().unwrap();
+    check(
+        body_width <= width,
+        format!("body.scrollWidth: expected <= {width}, got {body_width}"),
+    );
+    check(
+        report["overflowingCount"] == 0,
+        format!(
+            "elements wider than the viewport, unclipped: expected none, got {} (first: {})",
+            report["overflowingCount"], report["overflowing"]
+        ),
+    );
+    let errors = strings(&report["consoleErrors"]);
+    check(
+        errors.is_empty(),
+        format!("console errors: expected none, got {errors:?}"),
+    );
+    let requests = strings(&report["requests"]);
+    let page = format!("{origin}/openapi/v1/docs");
+    check(
+        requests == [page.clone()],
+        format!("requests (self-contained page): expected [{page:?}], got {requests:?}"),
+    );
+    let slots = strings(&report["originSlots"]);
+    check(
+        !slots.is_empty() && slots.iter().all(|s| s == origin),
+        format!("examples' origin: expected every [data-origin] to read {origin:?}, got {slots:?}"),
+    );
+    check(
+        report["placeholders"] == 0,
+        format!(
+            "placeholder hosts left in the text: expected 0, got {}",
+            report["placeholders"]
+        ),
+    );
+    let curls = strings(&report["curlUrls"]);
+    let prefix = format!("{origin}/");
+    check(
+        !curls.is_empty() && curls.iter().all(|u| u.starts_with(&prefix)),
+        format!("curl examples: expected every URL to start with {prefix:?}, got {curls:?}"),
+    );
+    let feed = format!("{origin}/openapi/v1/records.atom");
+    let alternate = &report["atomAlternate"];
+    check(
+        alternate["href"] == feed.as_str()
+            && alternate["title"].as_str().is_some_and(|t| !t.is_empty()),
+        format!("Atom alternate link: expected href {feed:?} with a title, got {alternate}"),
+    );
+    // A hash-based CSP must list the hash of every inline block, or chromium
+    // refuses it (and logs a console error, caught above).
+    let csp = report["contentSecurityPolicy"].as_str().unwrap_or_default();
+    for hash in strings(&report["inlineScriptHashes"])
+        .into_iter()
+        .chain(strings(&report["inlineStyleHashes"]))
+    {
+        check(
+            csp.contains(&hash),
+            format!("Content-Security-Policy: expected it to list {hash}, got {csp:?} (update DOCS_CSP in src/api/assets.rs)"),
+        );
+    }
+    failed
+}
+
+#[test]
+fn the_docs_page_fits_a_phone_and_a_desktop_in_chromium() {
+    let browser_dir = browser_dir();
+    let w = World::new();
+    w.seed_bundled();
+    let s = Server::start(&w, &[], &[]);
+    let origin = format!("http://{}", s.addr);
+    let out_dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("docs_page");
+    std::fs::create_dir_all(&out_dir).unwrap();
+    let scratch = w.path("browser");
+    std::fs::create_dir_all(&scratch).unwrap();
+
+    let report = run_browser(&origin, &out_dir, &browser_dir, &scratch);
+    eprintln!(
+        "chromium {} through playwright-core {}",
+        report["browser"], report["playwrightCore"]
+    );
+    let viewports = report["viewports"].as_array().expect("viewports");
+    assert_eq!(viewports.len(), VIEWPORTS.len(), "{report}");
+    let mut failed = Vec::new();
+    for (viewport, size) in viewports.iter().zip(VIEWPORTS) {
+        eprintln!(
+            "screenshot {}x{}: {} (scrollWidth {}, scrolling inside: {})",
+            size.0,
+            size.1,
+            viewport["screenshot"].as_str().unwrap(),
+            viewport["scrollWidth"],
+            viewport["scrollers"]
+        );
+        assert_eq!(viewport["width"], size.0, "{viewport}");
+        failed.extend(failures(viewport, &origin, size));
+    }
+    assert!(
+        failed.is_empty(),
+        "the docs page in chromium:\n  {}",
+        failed.join("\n  ")
+    );
+}
+
+/// Without a browser: the page documents the feeds, the status feed mirror
+/// and conditional requests, offers the Atom feed in its head, and is sent
+/// with a Content-Security-Policy that lets nothing load.
+#[test]
+fn the_docs_page_documents_feeds_and_conditional_requests() {
+    let w = World::new();
+    let s = Server::start(&w, &[], &[]);
+    let docs = s.get("/openapi/v1/docs");
+    assert_eq!(docs.status, 200);
+    let html = docs.text();
+    let head = &html[..html.find("</head>").expect("a head")];
+    assert!(
+        head.contains(r#"<link rel="alternate" type="application/atom+xml" title="Reset records (Atom feed)" href="/openapi/v1/records.atom">"#),
+        "the head offers the Atom feed:\n{head}"
+    );
+    for needle in [
+        "/records.atom",
+        "/records.ics",
+        "/api/status.json",
+        "<code>plan</code>",
+        "<code>alarm</code>",
+        "If-None-Match",
+        "If-Modified-Since",
+        "304 Not Modified",
+        "not counted against the 20-per-hour quota",
+        "Cache-Control: no-cache",
+        "--etag-compare",
+    ] {
+        assert!(html.contains(needle), "the docs page mentions {needle}");
+    }
+    assert!(
+        !html.contains("example.com/"),
+        "examples use the served origin, never example.com"
+    );
+    let csp = docs
+        .header("content-security-policy")
+        .expect("a Content-Security-Policy");
+    assert!(
+        csp.starts_with("default-src 'none'; "),
+        "nothing loads by default: {csp}"
+    );
+}

@@ -1,0 +1,370 @@
+//! The live record stream (`GET /openapi/v1/records/stream`) against the
+//! real binary, read by a real SSE client: `httpx-sse` from PyPI (pinned in
+//! tests/requirements.txt), through tests/sse_client.py. The heartbeat is
+//! a comment, which SSE clients hide by design, so it is read off the socket.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::util::server::Server;
+use crate::util::{repo_root, World};
+use crate::webhooks::{completion, schedule};
+
+const T0: &str = "2026-11-20T10:00:00.000Z";
+const STREAM: &str = "/openapi/v1/records/stream";
+const A: &str = "2090000000000000001";
+const B: &str = "2090000000000000002";
+/// How long a test waits for an event it expects.
+const WAIT: Duration = Duration::from_secs(10);
+
+/// One running `sse_client.py`, its output lines as JSON.
+struct Client {
+    child: Child,
+    lines: mpsc::Receiver<Value>,
+}
+
+impl Client {
+    fn connect(server: &Server, path: &str, extra: &[&str]) -> Self {
+        let python = repo_root().join(".venv/bin/python");
+        assert!(
+            python.exists(),
+            "the test virtualenv is not installed at {}; run `make test-deps`",
+            python.display()
+        );
+        let mut child = Command::new(python)
+            .arg(repo_root().join("tests/sse_client.py"))
+            .arg(server.url(path))
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("spawn sse_client.py");
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                let value = serde_json::from_str(&line).expect("sse_client.py prints JSON");
+                if tx.send(value).is_err() {
+                    break;
+                }
+            }
+        });
+        Client { child, lines }
+    }
+
+    /// The next line, or a panic naming what was awaited.
+    fn next(&self, what: &str) -> Value {
+        self.lines
+            .recv_timeout(WAIT)
+            .unwrap_or_else(|_| panic!("no {what} within {WAIT:?}"))
+    }
+
+    /// The response head: asserts its status and returns the headers.
+    fn head(&self, status: u64) -> Value {
+        let head = self.next("response head");
+        if head["status"] != status {
+            let body = self.lines.recv_timeout(WAIT).ok();
+            panic!("expected {status}, got {head} {body:?}");
+        }
+        head["headers"].clone()
+    }
+
+    /// The JSON body of a refused stream (after [`Client::head`]).
+    fn body(&self) -> Value {
+        let line = self.next("body");
+        serde_json::from_str(line["body"].as_str().expect("a body line")).expect("a JSON body")
+    }
+
+    /// The next event as (event, id, data).
+    fn event(&self) -> (String, String, Value) {
+        let e = self.next("event");
+        let event = e["event"]
+            .as_str()
+            .unwrap_or_else(|| panic!("not an event: {e}"));
+        let data = serde_json::from_str(e["data"].as_str().unwrap()).expect("data is JSON");
+        (event.to_owned(), e["id"].as_str().unwrap().to_owned(), data)
+    }
+
+    /// Asserts nothing more arrives within `quiet`.
+    fn nothing_for(&self, quiet: Duration) {
+        if let Ok(line) = self.lines.recv_timeout(quiet) {
+            panic!("expected nothing, got {line}");
+        }
+    }
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn open_server(w: &World, extra: &[&str]) -> Server {
+    let mut args = vec!["--no-rate-limit", "--flood-guard", "off"];
+    args.extend_from_slice(extra);
+    Server::start(w, &args, &[])
+}
+
+/// (event, record id) of a change event, asserting its id is `sequence`.
+fn change(event: (String, String, Value), sequence: u64) -> (String, String) {
+    let (name, id, data) = event;
+    assert_eq!(id, sequence.to_string(), "{name} {data}");
+    assert_eq!(data["sequence"], sequence, "{data}");
+    assert!(
+        data["generatedAt"].as_str().unwrap().ends_with('Z'),
+        "{data}"
+    );
+    (name, data["record"]["id"].as_str().unwrap().to_owned())
+}
+
+fn pair(name: &str, id: &str) -> (String, String) {
+    (name.to_owned(), id.to_owned())
+}
+
+#[test]
+fn ready_then_every_change_of_each_kind_as_it_is_published() {
+    let w = World::new();
+    schedule(&w, T0, A, "pro"); // snapshot 1: a pending schedule
+    let s = open_server(&w, &[]);
+    let all = Client::connect(&s, STREAM, &[]);
+    let completed = Client::connect(&s, &format!("{STREAM}?kind=reset_completed"), &[]);
+    let headers = all.head(200);
+    assert_eq!(headers["content-type"], "text/event-stream");
+    assert_eq!(headers["access-control-allow-origin"], "*");
+    completed.head(200);
+
+    let (name, id, data) = all.event();
+    assert_eq!((name.as_str(), id.as_str()), ("ready", "1"));
+    assert_eq!(data["sequence"], 1);
+    assert_eq!(data["latest"]["id"], A, "the latest record of kind=all");
+    let (name, _, data) = completed.event();
+    assert_eq!(name, "ready");
+    assert_eq!(data["latest"], Value::Null, "no completion yet");
+
+    // 2: a completion (created in both lists).
+    completion(&w, "2026-11-20T11:00:00.000Z", B, "pro");
+    assert_eq!(change(all.event(), 2), pair("record.created", B));
+    assert_eq!(change(completed.event(), 2), pair("record.created", B));
+    // 3: the window elapsed on a republish: the schedule is updated in `all` only.
+    w.run(&["--now", "2026-11-25T00:00:00.000Z", "publish"])
+        .success();
+    let (name, id, data) = all.event();
+    assert_eq!((name.as_str(), id.as_str()), ("record.updated", "3"));
+    assert_eq!(data["record"]["id"], A);
+    assert_eq!(data["record"]["scheduleState"], "elapsed");
+    // 4: dismissed: removed from `all`, carrying the record as last served.
+    w.run(&["--now", "2026-11-25T01:00:00.000Z", "record", "dismiss", A])
+        .success();
+    let (name, id, data) = all.event();
+    assert_eq!((name.as_str(), id.as_str()), ("record.removed", "4"));
+    assert_eq!(data["record"]["scheduleState"], "elapsed");
+    // 5: a rollback to 2 goes backwards: the schedule is back (pending), and
+    // the completions list saw none of 3 to 5.
+    w.run(&["snapshots", "rollback", "2"]).success();
+    let (name, id, data) = all.event();
+    assert_eq!((name.as_str(), id.as_str()), ("record.created", "2"));
+    assert_eq!(data["record"]["scheduleState"], "pending");
+    completed.nothing_for(Duration::from_millis(500));
+    all.nothing_for(Duration::from_millis(200));
+}
+
+#[test]
+fn last_event_id_resumes_from_a_kept_snapshot_and_otherwise_resyncs() {
+    let w = World::new();
+    schedule(&w, T0, A, "pro"); // 1
+    completion(&w, "2026-11-20T11:00:00.000Z", B, "pro"); // 2
+    w.run(&["--now", "2026-11-25T00:00:00.000Z", "publish"])
+        .success(); // 3: A elapsed
+                    // Four streams of one client stay open here: allow them.
+    let s = open_server(&w, &["--stream-max-per-client", "8"]);
+
+    // From 1: the changes from 1 to 3, all under id 3, after a ready without an id.
+    let resumed = Client::connect(&s, STREAM, &["--last-event-id", "1"]);
+    resumed.head(200);
+    let (name, id, data) = resumed.event();
+    assert_eq!((name.as_str(), id.as_str()), ("ready", ""), "{data}");
+    assert_eq!(data["sequence"], 3);
+    let caught_up = [change(resumed.event(), 3), change(resumed.event(), 3)];
+    assert_eq!(
+        caught_up,
+        [pair("record.updated", A), pair("record.created", B)]
+    );
+    resumed.nothing_for(Duration::from_millis(300));
+
+    // Already current: nothing to catch up on.
+    let current = Client::connect(&s, STREAM, &["--last-event-id", "3"]);
+    current.head(200);
+    assert_eq!(current.event().0, "ready");
+    current.nothing_for(Duration::from_millis(300));
+
+    // A sequence that was never kept, and an id that is no sequence: resync.
+    for gone in ["99", "not-a-number"] {
+        let lost = Client::connect(&s, STREAM, &["--last-event-id", gone]);
+        lost.head(200);
+        assert_eq!(lost.event().0, "ready");
+        let (name, id, data) = lost.event();
+        assert_eq!((name.as_str(), id.as_str()), ("resync", "3"), "{data}");
+        assert_eq!(data["sequence"], 3);
+    }
+}
+
+#[test]
+fn streams_are_capped_per_client_and_in_all() {
+    let w = World::new();
+    schedule(&w, T0, A, "pro");
+    let s = open_server(
+        &w,
+        &[
+            "--trust-proxy",
+            "127.0.0.1/32",
+            "--stream-max",
+            "3",
+            "--stream-heartbeat",
+            "0.2",
+        ],
+    );
+    let from = |n: u8| format!("X-Forwarded-For: 198.51.100.{n}");
+    let first = Client::connect(&s, STREAM, &["--header", &from(1)]);
+    first.head(200);
+    let second = Client::connect(&s, STREAM, &["--header", &from(1)]);
+    second.head(200);
+    // A third from the same client: 429 that says why; other clients still get theirs.
+    let refused = Client::connect(&s, STREAM, &["--header", &from(1)]);
+    let headers = refused.head(429);
+    assert_eq!(headers["retry-after"], "60");
+    let body = refused.body();
+    assert_eq!(body["error"], "too_many_streams");
+    assert!(
+        body["detail"].as_str().unwrap().contains("2 open streams"),
+        "{body}"
+    );
+    assert!(body["retryAfter"].as_u64().unwrap() >= 1, "{body}");
+    let other = Client::connect(&s, STREAM, &["--header", &from(2)]);
+    other.head(200);
+    // The server holds 3 streams in all: the next client gets 503.
+    let full = Client::connect(&s, STREAM, &["--header", &from(3)]);
+    full.head(503);
+    assert_eq!(full.body()["error"], "streams_unavailable");
+    // A closed stream frees its place (noticed at the latest by the next heartbeat).
+    drop(first);
+    crate::util::wait_until(WAIT, "a freed stream place", || {
+        Client::connect(&s, STREAM, &["--header", &from(3)]).next("head")["status"] == 200
+    });
+}
+
+#[test]
+fn a_stream_counts_once_against_the_quota() {
+    let w = World::new();
+    schedule(&w, T0, A, "pro");
+    let s = Server::start(&w, &["--rate-limit", "2/3600"], &[]);
+    let stream = Client::connect(&s, STREAM, &[]);
+    let headers = stream.head(200);
+    assert_eq!(headers["x-ratelimit-remaining"], "1");
+    assert_eq!(stream.event().0, "ready");
+    completion(&w, "2026-11-20T11:00:00.000Z", B, "pro");
+    assert_eq!(change(stream.event(), 2), pair("record.created", B));
+    // Events cost nothing: one request is left.
+    let list = s.get("/openapi/v1/records");
+    assert_eq!(list.status, 200);
+    assert_eq!(list.header("x-ratelimit-remaining"), Some("0"));
+    // Over the quota a stream is refused with the usual 429.
+    let refused = Client::connect(&s, STREAM, &[]);
+    let headers = refused.head(429);
+    assert_eq!(headers["x-ratelimit-remaining"], "0");
+    assert_eq!(refused.body()["error"], "rate_limited");
+}
+
+#[test]
+fn strict_queries_and_no_snapshot_yet_are_refused_as_on_the_record_endpoints() {
+    let w = World::new();
+    let s = open_server(&w, &[]);
+    let none = Client::connect(&s, STREAM, &[]);
+    none.head(503);
+    assert_eq!(none.body()["error"], "data_unavailable");
+    schedule(&w, T0, A, "pro");
+    s.wait_for("/openapi/v1/records/latest", WAIT, |r| r.status == 200);
+    for query in ["kind=ALL", "kind=all&kind=all", "page=1", "kind"] {
+        let refused = Client::connect(&s, &format!("{STREAM}?{query}"), &[]);
+        refused.head(422);
+        assert_eq!(refused.body()["error"], "invalid_query", "{query}");
+    }
+}
+
+/// Reads the raw stream for `for_how_long` and returns its text.
+fn raw_stream(s: &Server, for_how_long: Duration) -> String {
+    let mut socket = std::net::TcpStream::connect(s.addr).unwrap();
+    write!(
+        socket,
+        "GET {STREAM} HTTP/1.1\r\nHost: test\r\nAccept: text/event-stream\r\n\r\n"
+    )
+    .unwrap();
+    socket
+        .set_read_timeout(Some(Duration::from_millis(50)))
+        .unwrap();
+    let start = Instant::now();
+    let mut text = Vec::new();
+    let mut buf = [0u8; 4096];
+    while start.elapsed() < for_how_long {
+        match socket.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => text.extend_from_slice(&buf[..n]),
+            Err(_) => {}
+        }
+    }
+    String::from_utf8_lossy(&text).into_owned()
+}
+
+#[test]
+fn an_idle_stream_hears_a_comment_heartbeat_at_the_set_interval() {
+    let w = World::new();
+    schedule(&w, T0, A, "pro");
+    let quick = open_server(&w, &["--stream-heartbeat", "0.2"]);
+    let text = raw_stream(&quick, Duration::from_millis(1100));
+    let beats = text.lines().filter(|l| l.starts_with(':')).count();
+    assert!(
+        (3..=6).contains(&beats),
+        "{beats} heartbeats in 1.1 s:\n{text}"
+    );
+    // The default (25 s) sends none in the same time.
+    let default = open_server(&w, &[]);
+    let text = raw_stream(&default, Duration::from_millis(1100));
+    assert!(text.contains("event:ready"), "{text}");
+    assert_eq!(
+        text.lines().filter(|l| l.starts_with(':')).count(),
+        0,
+        "{text}"
+    );
+}
+
+#[test]
+fn sigterm_closes_open_streams_at_once() {
+    let w = World::new();
+    schedule(&w, T0, A, "pro");
+    let mut s = open_server(&w, &[]);
+    // One over HTTP/1.1 and one over HTTP/2, whose graceful shutdown would
+    // otherwise wait for open streams.
+    let clients = [
+        Client::connect(&s, STREAM, &[]),
+        Client::connect(&s, STREAM, &["--http2"]),
+    ];
+    for c in &clients {
+        c.head(200);
+        assert_eq!(c.event().0, "ready");
+    }
+    let start = Instant::now();
+    let status = s.terminate();
+    let took = start.elapsed();
+    assert!(status.success(), "{status}");
+    // The drain allows 10 s; streams must not hold it.
+    assert!(took < Duration::from_secs(5), "shutdown took {took:?}");
+    assert_eq!(clients[0].next("end of stream")["end"], "closed");
+    // HTTP/2: the stream ends with the connection's GOAWAY (h2 reports the
+    // ping that follows it as an error; the stream has ended either way).
+    let end = clients[1].next("end of stream");
+    assert!(end["end"].is_string(), "{end}");
+}

@@ -1,0 +1,141 @@
+//! A webhook receiver process on loopback (tests/util/webhook_receiver.py):
+//! logs every request, answers as scripted per path, and verifies signed
+//! requests with the Standard Webhooks reference library from PyPI.
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use super::{repo_root, wait_until};
+
+/// The Python of the pinned venv (`make test-deps`).
+pub fn python() -> PathBuf {
+    let path = std::env::var_os("TEST_PYTHON")
+        .map(Into::into)
+        .unwrap_or_else(|| repo_root().join(".venv/bin/python"));
+    assert!(
+        path.exists(),
+        "the test venv is missing at {}; run `make test-deps` (python3 -m venv .venv && .venv/bin/pip install -r tests/requirements.txt) or set TEST_PYTHON",
+        path.display()
+    );
+    path
+}
+
+/// A running receiver; killed on drop.
+pub struct Receiver {
+    child: Child,
+    dir: tempfile::TempDir,
+    /// Its port on 127.0.0.1.
+    pub port: u16,
+    control: std::sync::Mutex<Value>,
+}
+
+impl Receiver {
+    /// Starts a receiver and waits until it listens.
+    pub fn start() -> Self {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let port_file = dir.path().join("port");
+        let child = Command::new(python())
+            .arg(repo_root().join("tests/util/webhook_receiver.py"))
+            .arg(&port_file)
+            .arg(dir.path().join("log.jsonl"))
+            .arg(dir.path().join("control.json"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("start the webhook receiver");
+        wait_until(Duration::from_secs(20), "the receiver listens", || {
+            port_file.exists()
+        });
+        let port = std::fs::read_to_string(&port_file)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        Self {
+            child,
+            dir,
+            port,
+            control: std::sync::Mutex::new(json!({"secrets": {}, "scripts": {}})),
+        }
+    }
+
+    /// `http://127.0.0.1:PORT/PATH`.
+    pub fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.port)
+    }
+
+    fn write_control(&self, change: impl FnOnce(&mut Value)) {
+        let mut control = self.control.lock().unwrap();
+        change(&mut control);
+        let tmp = self.dir.path().join("control.tmp");
+        std::fs::write(&tmp, serde_json::to_vec(&*control).unwrap()).unwrap();
+        std::fs::rename(tmp, self.dir.path().join("control.json")).unwrap();
+    }
+
+    /// Verify requests to `path` with `secret`.
+    pub fn secret(&self, path: &str, secret: &str) {
+        self.write_control(|c| c["secrets"][path] = json!(secret));
+    }
+
+    /// Answer the n-th request to `path` with `statuses[n]` after `delays[n]` seconds, then `default`.
+    pub fn script(&self, path: &str, statuses: &[u16], delays: &[f64], default: u16) {
+        self.write_control(|c| {
+            c["scripts"][path] = json!({"statuses": statuses, "delays": delays, "default": default})
+        });
+    }
+
+    /// Answer every request to `path` with `status` and a `Location` header.
+    pub fn redirect(&self, path: &str, status: u16, location: &str) {
+        self.write_control(|c| {
+            c["scripts"][path] = json!({"default": status, "location": location})
+        });
+    }
+
+    /// Every request so far, in arrival order.
+    pub fn requests(&self) -> Vec<Value> {
+        std::fs::read_to_string(self.dir.path().join("log.jsonl"))
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
+    }
+
+    /// The requests to `path`.
+    pub fn requests_to(&self, path: &str) -> Vec<Value> {
+        self.requests()
+            .into_iter()
+            .filter(|r| r["path"] == path)
+            .collect()
+    }
+
+    /// Waits until `path` got at least `n` requests; returns them.
+    #[track_caller]
+    pub fn wait_for(&self, path: &str, n: usize, timeout: Duration) -> Vec<Value> {
+        wait_until(timeout, &format!("{n} requests to {path}"), || {
+            self.requests_to(path).len() >= n
+        });
+        self.requests_to(path)
+    }
+}
+
+impl Drop for Receiver {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The verified payload of a standard request (panics, showing the
+/// request, when the reference library refused it).
+#[track_caller]
+pub fn verified(request: &Value) -> Value {
+    let payload = &request["verified"];
+    assert!(
+        payload.is_object(),
+        "the standardwebhooks library refused the request: {request:#}"
+    );
+    payload.clone()
+}

@@ -1,0 +1,148 @@
+//! The ready-made formats: for each service, a loopback receiver checks the
+//! exact request (method, path, headers, body fields) against the request
+//! shape that service documents (named in src/webhook/render.rs).
+
+use serde_json::{json, Value};
+
+use crate::util::receiver::Receiver;
+use crate::util::World;
+use crate::webhooks::{add, deliver_at, schedule};
+
+const T0: &str = "2026-11-20T10:00:00.000Z";
+const A: &str = "2090000000000000001";
+const SOURCE: &str = "https://x.com/h/status/2090000000000000001";
+
+/// Adds one endpoint of `format` at `target` (a receiver path), publishes
+/// one announced reset, delivers, and returns the one request.
+fn one_request(format: &str, target: &str) -> Value {
+    let r = Receiver::start();
+    let w = World::new();
+    let (_, secret) = add(&w, &r.url(target), &["--format", format]);
+    assert!(
+        secret.is_none(),
+        "{format}: only the standard format has a secret"
+    );
+    schedule(&w, T0, A, "pro");
+    deliver_at(&w, T0).success();
+    let requests = r.requests();
+    assert_eq!(requests.len(), 1, "{format}: {requests:?}");
+    let request = requests.into_iter().next().unwrap();
+    assert_eq!(request["method"], "POST", "{format}");
+    for header in ["webhook-id", "webhook-signature", "webhook-timestamp"] {
+        assert!(
+            request["headers"][header].is_null(),
+            "{format}: no {header}"
+        );
+    }
+    request
+}
+
+fn body_json(request: &Value) -> Value {
+    assert!(
+        request["headers"]["content-type"]
+            .as_str()
+            .unwrap()
+            .starts_with("application/json"),
+        "{request:#}"
+    );
+    serde_json::from_str(request["body"].as_str().unwrap()).unwrap()
+}
+
+/// The human message: what, for whom, when (UTC), and the source post.
+#[track_caller]
+fn assert_message(text: &str) {
+    for part in [
+        "Reset announced",
+        "global reset, plans: pro",
+        "When: 2026-11-24 18:00 UTC",
+        "State: pending",
+        SOURCE,
+    ] {
+        assert!(text.contains(part), "{part:?} missing from {text:?}");
+    }
+}
+
+#[test]
+fn ntfy_posts_the_message_to_the_topic_with_title_and_click() {
+    let request = one_request("ntfy", "/ntfy/resets");
+    assert_eq!(request["path"], "/ntfy/resets");
+    let headers = &request["headers"];
+    assert!(headers["content-type"]
+        .as_str()
+        .unwrap()
+        .starts_with("text/plain"));
+    assert_eq!(headers["title"], "Reset announced");
+    assert_eq!(headers["click"], SOURCE);
+    assert!(headers["tags"].is_string());
+    let body = request["body"].as_str().unwrap();
+    assert_message(&format!("Reset announced\n{body}"));
+}
+
+#[test]
+fn discord_executes_the_webhook_with_content() {
+    let request = one_request("discord", "/api/webhooks/123/tok");
+    assert_eq!(request["path"], "/api/webhooks/123/tok");
+    let body = body_json(&request);
+    assert_eq!(body.as_object().unwrap().len(), 1, "{body}");
+    let content = body["content"].as_str().unwrap();
+    assert!(content.chars().count() <= 2000);
+    assert_message(content);
+}
+
+#[test]
+fn slack_posts_text_to_the_incoming_webhook() {
+    let request = one_request("slack", "/services/T0/B0/X");
+    assert_eq!(request["path"], "/services/T0/B0/X");
+    let body = body_json(&request);
+    assert_eq!(body.as_object().unwrap().len(), 1, "{body}");
+    assert_message(body["text"].as_str().unwrap());
+}
+
+#[test]
+fn telegram_sends_a_message_to_the_chat_of_the_target() {
+    let request = one_request("telegram", "/bot123:ABC/sendMessage?chat_id=-100200");
+    assert_eq!(request["path"], "/bot123:ABC/sendMessage");
+    assert_eq!(request["query"], "", "the chat id moves into the body");
+    let body = body_json(&request);
+    assert_eq!(body["chat_id"], "-100200");
+    let text = body["text"].as_str().unwrap();
+    assert!(text.chars().count() <= 4096);
+    assert_message(text);
+    // Without a chat id the target is refused.
+    let w = World::new();
+    let run = w.run(&[
+        "webhook",
+        "add",
+        "http://127.0.0.1:9/bot1:A/sendMessage",
+        "--format",
+        "telegram",
+        "--allow-private-targets",
+    ]);
+    assert_eq!(run.code, 64, "{run:?}");
+    assert!(run.stderr.contains("chat_id"), "{run:?}");
+}
+
+#[test]
+fn bark_pushes_title_body_and_url_to_the_device_key() {
+    let request = one_request("bark", "/DeviceKey123");
+    assert_eq!(request["path"], "/DeviceKey123");
+    let body = body_json(&request);
+    assert_eq!(body["title"], "Reset announced");
+    assert_eq!(body["url"], SOURCE);
+    assert_eq!(body["group"], "resetctl");
+    assert_message(&format!(
+        "Reset announced\n{}",
+        body["body"].as_str().unwrap()
+    ));
+}
+
+#[test]
+fn feishu_posts_a_text_message_to_the_bot_hook() {
+    let request = one_request("feishu", "/open-apis/bot/v2/hook/abc");
+    assert_eq!(request["path"], "/open-apis/bot/v2/hook/abc");
+    let body = body_json(&request);
+    assert_eq!(body["msg_type"], "text");
+    assert_eq!(body.as_object().unwrap().len(), 2, "{body}");
+    assert_message(body["content"]["text"].as_str().unwrap());
+    let _ = json!(null);
+}

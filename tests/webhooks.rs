@@ -1,0 +1,615 @@
+//! Webhooks against real receiver processes on loopback: every standard
+//! request verified by the Standard Webhooks reference library (PyPI
+//! `standardwebhooks`), the change types of every way of publishing,
+//! filters, retries, the retry window (with `--now`), 410, `test`,
+//! `deliveries`, refused targets, and delivery by `serve`.
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::util::receiver::{verified, Receiver};
+use crate::util::server::Server;
+use crate::util::{Run, World};
+
+const T0: &str = "2026-11-20T10:00:00.000Z";
+const SCHEDULE_AT: &str = "2026-11-24 10:00 -08:00";
+/// Days before the schedule's window: no automatic match, so a completion
+/// fulfils the schedule only when linked.
+const COMPLETED_AT: &str = "2026-11-21 09:00 +00:00";
+
+/// `webhook add URL --allow-private-targets EXTRA…`: the id and the secret.
+pub fn add(w: &World, url: &str, extra: &[&str]) -> (String, Option<String>) {
+    let mut args = vec!["webhook", "add", url, "--allow-private-targets"];
+    args.extend_from_slice(extra);
+    let out = w.run(&args).success().stdout;
+    let id = out.lines().next().expect("an id line").to_owned();
+    assert!(id.starts_with("ep_"), "{out}");
+    let secret = out
+        .lines()
+        .find_map(|l| l.strip_prefix("secret: "))
+        .map(str::to_owned);
+    (id, secret)
+}
+
+/// Adds a standard endpoint at `path` and tells the receiver its secret.
+pub fn add_standard(w: &World, r: &Receiver, path: &str, extra: &[&str]) -> String {
+    let (id, secret) = add(w, &r.url(path), extra);
+    let secret = secret.expect("the standard format prints a secret");
+    assert!(secret.starts_with("whsec_"), "{secret}");
+    r.secret(path, &secret);
+    id
+}
+
+/// One `webhook deliver --once` pass at `now`.
+pub fn deliver_at(w: &World, now: &str) -> Run {
+    w.run(&[
+        "--now",
+        now,
+        "webhook",
+        "deliver",
+        "--once",
+        "--allow-private-targets",
+        "--webhook-timeout",
+        "1",
+    ])
+}
+
+pub fn schedule(w: &World, now: &str, post: &str, plans: &str) {
+    w.run(&[
+        "--now",
+        now,
+        "record",
+        "schedule",
+        "--post-url",
+        &format!("https://x.com/h/status/{post}"),
+        "--at",
+        SCHEDULE_AT,
+        "--scope-plans",
+        plans,
+        "--text",
+        "Resets on Monday",
+    ])
+    .success();
+}
+
+pub fn completion(w: &World, now: &str, post: &str, plans: &str) {
+    w.run(&[
+        "--now",
+        now,
+        "record",
+        "completion",
+        "--post-url",
+        &format!("https://x.com/h/status/{post}"),
+        "--at",
+        COMPLETED_AT,
+        "--scope-plans",
+        plans,
+    ])
+    .success();
+}
+
+/// (type, record id) of each verified request to `path`.
+pub fn events(r: &Receiver, path: &str) -> Vec<(String, String)> {
+    r.requests_to(path)
+        .iter()
+        .map(|req| {
+            let p = verified(req);
+            (
+                p["type"].as_str().unwrap().to_owned(),
+                p["data"]["record"]["id"].as_str().unwrap_or("-").to_owned(),
+            )
+        })
+        .collect()
+}
+
+fn ev(list: &[(&str, &str)]) -> Vec<(String, String)> {
+    list.iter()
+        .map(|(t, id)| ((*t).to_owned(), (*id).to_owned()))
+        .collect()
+}
+
+const A: &str = "2090000000000000001";
+const B: &str = "2090000000000000002";
+
+#[test]
+fn standard_requests_verify_for_every_change_and_every_way_of_publishing() {
+    let r = Receiver::start();
+    let w = World::new();
+    add_standard(&w, &r, "/std", &[]);
+    schedule(&w, T0, A, "pro"); // 1: created
+    w.run(&[
+        "--now",
+        "2026-11-20T11:00:00.000Z",
+        "record",
+        "edit",
+        A,
+        "--text",
+        "edited",
+    ])
+    .success(); // 2: updated (an edit)
+    w.run(&["--now", "2026-11-25T00:00:00.000Z", "publish"])
+        .success(); // 3: updated (the window elapsed on a republish)
+    w.run(&["--now", "2026-11-25T01:00:00.000Z", "record", "dismiss", A])
+        .success(); // 4: removed
+    w.run(&["snapshots", "rollback", "3"]).success(); // created again
+    deliver_at(&w, "2026-11-25T02:00:00.000Z").success();
+
+    let requests = r.requests_to("/std");
+    let payloads: Vec<Value> = requests.iter().map(verified).collect();
+    let types: Vec<&str> = payloads
+        .iter()
+        .map(|p| p["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        types,
+        [
+            "record.created",
+            "record.updated",
+            "record.updated",
+            "record.removed",
+            "record.created"
+        ]
+    );
+    let sequences: Vec<u64> = payloads
+        .iter()
+        .map(|p| p["data"]["sequence"].as_u64().unwrap())
+        .collect();
+    assert_eq!(sequences, [1, 2, 3, 4, 3], "the rollback names its target");
+    assert_eq!(payloads[1]["data"]["record"]["text"], "edited");
+    assert_eq!(payloads[2]["data"]["record"]["scheduleState"], "elapsed");
+    assert_eq!(
+        payloads[3]["data"]["record"]["id"], A,
+        "the removal carries the record as last served"
+    );
+    for p in &payloads {
+        assert_eq!(p["data"]["record"]["id"], A);
+        assert!(p["timestamp"].as_str().unwrap().ends_with('Z'), "{p}");
+        assert!(
+            p["data"]["generatedAt"].as_str().unwrap().ends_with('Z'),
+            "{p}"
+        );
+        let keys: Vec<&String> = p.as_object().unwrap().keys().collect();
+        assert_eq!(keys.len(), 3, "{p}");
+    }
+    let ids: std::collections::HashSet<&str> = requests
+        .iter()
+        .map(|r| r["headers"]["webhook-id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids.len(), 5, "one message id per change");
+    // Everything was delivered: another pass sends nothing.
+    deliver_at(&w, "2026-11-25T03:00:00.000Z").success();
+    assert_eq!(r.requests_to("/std").len(), 5);
+}
+
+#[test]
+fn a_seed_announces_every_record_it_makes_visible() {
+    let r = Receiver::start();
+    let w = World::new();
+    // An endpoint added to an empty data dir gets the very first publish.
+    add_standard(&w, &r, "/seed", &[]);
+    w.seed_bundled();
+    deliver_at(&w, T0).success();
+    let snapshot = w.current_snapshot();
+    let visible = snapshot["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["scheduleState"] != "fulfilled")
+        .count();
+    let got = events(&r, "/seed");
+    assert_eq!(got.len(), visible);
+    assert!(got.iter().all(|(t, _)| t == "record.created"), "{got:?}");
+}
+
+#[test]
+fn endpoints_get_only_their_kind_events_and_plan() {
+    let r = Receiver::start();
+    let w = World::new();
+    add_standard(&w, &r, "/completed", &["--kind", "reset_completed"]);
+    add_standard(&w, &r, "/scheduled", &["--kind", "reset_scheduled"]);
+    add_standard(&w, &r, "/removed", &["--event", "record.removed"]);
+    add_standard(&w, &r, "/pro", &["--plan", "pro"]);
+    schedule(&w, T0, A, "pro");
+    completion(&w, "2026-11-20T11:00:00.000Z", B, "team");
+    // The operator links them: the schedule is fulfilled (it leaves `all`).
+    w.run(&["--now", "2026-11-20T12:00:00.000Z", "record", "link", B, A])
+        .success();
+    // Dismissing the completion un-fulfils the schedule: pending again.
+    w.run(&["--now", "2026-11-20T13:00:00.000Z", "record", "dismiss", B])
+        .success();
+    deliver_at(&w, "2026-11-20T14:00:00.000Z").success();
+    assert_eq!(
+        events(&r, "/completed"),
+        ev(&[
+            ("record.created", B),
+            ("record.updated", B),
+            ("record.removed", B)
+        ])
+    );
+    assert_eq!(
+        events(&r, "/scheduled"),
+        ev(&[
+            ("record.created", A),
+            ("record.updated", A),
+            ("record.updated", A)
+        ]),
+        "fulfilled, then pending again: updates in the schedule list"
+    );
+    assert_eq!(
+        events(&r, "/removed"),
+        ev(&[("record.removed", A), ("record.removed", B)]),
+        "only removals: the fulfilled schedule left `all`, then the dismissed completion"
+    );
+    assert_eq!(
+        events(&r, "/pro"),
+        ev(&[
+            ("record.created", A),
+            ("record.removed", A),
+            ("record.created", A)
+        ]),
+        "the team-only completion is not for pro; the schedule leaves `all` and comes back"
+    );
+}
+
+#[test]
+fn retries_through_500s_and_a_timeout_keep_the_message_id() {
+    let r = Receiver::start();
+    let w = World::new();
+    let id = add_standard(&w, &r, "/r", &[]);
+    // 500, then an answer slower than the 1 s timeout, then 200.
+    r.script("/r", &[500, 200, 200], &[0.0, 3.0, 0.0], 200);
+    schedule(&w, T0, A, "pro");
+    deliver_at(&w, "2026-11-20T10:00:01.000Z").success();
+    assert_eq!(r.requests_to("/r").len(), 1);
+    // Not due yet (about 5 s after the failure): nothing is sent.
+    deliver_at(&w, "2026-11-20T10:00:02.000Z").success();
+    assert_eq!(r.requests_to("/r").len(), 1);
+    deliver_at(&w, "2026-11-20T10:00:10.000Z").success();
+    assert_eq!(r.requests_to("/r").len(), 2);
+    // The second retry is about a minute later.
+    deliver_at(&w, "2026-11-20T10:00:30.000Z").success();
+    assert_eq!(r.requests_to("/r").len(), 2);
+    deliver_at(&w, "2026-11-20T10:02:00.000Z").success();
+    let requests = r.requests_to("/r");
+    assert_eq!(requests.len(), 3);
+    let ids: Vec<&str> = requests
+        .iter()
+        .map(|r| r["headers"]["webhook-id"].as_str().unwrap())
+        .collect();
+    assert!(
+        ids.iter().all(|i| *i == ids[0]),
+        "one webhook-id across retries: {ids:?}"
+    );
+    for request in &requests {
+        verified(request);
+    }
+    let shown = w.run(&["webhook", "deliveries", &id]).success().stdout;
+    let lines: Vec<&str> = shown.lines().collect();
+    assert_eq!(lines.len(), 3, "{shown}");
+    assert!(
+        lines[0].contains("record.created")
+            && lines[0].contains("retrying")
+            && lines[0].contains(" 500"),
+        "{shown}"
+    );
+    assert!(
+        lines[0].contains("next retry 2026-11-20T10:00:0"),
+        "about 5 s later: {shown}"
+    );
+    assert!(
+        lines[1].contains("timed out") && lines[1].contains("next retry 2026-11-20T10:01:"),
+        "{shown}"
+    );
+    assert!(
+        lines[2].contains("delivered")
+            && lines[2].contains(" 200")
+            && !lines[2].contains("next retry"),
+        "{shown}"
+    );
+    let json = w.run(&["webhook", "deliveries", "--json"]).success().stdout;
+    let last: Value = serde_json::from_str(json.lines().last().unwrap()).unwrap();
+    assert_eq!(last["status"], 200);
+    assert_eq!(last["message"], ids[0]);
+}
+
+#[test]
+fn a_message_failing_for_24_hours_is_marked_failed_and_the_endpoint_moves_on() {
+    let r = Receiver::start();
+    let w = World::new();
+    let id = add_standard(&w, &r, "/f", &[]);
+    r.script("/f", &[], &[], 500);
+    schedule(&w, T0, A, "pro");
+    deliver_at(&w, "2026-11-20T10:00:00.000Z").success();
+    deliver_at(&w, "2026-11-21T09:00:00.000Z").success();
+    assert_eq!(r.requests_to("/f").len(), 2);
+    let shown = w.run(&["webhook", "deliveries"]).success().stdout;
+    assert!(
+        shown.lines().last().unwrap().contains("retrying"),
+        "still within the window: {shown}"
+    );
+    // The window closes 24 h after the first attempt.
+    deliver_at(&w, "2026-11-21T10:00:00.000Z").success();
+    assert_eq!(r.requests_to("/f").len(), 3);
+    let shown = w.run(&["webhook", "deliveries"]).success().stdout;
+    assert!(shown.lines().last().unwrap().contains("failed"), "{shown}");
+    let status = w.run(&["status"]).success().stdout;
+    assert!(
+        status.contains(&id) && status.contains("1 failed"),
+        "status shows the failed delivery: {status}"
+    );
+    let json = w.run(&["status", "--json"]).success().json();
+    assert_eq!(json["webhooks"][0]["failed"], 1, "{json}");
+    // The endpoint goes on with the next change.
+    r.script("/f", &[], &[], 200);
+    completion(&w, "2026-11-21T11:00:00.000Z", B, "pro");
+    deliver_at(&w, "2026-11-21T11:00:00.000Z").success();
+    let got = events(&r, "/f");
+    assert_eq!(
+        got.last().unwrap(),
+        &("record.created".to_owned(), B.to_owned())
+    );
+    assert_eq!(got.len(), 4);
+}
+
+#[test]
+fn gone_disables_the_endpoint_until_enabled() {
+    let r = Receiver::start();
+    let w = World::new();
+    let id = add_standard(&w, &r, "/g", &[]);
+    r.script("/g", &[410], &[], 200);
+    schedule(&w, T0, A, "pro");
+    deliver_at(&w, T0).success();
+    assert_eq!(r.requests_to("/g").len(), 1);
+    let list = w.run(&["webhook", "list"]).success().stdout;
+    assert!(list.contains(&id) && list.contains("disabled"), "{list}");
+    let show = w.run(&["webhook", "show", &id]).success().stdout;
+    assert!(show.contains("410 Gone"), "{show}");
+    completion(&w, "2026-11-20T11:00:00.000Z", B, "pro");
+    deliver_at(&w, "2026-11-20T12:00:00.000Z").success();
+    assert_eq!(
+        r.requests_to("/g").len(),
+        1,
+        "a disabled endpoint gets nothing"
+    );
+    w.run(&["webhook", "enable", &id]).success();
+    deliver_at(&w, "2026-11-20T12:00:00.000Z").success();
+    assert_eq!(
+        events(&r, "/g"),
+        ev(&[
+            ("record.created", A),
+            ("record.created", A),
+            ("record.created", B)
+        ]),
+        "enabled again, it resumes where it stopped"
+    );
+}
+
+#[test]
+fn test_sends_a_signed_webhook_test_event() {
+    let r = Receiver::start();
+    let w = World::new();
+    let id = add_standard(&w, &r, "/t", &[]);
+    let out = w
+        .run(&["webhook", "test", &id, "--allow-private-targets"])
+        .success()
+        .stdout;
+    assert!(
+        out.contains("webhook.test") && out.contains("answered 200"),
+        "{out}"
+    );
+    let requests = r.requests_to("/t");
+    assert_eq!(requests.len(), 1);
+    let payload = verified(&requests[0]);
+    assert_eq!(payload["type"], "webhook.test");
+    assert!(payload["data"]["record"].is_null());
+    let shown = w.run(&["webhook", "deliveries", &id]).success().stdout;
+    assert!(
+        shown.contains("webhook.test") && shown.contains("200"),
+        "{shown}"
+    );
+    r.script("/t", &[200, 500], &[], 200);
+    let failed = w.run(&["webhook", "test", &id, "--allow-private-targets"]);
+    assert_eq!(failed.code, 69, "{failed:?}");
+    assert!(failed.stderr.contains("answered 500"), "{failed:?}");
+}
+
+#[test]
+fn endpoints_are_listed_shown_disabled_and_removed() {
+    let r = Receiver::start();
+    let w = World::new();
+    let (id, secret) = add(
+        &w,
+        &r.url("/m?token=abc"),
+        &["--description", "ops channel", "--event", "record.created"],
+    );
+    let secret = secret.unwrap();
+    let list = w.run(&["webhook", "list"]).success().stdout;
+    assert!(list.contains(&id) && list.contains("enabled"), "{list}");
+    assert!(
+        !list.contains(&secret) && !list.contains("token=abc"),
+        "list hides secrets: {list}"
+    );
+    let show = w.run(&["webhook", "show", &id]).success().stdout;
+    assert!(
+        show.contains(&secret) && show.contains("ops channel") && show.contains("record.created"),
+        "{show}"
+    );
+    w.run(&["webhook", "disable", &id]).success();
+    assert!(w
+        .run(&["webhook", "list"])
+        .success()
+        .stdout
+        .contains("disabled"));
+    w.run(&["webhook", "remove", &id]).success();
+    assert!(w
+        .run(&["webhook", "list"])
+        .success()
+        .stdout
+        .contains("no webhook endpoints"));
+    let missing = w.run(&["webhook", "show", &id]);
+    assert_eq!(missing.code, 64);
+    assert!(
+        missing.stderr.contains("no webhook endpoint"),
+        "{missing:?}"
+    );
+    let bad = w.run(&[
+        "webhook",
+        "add",
+        &r.url("/x"),
+        "--allow-private-targets",
+        "--event",
+        "record.exploded",
+    ]);
+    assert_eq!(bad.code, 64, "{bad:?}");
+}
+
+#[test]
+fn non_http_and_private_targets_are_refused_unless_allowed() {
+    let r = Receiver::start();
+    let w = World::new();
+    for url in ["ftp://example.com/hook", "file:///etc/passwd", "not a url"] {
+        let run = w.run(&["webhook", "add", url]);
+        assert_eq!(run.code, 64, "{url}: {run:?}");
+        assert!(
+            run.stderr.contains("http://") || run.stderr.contains("is not a URL"),
+            "{url}: {run:?}"
+        );
+    }
+    for url in [
+        r.url("/p"),
+        "http://localhost:9/x".to_owned(),
+        "http://10.0.0.1/x".to_owned(),
+        "http://169.254.169.254/latest".to_owned(),
+        "http://[::1]:9/x".to_owned(),
+    ] {
+        let run = w.run(&["webhook", "add", &url]);
+        assert_eq!(run.code, 64, "{url}: {run:?}");
+        assert!(
+            run.stderr.contains("loopback, private or link-local"),
+            "{url}: {run:?}"
+        );
+    }
+    assert!(w
+        .run(&["webhook", "list"])
+        .success()
+        .stdout
+        .contains("no webhook endpoints"));
+    // The environment and the config file allow them too.
+    let mut cmd = w.cmd();
+    let out = cmd
+        .env("RESETCTL_ALLOW_PRIVATE_TARGETS", "true")
+        .args(["webhook", "add", &r.url("/env")])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    std::fs::write(w.path("config.toml"), "allow-private-targets = true\n").unwrap();
+    let config = w.path("config.toml");
+    let run = w.run(&[
+        "--config",
+        config.to_str().unwrap(),
+        "webhook",
+        "add",
+        &r.url("/file"),
+    ]);
+    let id = run.success().stdout.lines().next().unwrap().to_owned();
+    // Checked again at each delivery: without the setting nothing is sent.
+    schedule(&w, T0, A, "pro");
+    w.run(&["--now", T0, "webhook", "deliver", "--once"])
+        .success();
+    assert!(r.requests().is_empty(), "{:?}", r.requests());
+    let shown = w.run(&["webhook", "deliveries", &id]).success().stdout;
+    assert!(shown.contains("loopback, private or link-local"), "{shown}");
+}
+
+#[test]
+fn serve_delivers_in_order_and_a_slow_endpoint_does_not_delay_another() {
+    let r = Receiver::start();
+    let w = World::new();
+    add_standard(&w, &r, "/slow", &[]);
+    add_standard(&w, &r, "/fast", &[]);
+    r.script("/slow", &[], &[1.5, 1.5, 1.5, 1.5, 1.5], 200);
+    let _s = Server::start(&w, &["--allow-private-targets", "--log", "warn"], &[]);
+    let posts: Vec<String> = (1..=5).map(|i| format!("209000000000000010{i}")).collect();
+    for (i, post) in posts.iter().enumerate() {
+        schedule(&w, &format!("2026-11-20T10:0{i}:00.000Z"), post, "pro");
+    }
+    let fast = r.wait_for("/fast", 5, Duration::from_secs(20));
+    assert!(
+        r.requests_to("/slow").len() < 5,
+        "the fast endpoint got everything while the slow one was still busy"
+    );
+    let slow = r.wait_for("/slow", 5, Duration::from_secs(30));
+    for got in [fast, slow] {
+        let ids: Vec<String> = got
+            .iter()
+            .map(|r| {
+                verified(r)["data"]["record"]["id"]
+                    .as_str()
+                    .unwrap()
+                    .to_owned()
+            })
+            .collect();
+        assert_eq!(ids, posts, "in publish order");
+    }
+}
+
+#[test]
+fn a_redirect_is_not_followed_but_retried_at_the_endpoint() {
+    let r = Receiver::start();
+    let w = World::new();
+    let id = add_standard(&w, &r, "/r", &[]);
+    r.secret("/elsewhere", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw");
+    r.redirect("/r", 307, &r.url("/elsewhere"));
+    schedule(&w, T0, A, "pro");
+    deliver_at(&w, "2026-11-20T10:00:01.000Z").success();
+    deliver_at(&w, "2026-11-20T10:00:10.000Z").success();
+    assert_eq!(r.requests_to("/r").len(), 2, "the endpoint itself, retried");
+    assert!(
+        r.requests_to("/elsewhere").is_empty(),
+        "a 307 is never followed (it would re-POST the signed body elsewhere)"
+    );
+    let shown = w.run(&["webhook", "deliveries", &id]).success().stdout;
+    assert!(
+        shown
+            .lines()
+            .all(|l| l.contains("retrying") && l.contains(" 307")),
+        "{shown}"
+    );
+}
+
+#[test]
+fn a_sync_daemon_delivers_what_it_publishes() {
+    use crate::util::upstream::{Behavior, Upstream};
+    let r = Receiver::start();
+    let w = World::new();
+    add_standard(&w, &r, "/sync", &[]);
+    let up = Upstream::start(Behavior::Status(500));
+    up.serve(
+        &crate::util::bundled_document("2026-11-20T09:00:00.000Z", 3),
+        "\"d1\"",
+    );
+    let mut daemon = w.spawn(&[
+        "sync",
+        "--upstream",
+        &up.url("/records.json"),
+        "--daemon",
+        "--interval-minutes",
+        "5",
+        "--allow-private-targets",
+    ]);
+    // Two of the three records are visible under `all` (one is a fulfilled schedule).
+    let got = r.wait_for("/sync", 2, Duration::from_secs(20));
+    std::thread::sleep(Duration::from_millis(500));
+    let _ = daemon.kill();
+    let _ = daemon.wait();
+    let got_all = r.requests_to("/sync");
+    assert_eq!(got_all.len(), 2, "{got:?}");
+    let mut ids = Vec::new();
+    for request in &got_all {
+        let body = verified(request);
+        assert_eq!(body["type"], "record.created", "{body}");
+        ids.push(body["data"]["record"]["id"].clone());
+    }
+    assert_ne!(ids[0], ids[1]);
+}
