@@ -10,15 +10,14 @@
 use std::net::IpAddr;
 use std::sync::Arc;
 
-use bytes::Bytes;
 use warp::http::StatusCode;
 use warp::reply::Response;
 
-use super::admission::{rest_data, Conditionals};
-use super::handlers::{fresh, respond};
+use super::admission::Conditionals;
+use super::handlers::answer_data;
 use super::responses::with_body;
 use super::server::AppState;
-use crate::query::{parse_atom_query, parse_ics_query, AtomQuery, IcsQuery, PublishedView};
+use crate::query::{parse_atom_query, parse_ics_query};
 use crate::render::{atom, ics, BaseUrl};
 
 /// `GET /openapi/v1/records.atom?kind=&plan=`; `host` is the request's
@@ -30,21 +29,17 @@ pub(crate) async fn atom(
     conditionals: Conditionals,
     state: Arc<AppState>,
 ) -> Response {
-    let view = state.view.load_full();
     let query = parse_atom_query(&raw_query);
-    let current = fresh(&query, view.as_deref());
-    rest_data(&state, client, &conditionals, current, || {
-        respond(query, view.as_deref(), |view, query| {
-            let base = match &state.public_base_url {
-                Some(base) => base.clone(),
-                None => BaseUrl::from_host(host.as_deref()),
-            };
-            with_body(
-                StatusCode::OK,
-                atom::CONTENT_TYPE,
-                atom_response_body(view, &query, &base),
-            )
-        })
+    answer_data(&state, client, &conditionals, query, |view, query| {
+        let body = match &state.public_base_url {
+            Some(base) => atom::render_shared(view, &query, base, true),
+            None => atom::render_shared(view, &query, &BaseUrl::from_host(host.as_deref()), false),
+        };
+        with_body(
+            StatusCode::OK,
+            atom::CONTENT_TYPE,
+            warp::http::Response::new(body),
+        )
     })
     .await
 }
@@ -56,31 +51,13 @@ pub(crate) async fn ics(
     conditionals: Conditionals,
     state: Arc<AppState>,
 ) -> Response {
-    let view = state.view.load_full();
     let query = parse_ics_query(&raw_query);
-    let current = fresh(&query, view.as_deref());
-    rest_data(&state, client, &conditionals, current, || {
-        respond(query, view.as_deref(), |view, query| {
-            with_body(
-                StatusCode::OK,
-                ics::CONTENT_TYPE,
-                warp::http::Response::new(ics_response_body(view, &query)),
-            )
-        })
+    answer_data(&state, client, &conditionals, query, |view, query| {
+        with_body(
+            StatusCode::OK,
+            ics::CONTENT_TYPE,
+            warp::http::Response::new(ics::render(view, &query)),
+        )
     })
     .await
-}
-
-/// The body of a 200 from `/records.atom`.
-pub(crate) fn atom_response_body(
-    view: &PublishedView,
-    query: &AtomQuery,
-    base: &BaseUrl,
-) -> Vec<u8> {
-    atom::render(view, query, base)
-}
-
-/// The body of a 200 from `/records.ics` (shared bytes for the default variants).
-pub(crate) fn ics_response_body(view: &PublishedView, query: &IcsQuery) -> Bytes {
-    ics::render(view, query)
 }

@@ -48,14 +48,10 @@ pub(crate) async fn latest(
     conditionals: Conditionals,
     state: Arc<AppState>,
 ) -> Response {
-    let view = state.view.load_full();
     let query = parse_latest_query(&raw_query);
-    let current = fresh(&query, view.as_deref());
-    rest_data(&state, client, &conditionals, current, || {
+    answer_data(&state, client, &conditionals, query, |view, query| {
         maybe_panic(&raw_query);
-        respond(query, view.as_deref(), |view, query| {
-            json(StatusCode::OK, latest_envelope(view, query))
-        })
+        json(StatusCode::OK, latest_envelope(view, query))
     })
     .await
 }
@@ -68,21 +64,35 @@ pub(crate) async fn list(
     state: Arc<AppState>,
 ) -> Response {
     crate::testhook::hold(&raw_query).await;
-    let view = state.view.load_full();
     let query = parse_list_query(&raw_query);
-    let current = fresh(&query, view.as_deref());
-    rest_data(&state, client, &conditionals, current, || {
+    answer_data(&state, client, &conditionals, query, |view, query| {
         maybe_panic(&raw_query);
-        respond(query, view.as_deref(), |view, query| {
-            json(StatusCode::OK, list_envelope(view, query))
-        })
+        json(StatusCode::OK, list_envelope(view, query))
+    })
+    .await
+}
+
+/// The answer of a data route from the view served now: 304 when the
+/// client's copy is current, else counted and answered by [`respond`]
+/// (422, 503, or what `render` makes of the view).
+pub(crate) async fn answer_data<Q, E: std::fmt::Display>(
+    state: &AppState,
+    client: IpAddr,
+    conditionals: &Conditionals,
+    query: Result<Q, E>,
+    render: impl FnOnce(&PublishedView, Q) -> Response,
+) -> Response {
+    let view = state.view.load_full();
+    let current = fresh(&query, view.as_deref());
+    rest_data(state, client, conditionals, current, || {
+        respond(query, view.as_deref(), render)
     })
     .await
 }
 
 /// The validators a conditional request is compared with: those of the
 /// view, when the query is valid and a view is served (else no 304).
-pub(crate) fn fresh<'v, Q, E>(
+fn fresh<'v, Q, E>(
     query: &Result<Q, E>,
     view: Option<&'v PublishedView>,
 ) -> Option<&'v Validators> {
@@ -92,7 +102,7 @@ pub(crate) fn fresh<'v, Q, E>(
 
 /// The answer of a data request: 422 for a bad query, 503 before the first
 /// snapshot, else what `render` makes of the view (a 200).
-pub(crate) fn respond<Q, E: std::fmt::Display>(
+fn respond<Q, E: std::fmt::Display>(
     query: Result<Q, E>,
     view: Option<&PublishedView>,
     render: impl FnOnce(&PublishedView, Q) -> Response,

@@ -145,14 +145,17 @@ impl Fragment {
 pub enum Body {
     /// The calendar of a filter, without `plan` or `alarm`.
     Calendar(KindFilter),
+    /// The Atom feed of a filter, without `plan`, under the configured base URL.
+    Atom(KindFilter),
 }
 
 impl Body {
-    const COUNT: usize = 3;
+    const COUNT: usize = 6;
 
     fn slot(self) -> usize {
         match self {
             Body::Calendar(kind) => kind.index(),
+            Body::Atom(kind) => 3 + kind.index(),
         }
     }
 }

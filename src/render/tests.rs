@@ -301,3 +301,52 @@ fn the_calendar_has_events_alarms_and_crlf_lines() {
     );
     assert!(alarmed.contains("TRIGGER:-PT15M\r\nEND:VALARM\r\nEND:VEVENT"));
 }
+
+#[test]
+fn a_fixed_base_keeps_each_kinds_feed_and_renders_the_rest() {
+    let v = view(&[
+        schedule(
+            "1",
+            "pending",
+            "2026-11-21T00:00:00.000Z",
+            "2026-11-21T01:00:00.000Z",
+        ),
+        schedule(
+            "2",
+            "elapsed",
+            "2026-11-19T00:00:00.000Z",
+            "2026-11-19T01:00:00.000Z",
+        ),
+    ]);
+    let base = BaseUrl::parse("https://resets.example.org").unwrap();
+    let all = parse_atom_query("").unwrap();
+    let kept = atom::render_shared(&v, &all, &base, true);
+    assert_eq!(
+        kept,
+        atom::render(&v, &all, &base),
+        "kept bytes are the rendered ones"
+    );
+    let again = atom::render_shared(&v, &all, &base, true);
+    assert_eq!(
+        kept.as_ptr(),
+        again.as_ptr(),
+        "the second request shares the kept bytes"
+    );
+    // Another kind, a plan, or a base from the request's Host is never the kept feed.
+    let scheduled = parse_atom_query("kind=reset_scheduled").unwrap();
+    assert_eq!(
+        atom::render_shared(&v, &scheduled, &base, true),
+        atom::render(&v, &scheduled, &base)
+    );
+    let pro = parse_atom_query("plan=pro").unwrap();
+    let with_plan = atom::render_shared(&v, &pro, &base, true);
+    assert_eq!(with_plan, atom::render(&v, &pro, &base));
+    assert_ne!(
+        with_plan.as_ptr(),
+        atom::render_shared(&v, &pro, &base, true).as_ptr()
+    );
+    let host = BaseUrl::from_host(Some("other.example:8080"));
+    let from_host = atom::render_shared(&v, &all, &host, false);
+    assert_eq!(from_host, atom::render(&v, &all, &host));
+    assert_ne!(from_host, kept);
+}
