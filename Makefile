@@ -112,7 +112,8 @@ bench: bench-deps
 	PATH="$$PATH:/usr/sbin" python3 bench/http_bench.py > bench-out/http.md
 	PATH="$$PATH:/usr/sbin" python3 bench/sync_bench.py > bench-out/sync.md
 	python3 bench/reload_bench.py > bench-out/reload.md
-	cat bench-out/limiter-memory.md bench-out/http.md bench-out/sync.md bench-out/reload.md
+	python3 bench/stream_bench.py > bench-out/stream.md
+	cat bench-out/limiter-memory.md bench-out/http.md bench-out/sync.md bench-out/reload.md bench-out/stream.md
 
 ## man: regenerate man/ from the clap definitions
 man:
