@@ -6,7 +6,7 @@
 use std::sync::{Arc, OnceLock};
 
 use libfuzzer_sys::fuzz_target;
-use resetctl::api::AppState;
+use resetctl::api::{AppState, StreamSlots};
 use resetctl::clock::{Clock, ManualClock};
 use resetctl::document::parse_seed;
 use resetctl::limit::client::ClientKeyPolicy;
@@ -14,7 +14,7 @@ use resetctl::limit::Limiter;
 use resetctl::model::Timestamp;
 use resetctl::query::PublishedView;
 use resetctl::reload::ViewHandle;
-use resetctl::snapshot::{encode, Draft, Mode};
+use resetctl::snapshot::{encode, Draft, Mode, SnapshotStore};
 
 fn state() -> Arc<AppState> {
     static STATE: OnceLock<Arc<AppState>> = OnceLock::new();
@@ -42,6 +42,9 @@ fn state() -> Arc<AppState> {
                 mcp_allowed_origins: Vec::new(),
                 untrusted_forwarders: Default::default(),
                 public_base_url: None,
+                streams: Arc::new(StreamSlots::new(Default::default())),
+                closing: tokio::sync::watch::channel(false).1,
+                snapshots: SnapshotStore::new(std::path::Path::new("/nonexistent")),
             })
         })
         .clone()

@@ -26,7 +26,7 @@ mod stream;
 pub use gate::{ConnectionLimits, MIN_HEAD_BYTES};
 pub use routes::routes;
 pub use server::{serve, AppState, ServeOptions};
-pub use stream::StreamLimits;
+pub use stream::{StreamLimits, StreamSlots};
 
 #[cfg(test)]
 mod tests;
