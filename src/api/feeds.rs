@@ -30,17 +30,26 @@ pub(crate) async fn atom(
     state: Arc<AppState>,
 ) -> Response {
     let query = parse_atom_query(&raw_query);
-    answer_data(&state, client, &conditionals, query, |view, query| {
-        let body = match &state.public_base_url {
-            Some(base) => atom::render_shared(view, &query, base, true),
-            None => atom::render_shared(view, &query, &BaseUrl::from_host(host.as_deref()), false),
-        };
-        with_body(
-            StatusCode::OK,
-            atom::CONTENT_TYPE,
-            warp::http::Response::new(body),
-        )
-    })
+    answer_data(
+        &state,
+        client,
+        &conditionals,
+        &raw_query,
+        query,
+        |view, query| {
+            let body = match &state.public_base_url {
+                Some(base) => atom::render_shared(view, &query, base, true),
+                None => {
+                    atom::render_shared(view, &query, &BaseUrl::from_host(host.as_deref()), false)
+                }
+            };
+            with_body(
+                StatusCode::OK,
+                atom::CONTENT_TYPE,
+                warp::http::Response::new(body),
+            )
+        },
+    )
     .await
 }
 
@@ -52,12 +61,19 @@ pub(crate) async fn ics(
     state: Arc<AppState>,
 ) -> Response {
     let query = parse_ics_query(&raw_query);
-    answer_data(&state, client, &conditionals, query, |view, query| {
-        with_body(
-            StatusCode::OK,
-            ics::CONTENT_TYPE,
-            warp::http::Response::new(ics::render(view, &query)),
-        )
-    })
+    answer_data(
+        &state,
+        client,
+        &conditionals,
+        &raw_query,
+        query,
+        |view, query| {
+            with_body(
+                StatusCode::OK,
+                ics::CONTENT_TYPE,
+                warp::http::Response::new(ics::render(view, &query)),
+            )
+        },
+    )
     .await
 }

@@ -49,10 +49,14 @@ pub(crate) async fn latest(
     state: Arc<AppState>,
 ) -> Response {
     let query = parse_latest_query(&raw_query);
-    answer_data(&state, client, &conditionals, query, |view, query| {
-        maybe_panic(&raw_query);
-        json(StatusCode::OK, latest_envelope(view, query))
-    })
+    answer_data(
+        &state,
+        client,
+        &conditionals,
+        &raw_query,
+        query,
+        |view, query| json(StatusCode::OK, latest_envelope(view, query)),
+    )
     .await
 }
 
@@ -65,26 +69,33 @@ pub(crate) async fn list(
 ) -> Response {
     crate::testhook::hold(&raw_query).await;
     let query = parse_list_query(&raw_query);
-    answer_data(&state, client, &conditionals, query, |view, query| {
-        maybe_panic(&raw_query);
-        json(StatusCode::OK, list_envelope(view, query))
-    })
+    answer_data(
+        &state,
+        client,
+        &conditionals,
+        &raw_query,
+        query,
+        |view, query| json(StatusCode::OK, list_envelope(view, query)),
+    )
     .await
 }
 
 /// The answer of a data route from the view served now: 304 when the
 /// client's copy is current, else counted and answered by [`respond`]
-/// (422, 503, or what `render` makes of the view).
+/// (422, 503, or what `render` makes of the view). The panic test hook
+/// runs once the request is counted, whatever it is answered.
 pub(crate) async fn answer_data<Q, E: std::fmt::Display>(
     state: &AppState,
     client: IpAddr,
     conditionals: &Conditionals,
+    raw_query: &str,
     query: Result<Q, E>,
     render: impl FnOnce(&PublishedView, Q) -> Response,
 ) -> Response {
     let view = state.view.load_full();
     let current = fresh(&query, view.as_deref());
     rest_data(state, client, conditionals, current, || {
+        maybe_panic(raw_query);
         respond(query, view.as_deref(), render)
     })
     .await
