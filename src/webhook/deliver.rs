@@ -144,6 +144,17 @@ struct Shared {
 }
 
 impl Shared {
+    /// The ids of the endpoints that are enabled now.
+    fn enabled_ids(&self) -> Vec<String> {
+        self.endpoints
+            .read()
+            .expect("not poisoned")
+            .iter()
+            .filter(|e| e.enabled)
+            .map(|e| e.id.clone())
+            .collect()
+    }
+
     fn refresh(&self) {
         let outbox = Outbox::new(&self.data_dir);
         {
@@ -224,14 +235,7 @@ pub async fn deliver_once(
     });
     shared.refresh();
     let report = Arc::new(Mutex::new(PassReport::default()));
-    let ids: Vec<String> = shared
-        .endpoints
-        .read()
-        .expect("not poisoned")
-        .iter()
-        .filter(|e| e.enabled)
-        .map(|e| e.id.clone())
-        .collect();
+    let ids = shared.enabled_ids();
     let tasks: Vec<_> = ids
         .into_iter()
         .map(|id| tokio::spawn(work(shared.clone(), id, true, report.clone())))
@@ -294,14 +298,7 @@ pub async fn run(
     loop {
         shared.refresh();
         running.retain(|_, task| !task.is_finished());
-        let enabled: Vec<String> = shared
-            .endpoints
-            .read()
-            .expect("not poisoned")
-            .iter()
-            .filter(|e| e.enabled)
-            .map(|e| e.id.clone())
-            .collect();
+        let enabled = shared.enabled_ids();
         for id in enabled {
             running
                 .entry(id.clone())
