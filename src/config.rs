@@ -36,6 +36,8 @@ pub struct FileConfig {
     pub republish_every: Option<f64>,
     /// `serve --public-base-url`.
     pub public_base_url: Option<String>,
+    /// `serve --no-site`.
+    pub no_site: Option<bool>,
     /// `serve --mcp-allow-origin` (a list).
     pub mcp_allow_origin: Option<Vec<String>>,
     /// `record … --actor` and `mark-checked --actor`: who records changes.

@@ -296,7 +296,8 @@ fn every_bad_query_is_422_naming_the_parameter() {
 fn unknown_paths_and_methods_get_json_404_and_405() {
     let (_w, s) = started();
     for path in [
-        "/",
+        "/fr/",
+        "/en/records/",
         "/openapi/v1",
         "/openapi/v1/records/",
         "/openapi/v1/record",

@@ -34,7 +34,7 @@ fn pinned_playwright() -> String {
 
 /// The folder `make test-deps` installs the npm packages into, checked:
 /// chromium, node and the pinned playwright-core must all be there.
-fn browser_dir() -> PathBuf {
+pub(crate) fn browser_dir() -> PathBuf {
     let hint = "run `make test-deps` (apt-get install chromium nodejs npm; npm ci in .browser/ from tests/browser/package-lock.json)";
     assert!(
         Path::new(CHROMIUM).exists(),
@@ -61,15 +61,24 @@ fn browser_dir() -> PathBuf {
     dir
 }
 
-/// Runs the browser script against `origin`; its JSON report.
-fn run_browser(origin: &str, out_dir: &Path, browser_dir: &Path, scratch: &Path) -> Value {
-    let script = repo_root().join("tests/browser/docs_page.mjs");
+/// Runs the browser script `tests/browser/SCRIPT` against `origin` (with
+/// `extra` arguments after the usual four); its JSON report.
+pub(crate) fn run_browser(
+    script: &str,
+    origin: &str,
+    out_dir: &Path,
+    browser_dir: &Path,
+    scratch: &Path,
+    extra: &[&str],
+) -> Value {
+    let script = repo_root().join("tests/browser").join(script);
     let mut child = Command::new("node")
         .arg(&script)
         .arg(origin)
         .arg(out_dir)
         .arg(browser_dir)
         .arg(CHROMIUM)
+        .args(extra)
         // Chromium writes its profile and crash dumps under HOME and TMPDIR.
         .env("HOME", scratch)
         .env("TMPDIR", scratch)
@@ -204,7 +213,14 @@ fn the_docs_page_fits_a_phone_and_a_desktop_in_chromium() {
     let scratch = w.path("browser");
     std::fs::create_dir_all(&scratch).unwrap();
 
-    let report = run_browser(&origin, &out_dir, &browser_dir, &scratch);
+    let report = run_browser(
+        "docs_page.mjs",
+        &origin,
+        &out_dir,
+        &browser_dir,
+        &scratch,
+        &[],
+    );
     eprintln!(
         "chromium {} through playwright-core {}",
         report["browser"], report["playwrightCore"]

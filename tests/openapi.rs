@@ -111,6 +111,7 @@ fn real_responses_of_every_status_match_the_document() {
         &empty.get("/openapi/v1/records/latest"),
     );
     check(&doc, "/healthz", &empty.get("/healthz"));
+    check(&doc, "/badge.json", &empty.get("/openapi/v1/badge.json"));
 
     w.run(&["--now", "2026-11-20T10:00:00.000Z", "seed"])
         .success();
@@ -140,6 +141,7 @@ fn real_responses_of_every_status_match_the_document() {
     assert_eq!(failed.status, 500);
     check(&doc, "/records/latest", &failed);
     check(&doc, "/healthz", &s.get("/healthz"));
+    check(&doc, "/badge.json", &s.get("/openapi/v1/badge.json"));
 }
 
 #[test]

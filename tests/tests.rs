@@ -28,6 +28,8 @@ mod quota_model;
 mod reload;
 mod schemathesis;
 mod seed;
+mod site;
+mod site_page;
 mod snapshots;
 mod status_feed;
 mod stream;

@@ -460,6 +460,10 @@ pub struct ServeArgs {
     /// not a plain host and port).
     #[arg(long, env = "RESETCTL_PUBLIC_BASE_URL", value_name = "URL")]
     pub public_base_url: Option<String>,
+    /// Serve the API only: no status page at / and no record pages (/records/ID,
+    /// /en/, /zh/), which then answer 404. The badge and the API are unchanged.
+    #[arg(long, env = "RESETCTL_NO_SITE")]
+    pub no_site: bool,
     /// An Origin allowed to call /mcp (repeatable); requests carrying any other Origin
     /// header are refused (DNS-rebinding protection). Default: none.
     #[arg(

@@ -45,6 +45,8 @@ fn state() -> Arc<AppState> {
                 streams: Arc::new(StreamSlots::new(Default::default())),
                 closing: tokio::sync::watch::channel(false).1,
                 snapshots: SnapshotStore::new(std::path::Path::new("/nonexistent")),
+                site_enabled: true,
+                site: Default::default(),
             })
         })
         .clone()

@@ -34,6 +34,7 @@ pub const KNOWN_PATHS: &[&str] = &[
     "/openapi/v1/skill.md",
     "/healthz",
     "/api/status.json",
+    "/openapi/v1/badge.json",
 ];
 
 /// The test hook: a data request whose raw query equals the configured text panics.

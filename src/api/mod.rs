@@ -21,11 +21,13 @@ pub mod mcp;
 mod responses;
 pub mod routes;
 mod server;
+mod site;
 mod stream;
 
 pub use gate::{ConnectionLimits, MIN_HEAD_BYTES};
 pub use routes::routes;
 pub use server::{serve, AppState, ServeOptions};
+pub use site::SiteCache;
 pub use stream::{StreamLimits, StreamSlots};
 
 #[cfg(test)]

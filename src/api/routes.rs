@@ -349,6 +349,52 @@ pub fn routes(
                 }
             },
         );
+    // The status page and the record pages (unless `--no-site`): their
+    // paths end in `/` or hold an encoded id, so they come before the exact
+    // paths of the API.
+    let site_state = state.clone();
+    let site = warp::method()
+        .and(warp::path::full())
+        .and(raw_query())
+        .and(optional_header("accept-language"))
+        .and(conditionals())
+        .and_then(
+            move |method: warp::http::Method,
+                  path: warp::path::FullPath,
+                  query: String,
+                  accept_language: Option<String>,
+                  conditionals: Conditionals| {
+                let state = site_state.clone();
+                async move {
+                    let Some(page) =
+                        super::site::SitePath::parse(path.as_str()).filter(|_| state.site_enabled)
+                    else {
+                        return Err(warp::reject::not_found());
+                    };
+                    let Ok(response) = guard(internal, async move {
+                        super::site::answer(
+                            &state,
+                            page,
+                            &method,
+                            &query,
+                            accept_language.as_deref(),
+                            &conditionals,
+                        )
+                    })
+                    .await;
+                    Ok(response)
+                }
+            },
+        );
+    let badge = warp::path!("openapi" / "v1" / "badge.json")
+        .and(read_method())
+        .and(conditionals())
+        .and(with_state(state.clone()))
+        .and_then(|conditionals, state| {
+            guard(internal, async move {
+                super::site::badge(&state, &conditionals)
+            })
+        });
     let root = warp::path::end().map(|| ApiError::NotFound.response());
     let unrouted =
         warp::path::full().map(|path: warp::path::FullPath| handlers::unrouted(path.as_str()));
@@ -372,6 +418,8 @@ pub fn routes(
         .unify()
         .or(status_feed)
         .unify()
+        .or(badge)
+        .unify()
         .or(preflight)
         .unify()
         .or(mcp_post)
@@ -380,6 +428,8 @@ pub fn routes(
         .unify();
     let answered = connect
         .or(odd_target)
+        .unify()
+        .or(site)
         .unify()
         .or(root)
         .unify()

@@ -44,6 +44,10 @@ pub struct AppState {
     pub closing: tokio::sync::watch::Receiver<bool>,
     /// The snapshots on disk (a resumed stream catches up from an older one).
     pub snapshots: SnapshotStore,
+    /// Whether the status page and the record pages are served (`--no-site`: not).
+    pub site_enabled: bool,
+    /// The pages rendered from the served view.
+    pub site: super::site::SiteCache,
 }
 
 /// How to run the server.
@@ -63,6 +67,8 @@ pub struct ServeOptions {
     pub public_base_url: Option<crate::render::BaseUrl>,
     /// Record stream caps and heartbeat.
     pub streams: StreamLimits,
+    /// Whether to serve the status page and the record pages.
+    pub site: bool,
 }
 
 /// How often idle quota entries are dropped.
@@ -100,6 +106,8 @@ pub async fn serve(
         streams: Arc::new(StreamSlots::new(options.streams)),
         closing: closing_rx,
         snapshots: SnapshotStore::new(&options.data_dir),
+        site_enabled: options.site,
+        site: Default::default(),
     });
     let evictor = tokio::spawn(evict_idle(state.clone()));
     // Streams never end by themselves: on shutdown they are told to, so

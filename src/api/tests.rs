@@ -28,6 +28,8 @@ fn state(clock: Arc<ManualClock>) -> Arc<AppState> {
         streams: Arc::new(super::stream::StreamSlots::new(Default::default())),
         closing: tokio::sync::watch::channel(false).1,
         snapshots: crate::snapshot::SnapshotStore::new(std::path::Path::new("/nonexistent")),
+        site_enabled: true,
+        site: Default::default(),
     })
 }
 

@@ -269,6 +269,20 @@ impl PublishedView {
         self.index.generated_at
     }
 
+    /// `meta.lastSuccessfulCheckAt` of the snapshot.
+    pub fn last_successful_check_at(&self) -> Option<Timestamp> {
+        self.index.last_successful_check_at
+    }
+
+    /// The index of the record `id` (linear: the pages keep what they make of it).
+    pub fn find(&self, id: &str) -> Option<u32> {
+        self.index
+            .records
+            .iter()
+            .position(|r| r.id == id)
+            .and_then(|i| u32::try_from(i).ok())
+    }
+
     /// The `dataSource` served (upstream mode only).
     pub fn data_source(&self) -> Option<&DataSource> {
         self.data_source.as_ref()

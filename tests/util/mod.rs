@@ -76,6 +76,16 @@ impl World {
     /// Publishes `records` (JSON values) as a standalone snapshot through the
     /// library's store, as a publisher would; returns the sequence.
     pub fn publish_records(&self, records: &[serde_json::Value], generated_at: &str) -> u64 {
+        self.publish_checked(records, generated_at, None)
+    }
+
+    /// [`World::publish_records`] with `meta.lastSuccessfulCheckAt`.
+    pub fn publish_checked(
+        &self,
+        records: &[serde_json::Value],
+        generated_at: &str,
+        last_check: Option<&str>,
+    ) -> u64 {
         use resetctl::snapshot::{Draft, Mode, SnapshotStore};
         let records: Vec<resetctl::model::Record> = records
             .iter()
@@ -89,7 +99,8 @@ impl World {
         let draft = Draft {
             mode: Mode::Standalone,
             generated_at: at,
-            last_successful_check_at: None,
+            last_successful_check_at: last_check
+                .map(|t| resetctl::model::Timestamp::parse(t).unwrap()),
             ledger_entry: None,
             sync: None,
             records,

@@ -74,6 +74,7 @@ pub fn run(settings: &Settings, args: &ServeArgs) -> Result<(), CliError> {
         mcp_allowed_origins,
         connections,
         public_base_url,
+        site: !(args.no_site || settings.file.no_site.unwrap_or(false)),
         streams: stream_limits(settings, &args.streams)?,
     };
     let delivery = super::webhook::delivery_settings(settings, &args.delivery)?;

@@ -1,0 +1,333 @@
+//! Serving the human side: the status page (`/`, `/en/`, `/zh/`), the
+//! record pages (`/records/{id}`, `/en/records/{id}`, `/zh/records/{id}`)
+//! and the badge (`/openapi/v1/badge.json`).
+//!
+//! None of them counts against the quota; every answer passes the flood
+//! guard (in `routes`), and carries a strong `ETag` (a hash of its bytes)
+//! with `If-None-Match` answered 304. What [`crate::site`] renders is kept
+//! per served view and per minute (the verdict, the relative times and the
+//! countdown move with the clock), so a request copies bytes.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use bytes::Bytes;
+use sha2::{Digest, Sha256};
+use warp::http::{header, HeaderValue, StatusCode};
+use warp::reply::Response;
+
+use super::admission::{rest_uncounted, Conditionals};
+use super::errors::ApiError;
+use super::server::AppState;
+use crate::query::{KindFilter, PublishedView};
+use crate::render::BaseUrl;
+use crate::site::html::{self, PageContext};
+use crate::site::i18n::Lang;
+use crate::site::verdict::Trust;
+
+/// Entries kept per view before the cache starts over (record pages are
+/// kept as they are asked for; a crawler must not grow it without end).
+const MAX_ENTRIES: usize = 4096;
+
+/// What a page is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum PageKey {
+    Index(Lang, KindFilter),
+    Record(Lang, u32),
+    Badge,
+}
+
+#[derive(Clone, Debug)]
+struct Kept {
+    minute: i64,
+    body: Bytes,
+    etag: Bytes,
+}
+
+/// The rendered pages of the served view.
+#[derive(Debug, Default)]
+pub struct SiteCache {
+    inner: Mutex<(u64, HashMap<PageKey, Kept>)>,
+}
+
+impl SiteCache {
+    /// The page `key` of `view` for the minute of `now`, rendered by
+    /// `render` when not kept.
+    fn get(
+        &self,
+        view: &PublishedView,
+        key: PageKey,
+        minute: i64,
+        render: impl FnOnce() -> String,
+    ) -> Kept {
+        {
+            let inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+            if inner.0 == view.generation() {
+                if let Some(kept) = inner.1.get(&key).filter(|k| k.minute == minute) {
+                    return kept.clone();
+                }
+            }
+        }
+        let body = Bytes::from(render());
+        let digest = Sha256::digest(&body);
+        let etag = Bytes::from(format!(
+            "\"{}\"",
+            digest[..16]
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect::<String>()
+        ));
+        let kept = Kept { minute, body, etag };
+        let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        if inner.0 != view.generation() || inner.1.len() >= MAX_ENTRIES {
+            *inner = (view.generation(), HashMap::new());
+        }
+        inner.1.insert(key, kept.clone());
+        kept
+    }
+}
+
+/// Which page of the site a path names.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum SitePath {
+    /// `/` (negotiated) or `/en/`, `/zh/`.
+    Index(Option<Lang>),
+    /// `/en`, `/zh`: redirected to the slash form.
+    Bare(Lang),
+    /// `/records/{id}` (negotiated) or `/{lang}/records/{id}`, the id decoded.
+    Record(Option<Lang>, String),
+}
+
+impl SitePath {
+    /// The page `path` names, if any (`None`: not the site's).
+    pub(crate) fn parse(path: &str) -> Option<Self> {
+        if path == "/" {
+            return Some(SitePath::Index(None));
+        }
+        let rest = path.strip_prefix('/')?;
+        if let Some(lang) = Lang::from_segment(rest) {
+            return Some(SitePath::Bare(lang));
+        }
+        let (lang, rest) = match rest.split_once('/') {
+            Some((first, tail)) => match Lang::from_segment(first) {
+                Some(lang) => (Some(lang), tail),
+                None => (None, rest),
+            },
+            None => (None, rest),
+        };
+        if lang.is_some() && rest.is_empty() {
+            return Some(SitePath::Index(lang));
+        }
+        let id = rest.strip_prefix("records/")?;
+        if id.is_empty() || id.contains('/') {
+            return None;
+        }
+        let id = percent_encoding::percent_decode_str(id)
+            .decode_utf8()
+            .ok()?;
+        Some(SitePath::Record(lang, id.into_owned()))
+    }
+}
+
+/// Answers a site path for `method` (GET and HEAD; 405 otherwise).
+pub(crate) fn answer(
+    state: &Arc<AppState>,
+    path: SitePath,
+    method: &warp::http::Method,
+    raw_query: &str,
+    accept_language: Option<&str>,
+    conditionals: &Conditionals,
+) -> Response {
+    use warp::http::Method;
+    if *method != Method::GET && *method != Method::HEAD {
+        let mut response = ApiError::MethodNotAllowed.response();
+        response
+            .headers_mut()
+            .insert(header::ALLOW, HeaderValue::from_static("GET, HEAD"));
+        return response;
+    }
+    let (lang, negotiated) = match &path {
+        SitePath::Index(Some(lang)) | SitePath::Record(Some(lang), _) => (*lang, false),
+        SitePath::Bare(lang) => return redirect(&format!("/{}/", lang.segment())),
+        _ => (Lang::negotiate(accept_language), true),
+    };
+    let filter = match &path {
+        SitePath::Index(_) => match index_filter(raw_query) {
+            Ok(filter) => filter,
+            Err(problem) => return text(StatusCode::BAD_REQUEST, problem),
+        },
+        _ if !raw_query.is_empty() => {
+            return text(
+                StatusCode::BAD_REQUEST,
+                "a record page takes no query parameters".to_owned(),
+            )
+        }
+        _ => KindFilter::All,
+    };
+    let Some(view) = state.view.load_full() else {
+        return ApiError::DataUnavailable.response();
+    };
+    let now = state.clock.now();
+    let base = state
+        .public_base_url
+        .clone()
+        .unwrap_or_else(|| BaseUrl::from_host(None));
+    let ctx = PageContext {
+        view: &view,
+        now,
+        lang,
+        base: &base,
+    };
+    let minute = now.as_millis().div_euclid(60_000);
+    let (kept, status) = match &path {
+        SitePath::Record(_, id) => match view.find(id) {
+            Some(index) => (
+                state
+                    .site
+                    .get(&view, PageKey::Record(lang, index), minute, || {
+                        html::record_page(&ctx, index)
+                    }),
+                StatusCode::OK,
+            ),
+            None => {
+                let body = Bytes::from(html::not_found_page(&ctx, id));
+                let kept = Kept {
+                    minute,
+                    body,
+                    etag: Bytes::new(),
+                };
+                (kept, StatusCode::NOT_FOUND)
+            }
+        },
+        _ => (
+            state
+                .site
+                .get(&view, PageKey::Index(lang, filter), minute, || {
+                    html::index(&ctx, filter)
+                }),
+            StatusCode::OK,
+        ),
+    };
+    let mut response = if status == StatusCode::OK {
+        rest_uncounted(conditionals, &kept.etag, || page(kept.body.clone()))
+    } else {
+        let mut response = page(kept.body);
+        *response.status_mut() = status;
+        response
+    };
+    let headers = response.headers_mut();
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    headers.insert(
+        header::CONTENT_LANGUAGE,
+        HeaderValue::from_static(lang.tag()),
+    );
+    if negotiated {
+        headers.insert(header::VARY, HeaderValue::from_static("Accept-Language"));
+    }
+    response
+}
+
+/// `?kind=` of the status page: `all` (the default), `reset_scheduled`,
+/// `reset_completed`; nothing else.
+fn index_filter(raw_query: &str) -> Result<KindFilter, String> {
+    let mut filter = None;
+    for pair in raw_query.split('&').filter(|p| !p.is_empty()) {
+        match pair.split_once('=') {
+            Some(("kind", value)) if filter.is_none() => {
+                filter = Some(KindFilter::parse(value).ok_or_else(|| {
+                    format!("kind: expected all, reset_scheduled or reset_completed, got {value:?}")
+                })?);
+            }
+            Some(("kind", _)) => return Err("kind: given more than once".to_owned()),
+            _ => {
+                return Err(format!(
+                    "unknown query parameter {:?}: the status page takes only kind",
+                    pair.split('=').next().unwrap_or_default()
+                ))
+            }
+        }
+    }
+    Ok(filter.unwrap_or(KindFilter::All))
+}
+
+/// An HTML page under the pages' Content-Security-Policy.
+fn page(body: Bytes) -> Response {
+    let mut response = Response::new(body.into());
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/html; charset=utf-8"),
+    );
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(html::content_security_policy()),
+    );
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    headers.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
+    response
+}
+
+fn text(status: StatusCode, message: String) -> Response {
+    let mut response = Response::new(format!("{message}\n").into());
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    response
+}
+
+fn redirect(to: &str) -> Response {
+    let mut response = Response::new(Default::default());
+    *response.status_mut() = StatusCode::PERMANENT_REDIRECT;
+    if let Ok(value) = HeaderValue::from_str(to) {
+        response.headers_mut().insert(header::LOCATION, value);
+    }
+    response
+}
+
+/// `GET /openapi/v1/badge.json`.
+pub(crate) fn badge(state: &Arc<AppState>, conditionals: &Conditionals) -> Response {
+    let Some(view) = state.view.load_full() else {
+        return ApiError::DataUnavailable.response();
+    };
+    let now = state.clock.now();
+    let kept = state.site.get(
+        &view,
+        PageKey::Badge,
+        now.as_millis().div_euclid(60_000),
+        || {
+            let visible = view
+                .ordered(KindFilter::All)
+                .iter()
+                .map(|&i| view.record(i));
+            let trust = Trust {
+                last_successful_check_at: view.last_successful_check_at(),
+                source_status: view.sync_status(),
+            };
+            serde_json::to_string(&crate::site::badge::badge(visible, trust, now))
+                .expect("a badge serialises")
+        },
+    );
+    let mut response = rest_uncounted(conditionals, &kept.etag, || {
+        let mut response = Response::new(kept.body.clone().into());
+        response.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        response
+    });
+    let headers = response.headers_mut();
+    super::responses::cors(headers);
+    headers.insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static("public, max-age=300"),
+    );
+    response
+}

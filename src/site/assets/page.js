@@ -1,0 +1,77 @@
+"use strict";
+(function () {
+  var node = document.getElementById("site-data");
+  if (!node) return;
+  var data = JSON.parse(node.textContent);
+  var s = data.strings;
+  var lang = document.documentElement.lang;
+  var fmt = new Intl.DateTimeFormat(lang, { dateStyle: "medium", timeStyle: "short" });
+  function ago(ms) {
+    var sec = Math.floor(ms / 1000);
+    if (sec < 60) return s.justNow;
+    if (sec < 3600) return s.minutesAgo[0] + Math.floor(sec / 60) + s.minutesAgo[1];
+    if (sec < 172800) return s.hoursAgo[0] + Math.floor(sec / 3600) + s.hoursAgo[1];
+    return s.daysAgo[0] + Math.floor(sec / 86400) + s.daysAgo[1];
+  }
+  function countdown(ms) {
+    var sec = Math.max(0, Math.floor(ms / 1000));
+    var parts = [Math.floor(sec / 86400), Math.floor(sec / 3600) % 24, Math.floor(sec / 60) % 60, sec % 60];
+    var out = [];
+    for (var i = 0; i < 4; i++) if (parts[i] || out.length || i === 3) out.push(parts[i] + " " + s.units[i]);
+    return out.join(" ");
+  }
+  function localDay(now) {
+    var start = new Date(now);
+    start.setHours(0, 0, 0, 0);
+    var end = new Date(start);
+    end.setDate(end.getDate() + 1);
+    return [start.getTime(), end.getTime()];
+  }
+  function verdict(now) {
+    if (data.sourceStatus && data.sourceStatus !== "ok") return { name: "unknown", why: s.distrustSource + " " + data.sourceStatus + "." };
+    if (data.lastCheck === null) return { name: "unknown", why: s.distrustNever };
+    if (now - data.lastCheck > data.trustHours * 3600000) return { name: "unknown", why: s.distrustStale };
+    var day = localDay(now), best = null;
+    data.candidates.forEach(function (c) {
+      if (c.at > now || c.at < day[0] || c.at >= day[1]) return;
+      if (!best || c.at > best.at || (c.at === best.at && c.how === "completed")) best = c;
+    });
+    return best ? { name: "yes", hit: best } : { name: "no" };
+  }
+  function paint() {
+    var now = Date.now();
+    var v = verdict(now);
+    var el = document.getElementById("verdict");
+    if (el) {
+      el.textContent = s[v.name];
+      el.className = "verdict verdict-" + v.name;
+      el.setAttribute("data-verdict", v.name);
+      document.getElementById("verdict-question").textContent = s.questionLocal;
+      var detail = document.getElementById("verdict-detail");
+      detail.textContent = "";
+      if (v.name === "yes") {
+        var words = { completed: s.hitCompleted, fulfilled: s.hitFulfilled, elapsed: s.hitElapsed, due: s.hitDue }[v.hit.how];
+        detail.appendChild(document.createTextNode(words + ": " + fmt.format(new Date(v.hit.at)) + " · " + v.hit.what + " "));
+        var a = document.createElement("a");
+        a.href = v.hit.href;
+        a.textContent = s.details;
+        detail.appendChild(a);
+      } else if (v.name === "no") {
+        detail.textContent = s.noDetail;
+      } else {
+        detail.textContent = v.why;
+      }
+    }
+    document.querySelectorAll("time[data-local]").forEach(function (t) {
+      var out = t.parentNode.querySelector("[data-local-of='" + t.id + "']");
+      if (out) out.textContent = fmt.format(new Date(t.getAttribute("datetime")));
+    });
+    document.querySelectorAll("[data-ago]").forEach(function (t) {
+      t.textContent = ago(now - Number(t.getAttribute("data-ago")));
+    });
+    var c = document.getElementById("countdown");
+    if (c) c.textContent = countdown(Number(c.getAttribute("data-target")) - now);
+  }
+  paint();
+  setInterval(paint, 1000);
+})();

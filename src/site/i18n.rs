@@ -1,0 +1,473 @@
+//! The page's languages: English and Simplified Chinese, one table of
+//! strings each ([`Strings`]), and the choice of one from `Accept-Language`.
+//!
+//! Every word the status page, the record pages and the page's script show
+//! comes from these tables; the templates hold none.
+
+/// A language of the pages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Lang {
+    /// English.
+    En,
+    /// Simplified Chinese.
+    Zh,
+}
+
+impl Lang {
+    /// Both, in the order the language switch lists them.
+    pub const ALL: [Lang; 2] = [Lang::En, Lang::Zh];
+
+    /// The BCP 47 tag (`lang` attribute, `Content-Language`).
+    pub const fn tag(self) -> &'static str {
+        match self {
+            Lang::En => "en",
+            Lang::Zh => "zh-Hans",
+        }
+    }
+
+    /// The path segment of the explicit pages (`/en/`, `/zh/`).
+    pub const fn segment(self) -> &'static str {
+        match self {
+            Lang::En => "en",
+            Lang::Zh => "zh",
+        }
+    }
+
+    /// The language of a path segment.
+    pub fn from_segment(segment: &str) -> Option<Self> {
+        Lang::ALL.into_iter().find(|l| l.segment() == segment)
+    }
+
+    /// The table of strings.
+    pub fn strings(self) -> &'static Strings {
+        match self {
+            Lang::En => &EN,
+            Lang::Zh => &ZH,
+        }
+    }
+
+    /// The language `Accept-Language` prefers (RFC 9110 section 12.5.4):
+    /// the highest `q` among `zh*` and `en*` ranges, the first listed on a
+    /// tie; `*` counts as English; English when none matches.
+    pub fn negotiate(accept_language: Option<&str>) -> Self {
+        let mut best: Option<(u16, Lang)> = None;
+        for item in accept_language.unwrap_or_default().split(',') {
+            let mut parts = item.split(';');
+            let range = parts.next().unwrap_or_default().trim().to_ascii_lowercase();
+            let q = parts
+                .filter_map(|p| p.trim().strip_prefix("q="))
+                .next()
+                .map_or(Some(1000), parse_q);
+            let Some(q) = q.filter(|q| *q > 0) else {
+                continue;
+            };
+            let primary = range.split('-').next().unwrap_or_default();
+            let lang = match primary {
+                "zh" => Lang::Zh,
+                "en" | "*" => Lang::En,
+                _ => continue,
+            };
+            if best.is_none_or(|(b, _)| q > b) {
+                best = Some((q, lang));
+            }
+        }
+        best.map_or(Lang::En, |(_, lang)| lang)
+    }
+}
+
+/// A `q` value in thousandths; `None` when malformed.
+fn parse_q(text: &str) -> Option<u16> {
+    let value: f64 = text.trim().parse().ok()?;
+    (0.0..=1.0)
+        .contains(&value)
+        .then(|| (value * 1000.0).round() as u16)
+}
+
+/// Every string of the pages in one language.
+#[derive(Debug, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Strings {
+    /// The page title and main heading.
+    pub title: &'static str,
+    /// The question the verdict answers, for the UTC day.
+    pub question_utc: &'static str,
+    /// The question the verdict answers, for the visitor's day (script).
+    pub question_local: &'static str,
+    /// The verdicts.
+    pub yes: &'static str,
+    /// No reset.
+    pub no: &'static str,
+    /// Cannot tell.
+    pub unknown: &'static str,
+    /// How a yes is known: a completion.
+    pub hit_completed: &'static str,
+    /// A fulfilled schedule.
+    pub hit_fulfilled: &'static str,
+    /// An elapsed schedule.
+    pub hit_elapsed: &'static str,
+    /// A schedule due now.
+    pub hit_due: &'static str,
+    /// A "no" with nothing ahead.
+    pub no_detail: &'static str,
+    /// Why unknown: never checked.
+    pub distrust_never: &'static str,
+    /// Why unknown: an old check.
+    pub distrust_stale: &'static str,
+    /// Why unknown: the upstream's status (followed by the status word).
+    pub distrust_source: &'static str,
+    /// What an operator of a standalone instance does about it.
+    pub distrust_standalone_hint: &'static str,
+    /// The next reset section.
+    pub next_heading: &'static str,
+    /// No pending schedule.
+    pub none_announced: &'static str,
+    /// Before the countdown.
+    pub starts_in: &'static str,
+    /// A window under way.
+    pub in_window_now: &'static str,
+    /// Labels of a schedule's details.
+    pub window: &'static str,
+    /// Precision label.
+    pub precision: &'static str,
+    /// Basis label.
+    pub basis: &'static str,
+    /// Precision words.
+    pub precision_date: &'static str,
+    /// An exact time.
+    pub precision_datetime: &'static str,
+    /// A window.
+    pub precision_window: &'static str,
+    /// Basis words: stated.
+    pub basis_explicit: &'static str,
+    /// Inferred.
+    pub basis_inferred: &'static str,
+    /// Freshness section.
+    pub freshness_heading: &'static str,
+    /// Published at.
+    pub generated_at: &'static str,
+    /// Last successful check.
+    pub last_check: &'static str,
+    /// Never.
+    pub never: &'static str,
+    /// The upstream source.
+    pub source: &'static str,
+    /// Last sync.
+    pub last_sync: &'static str,
+    /// Sync status.
+    pub sync_status: &'static str,
+    /// Relative time: under a minute.
+    pub just_now: &'static str,
+    /// Relative time: "{n} minutes ago" as prefix and suffix around n.
+    pub minutes_ago: (&'static str, &'static str),
+    /// Hours ago.
+    pub hours_ago: (&'static str, &'static str),
+    /// Days ago.
+    pub days_ago: (&'static str, &'static str),
+    /// Countdown units.
+    pub units: [&'static str; 4],
+    /// History section.
+    pub history_heading: &'static str,
+    /// History filter: all.
+    pub filter_all: &'static str,
+    /// Schedules.
+    pub filter_schedules: &'static str,
+    /// Completions.
+    pub filter_completions: &'static str,
+    /// No records.
+    pub no_records: &'static str,
+    /// Kinds.
+    pub kind_schedule: &'static str,
+    /// Completion.
+    pub kind_completion: &'static str,
+    /// Reset types.
+    pub type_global: &'static str,
+    /// Banked.
+    pub type_banked: &'static str,
+    /// Both.
+    pub type_both: &'static str,
+    /// Schedule states.
+    pub state_pending: &'static str,
+    /// Elapsed.
+    pub state_elapsed: &'static str,
+    /// Fulfilled.
+    pub state_fulfilled: &'static str,
+    /// Unknown.
+    pub state_unknown: &'static str,
+    /// Scope: every plan.
+    pub all_plans: &'static str,
+    /// Scope label.
+    pub scope: &'static str,
+    /// Link to the source post.
+    pub source_post: &'static str,
+    /// Link to the record's page.
+    pub details: &'static str,
+    /// The heatmap heading.
+    pub heatmap_heading: &'static str,
+    /// The heatmap's summary, around the total.
+    pub heatmap_total: (&'static str, &'static str),
+    /// One cell's label, around the count (the date follows).
+    pub heatmap_cell: (&'static str, &'static str),
+    /// Subscribe section.
+    pub subscribe_heading: &'static str,
+    /// Atom.
+    pub sub_atom: &'static str,
+    /// ICS over https.
+    pub sub_ics: &'static str,
+    /// ICS as webcal.
+    pub sub_webcal: &'static str,
+    /// SSE.
+    pub sub_stream: &'static str,
+    /// Webhooks.
+    pub sub_webhooks: &'static str,
+    /// API docs.
+    pub sub_docs: &'static str,
+    /// MCP.
+    pub sub_mcp: &'static str,
+    /// The badge.
+    pub sub_badge: &'static str,
+    /// The language switch's label.
+    pub other_language: &'static str,
+    /// Record page.
+    pub record_heading: &'static str,
+    /// Field labels.
+    pub kind: &'static str,
+    /// Reset type.
+    pub reset_type: &'static str,
+    /// Announced.
+    pub announced_at: &'static str,
+    /// Effective.
+    pub effective_at: &'static str,
+    /// State.
+    pub state: &'static str,
+    /// Completed.
+    pub completed_at: &'static str,
+    /// Confidence.
+    pub confidence: &'static str,
+    /// The text.
+    pub text: &'static str,
+    /// Linked records.
+    pub linked: &'static str,
+    /// Back.
+    pub back: &'static str,
+    /// Not known.
+    pub not_known: &'static str,
+    /// Times are UTC until the script runs.
+    pub times_note: &'static str,
+    /// The footer.
+    pub served_by: &'static str,
+    /// The main navigation's label.
+    pub nav_label: &'static str,
+    /// A record page of an id that is not published.
+    pub record_not_found: &'static str,
+}
+
+/// English.
+pub static EN: Strings = Strings {
+    title: "Did the usage limits reset?",
+    question_utc: "Reset today (UTC)?",
+    question_local: "Reset today (your time)?",
+    yes: "Yes",
+    no: "No",
+    unknown: "Unknown",
+    hit_completed: "A reset was confirmed",
+    hit_fulfilled: "A scheduled reset happened and was confirmed",
+    hit_elapsed: "A scheduled reset's window passed without a confirmation",
+    hit_due: "A scheduled reset is due now, not confirmed yet",
+    no_detail: "No reset has been recorded for this day.",
+    distrust_never: "The data has never been checked successfully.",
+    distrust_stale:
+        "The last successful check is more than 30 hours old, so the data may be out of date.",
+    distrust_source: "The upstream source reports its data as",
+    distrust_standalone_hint:
+        "The operator of this instance confirms the data with resetctl mark-checked.",
+    next_heading: "Next reset",
+    none_announced: "None announced.",
+    starts_in: "Starts in",
+    in_window_now: "Its window is open now.",
+    window: "Window",
+    precision: "Precision",
+    basis: "Basis",
+    precision_date: "a day, time not given",
+    precision_datetime: "an exact time",
+    precision_window: "a time window",
+    basis_explicit: "stated by the source",
+    basis_inferred: "inferred from context",
+    freshness_heading: "Freshness",
+    generated_at: "Published",
+    last_check: "Last successful check",
+    never: "never",
+    source: "Source",
+    last_sync: "Last sync",
+    sync_status: "Sync status",
+    just_now: "just now",
+    minutes_ago: ("", " min ago"),
+    hours_ago: ("", " h ago"),
+    days_ago: ("", " days ago"),
+    units: ["d", "h", "m", "s"],
+    history_heading: "History",
+    filter_all: "All",
+    filter_schedules: "Schedules",
+    filter_completions: "Completions",
+    no_records: "No records yet.",
+    kind_schedule: "Schedule",
+    kind_completion: "Completion",
+    type_global: "Global reset",
+    type_banked: "Banked reset",
+    type_both: "Global and banked reset",
+    state_pending: "pending",
+    state_elapsed: "elapsed",
+    state_fulfilled: "fulfilled",
+    state_unknown: "unknown",
+    all_plans: "all plans",
+    scope: "Scope",
+    source_post: "source",
+    details: "details",
+    heatmap_heading: "Completions in the last year",
+    heatmap_total: ("", " completions in 53 weeks (UTC days)"),
+    heatmap_cell: ("", " completions on "),
+    subscribe_heading: "Subscribe",
+    sub_atom: "Atom feed",
+    sub_ics: "Calendar (ICS)",
+    sub_webcal: "Add to your calendar",
+    sub_stream: "Live stream (SSE)",
+    sub_webhooks: "Webhooks (operators)",
+    sub_docs: "API documentation",
+    sub_mcp: "MCP endpoint",
+    sub_badge: "README badge",
+    other_language: "中文",
+    record_heading: "Record",
+    kind: "Kind",
+    reset_type: "Type",
+    announced_at: "Announced",
+    effective_at: "Effective",
+    state: "State",
+    completed_at: "Completed",
+    confidence: "Confidence",
+    text: "Text",
+    linked: "Linked records",
+    back: "Back to the status page",
+    not_known: "not known",
+    times_note: "Times are in UTC; with JavaScript on they are also shown in your time zone.",
+    served_by: "Served by resetctl",
+    nav_label: "Site",
+    record_not_found: "No such record",
+};
+
+/// Simplified Chinese.
+pub static ZH: Strings = Strings {
+    title: "用量限制重置了吗？",
+    question_utc: "今天（UTC）重置了吗？",
+    question_local: "今天（你的时区）重置了吗？",
+    yes: "是",
+    no: "否",
+    unknown: "未知",
+    hit_completed: "已确认一次重置",
+    hit_fulfilled: "计划中的重置已发生并已确认",
+    hit_elapsed: "计划中的重置时间窗口已过，但未得到确认",
+    hit_due: "计划中的重置现在到期，尚未确认",
+    no_detail: "这一天没有记录到重置。",
+    distrust_never: "数据从未成功检查过。",
+    distrust_stale: "上次成功检查已超过 30 小时，数据可能已过时。",
+    distrust_source: "上游数据源报告的状态为",
+    distrust_standalone_hint: "本实例的运营者用 resetctl mark-checked 确认数据。",
+    next_heading: "下一次重置",
+    none_announced: "暂无公告。",
+    starts_in: "距开始还有",
+    in_window_now: "时间窗口现已开始。",
+    window: "时间窗口",
+    precision: "精度",
+    basis: "依据",
+    precision_date: "某一天（未给出时间）",
+    precision_datetime: "精确时间",
+    precision_window: "时间窗口",
+    basis_explicit: "来源明确说明",
+    basis_inferred: "根据上下文推断",
+    freshness_heading: "数据新鲜度",
+    generated_at: "发布于",
+    last_check: "上次成功检查",
+    never: "从未",
+    source: "来源",
+    last_sync: "上次同步",
+    sync_status: "同步状态",
+    just_now: "刚刚",
+    minutes_ago: ("", " 分钟前"),
+    hours_ago: ("", " 小时前"),
+    days_ago: ("", " 天前"),
+    units: ["天", "时", "分", "秒"],
+    history_heading: "历史记录",
+    filter_all: "全部",
+    filter_schedules: "计划",
+    filter_completions: "已完成",
+    no_records: "暂无记录。",
+    kind_schedule: "计划",
+    kind_completion: "已完成",
+    type_global: "全局重置",
+    type_banked: "储备重置",
+    type_both: "全局与储备重置",
+    state_pending: "待定",
+    state_elapsed: "已过期",
+    state_fulfilled: "已兑现",
+    state_unknown: "未知",
+    all_plans: "所有套餐",
+    scope: "范围",
+    source_post: "来源",
+    details: "详情",
+    heatmap_heading: "近一年的重置",
+    heatmap_total: ("53 周内共 ", " 次重置（按 UTC 日期）"),
+    heatmap_cell: ("", " 次重置，日期 "),
+    subscribe_heading: "订阅",
+    sub_atom: "Atom 订阅源",
+    sub_ics: "日历（ICS）",
+    sub_webcal: "添加到日历",
+    sub_stream: "实时推送（SSE）",
+    sub_webhooks: "Webhook（运营者）",
+    sub_docs: "API 文档",
+    sub_mcp: "MCP 端点",
+    sub_badge: "README 徽章",
+    other_language: "English",
+    record_heading: "记录",
+    kind: "类别",
+    reset_type: "类型",
+    announced_at: "公告时间",
+    effective_at: "生效时间",
+    state: "状态",
+    completed_at: "完成时间",
+    confidence: "置信度",
+    text: "原文",
+    linked: "关联记录",
+    back: "返回状态页",
+    not_known: "未知",
+    times_note: "时间以 UTC 显示；启用 JavaScript 后也会显示你所在时区的时间。",
+    served_by: "由 resetctl 提供",
+    nav_label: "站点",
+    record_not_found: "没有这条记录",
+};
+
+impl Strings {
+    /// `secs` seconds ago, in words.
+    pub fn ago(&self, secs: i64) -> String {
+        let around = |(before, after): (&str, &str), n: i64| format!("{before}{n}{after}");
+        match secs {
+            s if s < 60 => self.just_now.to_owned(),
+            s if s < 3_600 => around(self.minutes_ago, s / 60),
+            s if s < 172_800 => around(self.hours_ago, s / 3_600),
+            s => around(self.days_ago, s / 86_400),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Lang;
+
+    #[test]
+    fn accept_language_picks_the_highest_q_of_the_two() {
+        assert_eq!(Lang::negotiate(None), Lang::En);
+        assert_eq!(Lang::negotiate(Some("zh-CN,zh;q=0.9,en;q=0.8")), Lang::Zh);
+        assert_eq!(Lang::negotiate(Some("en-US,zh;q=0.5")), Lang::En);
+        assert_eq!(Lang::negotiate(Some("fr, zh-Hans;q=0.4")), Lang::Zh);
+        assert_eq!(Lang::negotiate(Some("zh;q=0, en;q=0.1")), Lang::En);
+        assert_eq!(Lang::negotiate(Some("de")), Lang::En);
+        assert_eq!(Lang::negotiate(Some("zh;q=oops")), Lang::En);
+    }
+}

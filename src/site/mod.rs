@@ -1,0 +1,17 @@
+//! The human side of a view: the status page ("did it reset?"), the
+//! per-record pages and the README badge.
+//!
+//! - [`verdict`]: the rules of the verdict and the next reset (pure);
+//! - [`heatmap`]: a year of completions per day;
+//! - [`i18n`]: the languages and their one table of strings each;
+//! - [`html`]: the `maud` templates of the pages, their style and script;
+//! - [`badge`]: the shields.io endpoint document.
+//!
+//! Everything here is a function of a published view and an instant: no
+//! I/O, no clock, no HTTP (the server's `api::site` serves and keeps it).
+
+pub mod badge;
+pub mod heatmap;
+pub mod html;
+pub mod i18n;
+pub mod verdict;

@@ -1,0 +1,195 @@
+//! The verdict of the status page and the badge: was there a reset during
+//! a given day, and what is the next one?
+//!
+//! The rules, in the order the original page applies them:
+//!
+//! 1. **Unknown** when the data cannot be trusted: `meta.lastSuccessfulCheckAt`
+//!    is missing or older than [`TRUST_HOURS`] hours, or (upstream mode) the
+//!    data source's status is not `ok`.
+//! 2. **Yes** when a completion happened during the day, or a schedule's
+//!    time arrived during it (its window started that day, no later than
+//!    now). The newest such record is the one shown; when it is a schedule
+//!    its state says how sure we are (fulfilled, elapsed unconfirmed, due).
+//! 3. **No** otherwise, with the next reset when one is announced.
+//!
+//! Pure functions of the records, `meta` and an instant: the page's own
+//! script applies the same rules to the visitor's local day.
+
+use crate::model::{DataSourceStatus, Kind, Record, ScheduleState, Timestamp};
+
+/// How old `lastSuccessfulCheckAt` may be before the data is not trusted.
+pub const TRUST_HOURS: i64 = 30;
+
+/// One day as a half-open UTC interval `[start, end)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Day {
+    /// The first instant of the day.
+    pub start: Timestamp,
+    /// The first instant after it.
+    pub end: Timestamp,
+}
+
+impl Day {
+    /// The UTC day that contains `at`.
+    pub fn utc_of(at: Timestamp) -> Self {
+        const DAY: i64 = 86_400_000;
+        let start = at.as_millis().div_euclid(DAY) * DAY;
+        Day {
+            start: Timestamp::from_millis(start),
+            end: Timestamp::from_millis(start + DAY),
+        }
+    }
+
+    fn contains(self, at: Timestamp) -> bool {
+        self.start <= at && at < self.end
+    }
+}
+
+/// Why the data cannot be trusted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Distrust {
+    /// `meta.lastSuccessfulCheckAt` is null.
+    NeverChecked,
+    /// The last successful check is older than [`TRUST_HOURS`].
+    Stale {
+        /// When it was.
+        checked_at: Timestamp,
+    },
+    /// The upstream data source reports this status (not `ok`).
+    Source(DataSourceStatus),
+}
+
+/// What the records say about one record's reset time on the day.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HitKind {
+    /// A completion record: the reset happened.
+    Completed,
+    /// A schedule confirmed by a completion.
+    Fulfilled,
+    /// A schedule whose window ended without a confirmation.
+    Elapsed,
+    /// A schedule whose time has come, not confirmed yet (in its window).
+    Due,
+}
+
+/// The record that makes the day a "yes".
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Hit<'a> {
+    /// The record.
+    pub record: &'a Record,
+    /// When the reset happened or was due.
+    pub at: Timestamp,
+    /// How sure the records are.
+    pub kind: HitKind,
+}
+
+/// The answer to "did it reset?".
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Verdict<'a> {
+    /// The data cannot be trusted.
+    Unknown(Distrust),
+    /// A reset during the day.
+    Yes(Hit<'a>),
+    /// None during the day.
+    No,
+}
+
+impl Verdict<'_> {
+    /// The verdict's machine name (`yes`, `no`, `unknown`), as the page's
+    /// script and the tests read it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Verdict::Unknown(_) => "unknown",
+            Verdict::Yes(_) => "yes",
+            Verdict::No => "no",
+        }
+    }
+}
+
+/// What the verdict reads from `meta`.
+#[derive(Clone, Copy, Debug)]
+pub struct Trust {
+    /// `meta.lastSuccessfulCheckAt`.
+    pub last_successful_check_at: Option<Timestamp>,
+    /// `meta.dataSource.status` (upstream mode only).
+    pub source_status: Option<DataSourceStatus>,
+}
+
+impl Trust {
+    /// Why the data cannot be trusted at `now`, if it cannot.
+    pub fn distrust(&self, now: Timestamp) -> Option<Distrust> {
+        let Some(checked_at) = self.last_successful_check_at else {
+            return Some(Distrust::NeverChecked);
+        };
+        if now.as_millis() - checked_at.as_millis() > TRUST_HOURS * 3_600_000 {
+            return Some(Distrust::Stale { checked_at });
+        }
+        match self.source_status {
+            Some(status) if status != DataSourceStatus::Ok => Some(Distrust::Source(status)),
+            _ => None,
+        }
+    }
+}
+
+/// When `record`'s reset happened or was due, and how sure that is, if
+/// its time has come by `now`.
+pub fn reset_time(record: &Record, now: Timestamp) -> Option<(Timestamp, HitKind)> {
+    let (at, kind) = match record.kind {
+        Kind::Completed => (
+            record.completed_at.or(record.effective_at)?,
+            HitKind::Completed,
+        ),
+        Kind::Scheduled => {
+            let at = record
+                .schedule_window
+                .map(|w| w.start_at)
+                .or(record.effective_at)?;
+            let kind = match record.schedule_state? {
+                ScheduleState::Fulfilled => HitKind::Fulfilled,
+                ScheduleState::Elapsed => HitKind::Elapsed,
+                ScheduleState::Pending => HitKind::Due,
+                ScheduleState::Unknown => return None,
+            };
+            (at, kind)
+        }
+    };
+    (at <= now).then_some((at, kind))
+}
+
+/// The verdict for `day` as of `now`, from `records` (those visible under
+/// `all`) and `trust`.
+pub fn verdict<'a>(
+    records: impl IntoIterator<Item = &'a Record>,
+    trust: Trust,
+    day: Day,
+    now: Timestamp,
+) -> Verdict<'a> {
+    if let Some(why) = trust.distrust(now) {
+        return Verdict::Unknown(why);
+    }
+    records
+        .into_iter()
+        .filter_map(|record| {
+            let (at, kind) = reset_time(record, now)?;
+            day.contains(at).then_some(Hit { record, at, kind })
+        })
+        // The newest; among equals a completion (it is the confirmation).
+        .max_by_key(|hit| (hit.at, hit.kind == HitKind::Completed))
+        .map_or(Verdict::No, Verdict::Yes)
+}
+
+/// The next reset: the pending schedule with a window that starts soonest
+/// among those not ended at `now` (one in its window now counts).
+pub fn next_reset<'a>(
+    records: impl IntoIterator<Item = &'a Record>,
+    now: Timestamp,
+) -> Option<&'a Record> {
+    records
+        .into_iter()
+        .filter(|r| r.kind == Kind::Scheduled && r.schedule_state == Some(ScheduleState::Pending))
+        .filter(|r| r.schedule_window.is_some_and(|w| w.end_at >= now))
+        .min_by(|a, b| {
+            let start = |r: &Record| r.schedule_window.map(|w| w.start_at);
+            start(a).cmp(&start(b)).then_with(|| a.id.cmp(&b.id))
+        })
+}

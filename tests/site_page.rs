@@ -1,0 +1,244 @@
+//! The status page in a real browser: Debian's headless chromium, driven
+//! by playwright-core (tests/browser/site_page.mjs), against the real
+//! server frozen at [`NOW`], with the browser's clock frozen at the same
+//! instant. At 1280 px (light) and 390 px (dark): the verdict, the next
+//! reset and the history show, nothing overflows, the countdown moves,
+//! axe-core finds no serious or critical violation, the page loads nothing
+//! but itself and logs no error; a history link opens its record page.
+//! The verdict follows the visitor's local day: a completion at 23:30 UTC
+//! yesterday is "yes" in Tokyo (08:30 today there) and "no" in New York and
+//! UTC. The language switch works, and hostile record texts open no dialog.
+//!
+//! The screenshots land in the test's target folder; the ones in docs/ are
+//! copies of them.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::docs_page::{browser_dir, run_browser};
+use crate::site::{completion, pending};
+use crate::util::server::Server;
+use crate::util::World;
+
+const NOW: &str = "2026-11-24T10:00:00.000Z";
+
+fn strings(v: &Value) -> Vec<String> {
+    v.as_array()
+        .unwrap_or_else(|| panic!("an array, got {v}"))
+        .iter()
+        .map(|s| s.as_str().map_or_else(|| s.to_string(), str::to_owned))
+        .collect()
+}
+
+/// `1 d 22 h 59 m 57 s` in seconds.
+fn seconds(text: &Value) -> Option<i64> {
+    let words: Vec<&str> = text.as_str()?.split(' ').collect();
+    words.chunks(2).try_fold(0, |sum, pair| {
+        let n: i64 = pair.first()?.parse().ok()?;
+        let unit = match *pair.get(1)? {
+            "d" => 86_400,
+            "h" => 3_600,
+            "m" => 60,
+            "s" => 1,
+            _ => return None,
+        };
+        Some(sum + n * unit)
+    })
+}
+
+/// The serious and critical axe-core violations of a report's list.
+fn serious(violations: &Value) -> Vec<Value> {
+    violations
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|v| matches!(v["impact"].as_str(), Some("serious" | "critical")))
+        .cloned()
+        .collect()
+}
+
+#[test]
+fn the_status_page_works_in_chromium_in_two_widths_zones_and_languages() {
+    let browser_dir = browser_dir();
+    let w = World::new();
+    let mut records = vec![
+        completion(
+            "100",
+            "2026-11-23T23:30:00.000Z",
+            "Limits were reset for everyone.",
+        ),
+        pending(
+            "300",
+            "2026-11-26T09:00:00.000Z",
+            "2026-11-26T11:00:00.000Z",
+        ),
+        completion(
+            "666",
+            "2026-11-20T10:00:00.000Z",
+            "<script>alert(1)</script>",
+        ),
+        completion(
+            "667",
+            "2026-11-19T10:00:00.000Z",
+            "\"><img src=x onerror=alert(1)>",
+        ),
+    ];
+    for day in 1..=12 {
+        records.push(completion(
+            &format!("{}", 2000 + day),
+            &format!("2026-{:02}-{:02}T12:00:00.000Z", 1 + day % 11, 3 + day),
+            "An earlier reset.",
+        ));
+    }
+    w.publish_checked(
+        &records,
+        "2026-11-24T09:00:00.000Z",
+        Some("2026-11-24T08:00:00.000Z"),
+    );
+    let s = Server::start(&w, &["--now", NOW], &[]);
+    let origin = format!("http://{}", s.addr);
+    let out_dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("site_page");
+    std::fs::create_dir_all(&out_dir).unwrap();
+    let scratch = w.path("browser");
+    std::fs::create_dir_all(&scratch).unwrap();
+
+    let report = run_browser(
+        "site_page.mjs",
+        &origin,
+        &out_dir,
+        &browser_dir,
+        &scratch,
+        &[NOW],
+    );
+    eprintln!(
+        "chromium {} through playwright-core {}",
+        report["browser"], report["playwrightCore"]
+    );
+    let mut failed = Vec::new();
+    let mut check = |ok: bool, what: String| {
+        if !ok {
+            failed.push(what);
+        }
+    };
+    for vp in report["viewports"].as_array().expect("viewports") {
+        let width = vp["width"].as_u64().unwrap();
+        let at = |what: &str| format!("{width} px: {what}");
+        eprintln!("screenshot: {}", vp["screenshot"]);
+        check(vp["status"] == 200, at(&format!("status {}", vp["status"])));
+        check(
+            vp["innerWidth"] == width,
+            at(&format!("viewport {}", vp["innerWidth"])),
+        );
+        check(
+            vp["verdict"] == "no" && vp["verdictText"] == "No" && vp["verdictVisible"] == true,
+            at(&format!(
+                "verdict in UTC: expected a visible No, got {} {} {}",
+                vp["verdict"], vp["verdictText"], vp["verdictVisible"]
+            )),
+        );
+        check(
+            vp["question"] == "Reset today (your time)?",
+            at(&format!(
+                "the script relabels the question: got {}",
+                vp["question"]
+            )),
+        );
+        check(
+            vp["nextShown"] == true && vp["nextLocal"] == "Nov 26, 2026, 9:00 AM",
+            at(&format!(
+                "next reset in local time: got {} {}",
+                vp["nextShown"], vp["nextLocal"]
+            )),
+        );
+        check(
+            vp["historyItems"] == 16,
+            at(&format!(
+                "history items: expected 16, got {}",
+                vp["historyItems"]
+            )),
+        );
+        check(
+            vp["scrollWidth"].as_u64().unwrap() <= width && strings(&vp["overflowing"]).is_empty(),
+            at(&format!(
+                "horizontal overflow: scrollWidth {}, elements {}",
+                vp["scrollWidth"], vp["overflowing"]
+            )),
+        );
+        // The browser's clock starts at NOW and runs (load takes a moment),
+        // then is moved 3 s on: the countdown to 2026-11-26T09:00Z follows.
+        let (before, after) = (seconds(&vp["countdown"]), seconds(&vp["countdownAfter"]));
+        check(
+            before.is_some_and(|b| (47 * 3600 - 20..=47 * 3600).contains(&b))
+                && after.is_some_and(|a| before.is_some_and(|b| (b - 5..=b - 3).contains(&a))),
+            at(&format!(
+                "countdown: expected 47 h less the load time, then 3 s less, got {} then {}",
+                vp["countdown"], vp["countdownAfter"]
+            )),
+        );
+        let quotes = strings(&vp["quotes"]);
+        check(
+            quotes.contains(&"<script>alert(1)</script>".to_owned())
+                && quotes.contains(&"\"><img src=x onerror=alert(1)>".to_owned()),
+            at(&format!("hostile texts shown as text: got {quotes:?}")),
+        );
+        for list in ["violations", "recordViolations"] {
+            let bad = serious(&vp[list]);
+            check(bad.is_empty(), at(&format!("axe-core {list}: {bad:?}")));
+        }
+        check(
+            vp["record"]["path"]
+                .as_str()
+                .is_some_and(|p| p.starts_with("/en/records/"))
+                && vp["record"]["fields"].as_u64().unwrap_or(0) >= 5,
+            at(&format!(
+                "a history link opens its record page: got {}",
+                vp["record"]
+            )),
+        );
+        let errors = strings(&vp["consoleErrors"]);
+        check(
+            errors.is_empty(),
+            at(&format!("console errors: {errors:?}")),
+        );
+        let requests = strings(&vp["requests"]);
+        let own = |u: &String| u.starts_with(&format!("{origin}/en/"));
+        check(
+            requests.iter().all(own) && requests.len() == 2,
+            at(&format!(
+                "requests: expected the page and its record page only, got {requests:?}"
+            )),
+        );
+    }
+    let zones = &report["zones"];
+    check(
+        zones["Asia/Tokyo"]["verdict"] == "yes",
+        format!(
+            "Tokyo (the completion is at 08:30 today there): expected yes, got {}",
+            zones["Asia/Tokyo"]
+        ),
+    );
+    check(
+        zones["America/New_York"]["verdict"] == "no",
+        format!(
+            "New York (18:30 yesterday there): expected no, got {}",
+            zones["America/New_York"]
+        ),
+    );
+    let switched = &report["switched"];
+    check(
+        switched["path"] == "/zh/"
+            && switched["lang"] == "zh-Hans"
+            && switched["verdictText"] == "否",
+        format!("language switch: got {switched}"),
+    );
+    let bad = serious(&report["switchedViolations"]);
+    check(bad.is_empty(), format!("axe-core on /zh/: {bad:?}"));
+    let dialogs = strings(&report["dialogs"]);
+    check(dialogs.is_empty(), format!("dialogs opened: {dialogs:?}"));
+    assert!(
+        failed.is_empty(),
+        "the status page in chromium:\n  {}",
+        failed.join("\n  ")
+    );
+}
