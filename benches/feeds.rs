@@ -118,41 +118,41 @@ fn bench(c: &mut Criterion) {
     let kept = view(&snapshot);
     eprintln!(
         "body sizes: atom {} bytes, ics {} bytes (alarm=15: {}, plan=pro: {})",
-        atom::render(&kept, &atom_default, &base).len(),
-        ics::render(&kept, &ics_default).len(),
-        ics::render(&kept, &ics_alarm).len(),
-        ics::render(&kept, &ics_plan).len(),
+        atom::render(&kept, &atom_default, &base, None).len(),
+        ics::render(&kept, &ics_default, None).len(),
+        ics::render(&kept, &ics_alarm, None).len(),
+        ics::render(&kept, &ics_plan, None).len(),
     );
-    let _ = atom::render(&kept, &atom_plan, &base);
+    let _ = atom::render(&kept, &atom_plan, &base, None);
 
     let mut group = c.benchmark_group("feeds");
     group.measurement_time(Duration::from_secs(3));
     group.bench_function("atom kept", |b| {
-        b.iter(|| atom::render(black_box(&kept), &atom_default, &base))
+        b.iter(|| atom::render(black_box(&kept), &atom_default, &base, None))
     });
     group.bench_function("atom kept plan=pro", |b| {
-        b.iter(|| atom::render(black_box(&kept), &atom_plan, &base))
+        b.iter(|| atom::render(black_box(&kept), &atom_plan, &base, None))
     });
     group.bench_function("atom first", |b| {
         b.iter_batched_ref(
             || view(&snapshot),
-            |v| atom::render(v, &atom_default, &base).len(),
+            |v| atom::render(v, &atom_default, &base, None).len(),
             BatchSize::LargeInput,
         )
     });
     group.bench_function("ics kept", |b| {
-        b.iter(|| ics::render(black_box(&kept), &ics_default))
+        b.iter(|| ics::render(black_box(&kept), &ics_default, None))
     });
     group.bench_function("ics kept alarm=15", |b| {
-        b.iter(|| ics::render(black_box(&kept), &ics_alarm))
+        b.iter(|| ics::render(black_box(&kept), &ics_alarm, None))
     });
     group.bench_function("ics kept plan=pro", |b| {
-        b.iter(|| ics::render(black_box(&kept), &ics_plan))
+        b.iter(|| ics::render(black_box(&kept), &ics_plan, None))
     });
     group.bench_function("ics first", |b| {
         b.iter_batched_ref(
             || view(&snapshot),
-            |v| ics::render(v, &ics_default).len(),
+            |v| ics::render(v, &ics_default, None).len(),
             BatchSize::LargeInput,
         )
     });

@@ -279,6 +279,101 @@ fn a_configured_public_base_url_makes_the_self_link() {
     assert!(bad.stderr.contains("public-base-url"), "{}", bad.stderr);
 }
 
+/// A record id as the record pages' path segment (everything but
+/// unreserved characters percent-encoded).
+fn page_segment(id: &str) -> String {
+    id.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// With a configured public base URL and the status site on, each Atom
+/// entry's `alternate` link and each calendar event's `URL` is the record's
+/// page, and the source post stays as the entry's `related` link; with
+/// `--no-site` they are the source post again.
+#[test]
+fn a_configured_base_links_entries_and_events_to_the_record_pages() {
+    const BASE: &str = "https://resets.example.com/mirror";
+    let w = World::new();
+    let s = serve(
+        &w,
+        &[
+            "--no-rate-limit",
+            "--public-base-url",
+            "https://resets.example.com/mirror/",
+        ],
+    );
+    let listed = api_records(&s, "all");
+    let feed = atom(&s, "");
+    let entries = feed["entries"].as_array().unwrap();
+    assert!(!entries.is_empty());
+    let mut sourced = 0;
+    for (entry, record) in entries.iter().zip(&listed) {
+        let id = record["id"].as_str().unwrap();
+        let mut expected = vec![json!({
+            "rel": "alternate",
+            "href": format!("{BASE}/records/{}", page_segment(id)),
+            "type": "text/html"
+        })];
+        if let Some(url) = record["source"]["url"].as_str() {
+            sourced += 1;
+            expected.push(json!({"rel": "related", "href": url, "type": "text/html"}));
+        }
+        assert_eq!(entry["links"], json!(expected), "{id}");
+    }
+    assert!(sourced > 0, "the fixture has records with a source post");
+    // The page the link names exists.
+    let first = listed[0]["id"].as_str().unwrap();
+    assert_eq!(
+        s.get(&format!("/records/{}", page_segment(first))).status,
+        200
+    );
+    let (calendar, _) = ics(&s, "");
+    let events = events_by_uid(&calendar);
+    assert!(!events.is_empty());
+    for record in &listed {
+        let id = record["id"].as_str().unwrap();
+        if let Some(event) = events.get(&record_uuid(id)) {
+            assert_eq!(
+                event["url"],
+                json!(format!("{BASE}/records/{}", page_segment(id))),
+                "{id}"
+            );
+        }
+    }
+    drop(s);
+
+    let w = World::new();
+    let s = serve(
+        &w,
+        &[
+            "--no-rate-limit",
+            "--no-site",
+            "--public-base-url",
+            "https://resets.example.com/mirror/",
+        ],
+    );
+    let feed = atom(&s, "");
+    for (entry, record) in feed["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(&api_records(&s, "all"))
+    {
+        let expected: Vec<Value> = record["source"]["url"]
+            .as_str()
+            .map(|url| json!({"rel": "alternate", "href": url, "type": "text/html"}))
+            .into_iter()
+            .collect();
+        assert_eq!(entry["links"], json!(expected));
+    }
+}
+
 #[test]
 fn a_host_header_that_is_not_a_plain_authority_never_reaches_the_feed() {
     let w = World::new();

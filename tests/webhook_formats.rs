@@ -146,3 +146,41 @@ fn feishu_posts_a_text_message_to_the_bot_hook() {
     assert_message(body["content"]["text"].as_str().unwrap());
     let _ = json!(null);
 }
+
+/// With a public base URL in the config file (and the status site on), a
+/// notification links to the record's page and keeps the source post.
+#[test]
+fn a_public_base_url_links_notifications_to_the_record_page() {
+    let r = Receiver::start();
+    let w = World::new();
+    let config = w.path("config.toml");
+    std::fs::write(
+        &config,
+        "public-base-url = \"https://status.example/team\"\n",
+    )
+    .unwrap();
+    add(&w, &r.url("/ntfy/resets"), &["--format", "ntfy"]);
+    schedule(&w, T0, A, "pro");
+    w.run(&[
+        "--config",
+        config.to_str().unwrap(),
+        "--now",
+        T0,
+        "webhook",
+        "deliver",
+        "--once",
+        "--allow-private-targets",
+        "--webhook-timeout",
+        "1",
+    ])
+    .success();
+    let requests = r.requests();
+    assert_eq!(requests.len(), 1, "{requests:?}");
+    let page = format!("https://status.example/team/records/{A}");
+    assert_eq!(requests[0]["headers"]["click"], page.as_str());
+    let body = requests[0]["body"].as_str().unwrap();
+    assert!(
+        body.contains(&format!("Details: {page}\nSource: {SOURCE}")),
+        "{body:?}"
+    );
+}

@@ -37,11 +37,16 @@ pub(crate) async fn atom(
         &raw_query,
         query,
         |view, query| {
+            let pages = state.record_pages();
             let body = match &state.public_base_url {
-                Some(base) => atom::render_shared(view, &query, base, true),
-                None => {
-                    atom::render_shared(view, &query, &BaseUrl::from_host(host.as_deref()), false)
-                }
+                Some(base) => atom::render_shared(view, &query, base, true, pages),
+                None => atom::render_shared(
+                    view,
+                    &query,
+                    &BaseUrl::from_host(host.as_deref()),
+                    false,
+                    pages,
+                ),
             };
             with_body(
                 StatusCode::OK,
@@ -71,7 +76,7 @@ pub(crate) async fn ics(
             with_body(
                 StatusCode::OK,
                 ics::CONTENT_TYPE,
-                warp::http::Response::new(ics::render(view, &query)),
+                warp::http::Response::new(ics::render(view, &query, state.record_pages())),
             )
         },
     )

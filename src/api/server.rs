@@ -50,6 +50,15 @@ pub struct AppState {
     pub site: super::site::SiteCache,
 }
 
+impl AppState {
+    /// The base of the record pages the feeds link to: the configured
+    /// public base URL, while the pages are served (a base taken from a
+    /// request's `Host` is not fixed, and the feeds keep their entries).
+    pub fn record_pages(&self) -> Option<&crate::render::BaseUrl> {
+        self.public_base_url.as_ref().filter(|_| self.site_enabled)
+    }
+}
+
 /// How to run the server.
 #[derive(Debug, Clone)]
 pub struct ServeOptions {

@@ -48,21 +48,30 @@ pub fn render_shared(
     query: &AtomQuery,
     base: &BaseUrl,
     base_is_fixed: bool,
+    pages: Option<&BaseUrl>,
 ) -> Bytes {
     if base_is_fixed && query.plan.is_none() {
         view.body(Body::Atom(query.kind), |view| {
-            Bytes::from(render(view, query, base))
+            Bytes::from(render(view, query, base, pages))
         })
     } else {
-        Bytes::from(render(view, query, base))
+        Bytes::from(render(view, query, base, pages))
     }
 }
 
-/// The whole feed document.
-pub fn render(view: &PublishedView, query: &AtomQuery, base: &BaseUrl) -> Vec<u8> {
+/// The whole feed document. With `pages` (the base of the status site's
+/// record pages, fixed for the process) each entry's `alternate` link is
+/// the record's page and the source post is its `related` link; without,
+/// the source post is the `alternate` link.
+pub fn render(
+    view: &PublishedView,
+    query: &AtomQuery,
+    base: &BaseUrl,
+    pages: Option<&BaseUrl>,
+) -> Vec<u8> {
     let entries: Vec<&[u8]> = selected(view, query.kind, query.plan.as_ref())
         .take(LIMIT)
-        .map(|i| view.fragment(Fragment::AtomEntry, i, entry_bytes))
+        .map(|i| view.fragment(Fragment::AtomEntry, i, |r| entry_bytes(r, pages)))
         .collect();
     let head = head(view, query, base);
     let mut body =
@@ -134,17 +143,17 @@ fn head(view: &PublishedView, query: &AtomQuery, base: &BaseUrl) -> Vec<u8> {
 }
 
 /// One record's `<entry>` element.
-fn entry_bytes(record: &Record) -> Vec<u8> {
+fn entry_bytes(record: &Record, pages: Option<&BaseUrl>) -> Vec<u8> {
     let config = WriteConfig {
         write_document_declaration: false,
         indent_size: None,
     };
-    entry(record)
+    entry(record, pages)
         .write_with_config(Vec::with_capacity(1024), config)
         .expect("writing to a Vec cannot fail")
 }
 
-fn entry(record: &Record) -> Entry {
+fn entry(record: &Record, pages: Option<&BaseUrl>) -> Entry {
     let author = match (&record.source.origin, &record.source.handle) {
         (Origin::X, Some(handle)) => format!("@{handle}"),
         (Origin::Operator, _) => "operator".to_owned(),
@@ -168,13 +177,21 @@ fn entry(record: &Record) -> Entry {
             ..Person::default()
         }],
         categories,
-        links: record
-            .source
-            .url
-            .iter()
-            .map(|url| Link {
-                href: xml_safe(url).into_owned(),
-                rel: "alternate".into(),
+        links: pages
+            .map(|pages| pages.join(&crate::site::html::record_path(&record.id, None)))
+            .into_iter()
+            .map(|page| (page, "alternate"))
+            .chain(record.source.url.iter().map(|url| {
+                let rel = if pages.is_some() {
+                    "related"
+                } else {
+                    "alternate"
+                };
+                (xml_safe(url).into_owned(), rel)
+            }))
+            .map(|(href, rel)| Link {
+                href,
+                rel: rel.into(),
                 mime_type: Some("text/html".into()),
                 ..Link::default()
             })

@@ -30,7 +30,7 @@
 
 use bytes::Bytes;
 
-use super::{canonical_query, details, feed_title, headline, record_uuid, selected};
+use super::{canonical_query, details, feed_title, headline, record_uuid, selected, BaseUrl};
 use crate::model::{Record, ScheduleState, Timestamp};
 use crate::query::{Body, Fragment, IcsQuery, PublishedView};
 
@@ -41,18 +41,21 @@ pub const CONTENT_TYPE: &str = "text/calendar; charset=utf-8";
 const MAX_LINE: usize = 75;
 
 /// The whole calendar.
-pub fn render(view: &PublishedView, query: &IcsQuery) -> Bytes {
+///
+/// With `pages` (the base of the status site's record pages, fixed for the
+/// process) an event's `URL` is the record's page; without, its source post.
+pub fn render(view: &PublishedView, query: &IcsQuery, pages: Option<&BaseUrl>) -> Bytes {
     if query.plan.is_none() && query.alarm.is_none() {
         let kind = query.kind;
         view.body(Body::Calendar(kind), |view| {
-            Bytes::from(calendar(view, query))
+            Bytes::from(calendar(view, query, pages))
         })
     } else {
-        Bytes::from(calendar(view, query))
+        Bytes::from(calendar(view, query, pages))
     }
 }
 
-fn calendar(view: &PublishedView, query: &IcsQuery) -> Vec<u8> {
+fn calendar(view: &PublishedView, query: &IcsQuery, pages: Option<&BaseUrl>) -> Vec<u8> {
     let mut out = Vec::with_capacity(4096);
     head(&mut out, query);
     let alarm = query.alarm.map(valarm);
@@ -62,7 +65,9 @@ fn calendar(view: &PublishedView, query: &IcsQuery) -> Vec<u8> {
         if event_start(record).is_none() {
             continue;
         }
-        out.extend_from_slice(view.fragment(Fragment::CalendarEvent, index, |r| event(r, stamp)));
+        out.extend_from_slice(
+            view.fragment(Fragment::CalendarEvent, index, |r| event(r, stamp, pages)),
+        );
         if let Some(alarm) = &alarm {
             if record.is_schedule() && record.schedule_state == Some(ScheduleState::Pending) {
                 out.extend_from_slice(alarm);
@@ -106,7 +111,7 @@ fn event_start(record: &Record) -> Option<Timestamp> {
 }
 
 /// The record's `VEVENT`, without its `END:VEVENT` line.
-fn event(record: &Record, stamp: Timestamp) -> Vec<u8> {
+fn event(record: &Record, stamp: Timestamp, pages: Option<&BaseUrl>) -> Vec<u8> {
     let mut out = Vec::with_capacity(512);
     let start = event_start(record).expect("only records with a time are events");
     out.extend_from_slice(b"BEGIN:VEVENT\r\n");
@@ -137,7 +142,8 @@ fn event(record: &Record, stamp: Timestamp) -> Vec<u8> {
     );
     property(&mut out, "TRANSP", "TRANSPARENT");
     // A URI is written as is: one that is not plain visible ASCII is left out.
-    if let Some(url) = record.source.url.as_deref() {
+    let page = pages.map(|pages| pages.join(&crate::site::html::record_path(&record.id, None)));
+    if let Some(url) = page.as_deref().or(record.source.url.as_deref()) {
         if !url.is_empty() && url.bytes().all(|b| b.is_ascii_graphic()) {
             property(&mut out, "URL", url);
         }

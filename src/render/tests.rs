@@ -190,7 +190,7 @@ fn the_atom_feed_reads_back_with_escaped_text_and_links() {
     ]);
     let query = parse_atom_query("plan=pro").unwrap();
     let base = BaseUrl::from_host(Some("example.com"));
-    let body = atom::render(&v, &query, &base);
+    let body = atom::render(&v, &query, &base, None);
     let feed = atom_syndication::Feed::read_from(&body[..]).expect("a well-formed feed");
     assert_eq!(feed.entries.len(), 2);
     assert_eq!(feed.updated.to_rfc3339(), "2026-11-20T10:00:00+00:00");
@@ -218,11 +218,11 @@ fn the_atom_feed_reads_back_with_escaped_text_and_links() {
         "2026-11-10T19:00:00+00:00"
     );
     // Another plan: nothing concerns it; the entries are rendered once, then copied.
-    let other = atom::render(&v, &parse_atom_query("plan=plus").unwrap(), &base);
+    let other = atom::render(&v, &parse_atom_query("plan=plus").unwrap(), &base, None);
     let feed = atom_syndication::Feed::read_from(&other[..]).unwrap();
     assert!(feed.entries.is_empty());
     assert_eq!(
-        atom::render(&v, &query, &base),
+        atom::render(&v, &query, &base, None),
         body,
         "the same view gives the same bytes"
     );
@@ -241,6 +241,7 @@ fn the_feed_takes_the_newest_fifty() {
         &v,
         &parse_atom_query("").unwrap(),
         &BaseUrl::from_host(None),
+        None,
     );
     let feed = atom_syndication::Feed::read_from(&body[..]).unwrap();
     assert_eq!(feed.entries.len(), atom::LIMIT);
@@ -273,7 +274,7 @@ fn the_calendar_has_events_alarms_and_crlf_lines() {
             "2026-11-02T08:00:00.000Z",
         ),
     ]);
-    let plain = ics::render(&v, &parse_ics_query("").unwrap());
+    let plain = ics::render(&v, &parse_ics_query("").unwrap(), None);
     let text = std::str::from_utf8(&plain).unwrap();
     assert!(text.starts_with("BEGIN:VCALENDAR\r\nVERSION:2.0\r\n"));
     assert!(text.ends_with("END:VCALENDAR\r\n"));
@@ -290,9 +291,9 @@ fn the_calendar_has_events_alarms_and_crlf_lines() {
     assert!(text.contains("REFRESH-INTERVAL;VALUE=DURATION:PT1H\r\n"));
     assert!(!text.contains("VALARM"));
     // The default calendar is kept: the same bytes, shared.
-    let again = ics::render(&v, &parse_ics_query("").unwrap());
+    let again = ics::render(&v, &parse_ics_query("").unwrap(), None);
     assert_eq!(again.as_ptr(), plain.as_ptr());
-    let alarmed = ics::render(&v, &parse_ics_query("alarm=15").unwrap());
+    let alarmed = ics::render(&v, &parse_ics_query("alarm=15").unwrap(), None);
     let alarmed = std::str::from_utf8(&alarmed).unwrap();
     assert_eq!(
         alarmed.matches("BEGIN:VALARM").count(),
@@ -320,13 +321,13 @@ fn a_fixed_base_keeps_each_kinds_feed_and_renders_the_rest() {
     ]);
     let base = BaseUrl::parse("https://resets.example.org").unwrap();
     let all = parse_atom_query("").unwrap();
-    let kept = atom::render_shared(&v, &all, &base, true);
+    let kept = atom::render_shared(&v, &all, &base, true, None);
     assert_eq!(
         kept,
-        atom::render(&v, &all, &base),
+        atom::render(&v, &all, &base, None),
         "kept bytes are the rendered ones"
     );
-    let again = atom::render_shared(&v, &all, &base, true);
+    let again = atom::render_shared(&v, &all, &base, true, None);
     assert_eq!(
         kept.as_ptr(),
         again.as_ptr(),
@@ -335,18 +336,18 @@ fn a_fixed_base_keeps_each_kinds_feed_and_renders_the_rest() {
     // Another kind, a plan, or a base from the request's Host is never the kept feed.
     let scheduled = parse_atom_query("kind=reset_scheduled").unwrap();
     assert_eq!(
-        atom::render_shared(&v, &scheduled, &base, true),
-        atom::render(&v, &scheduled, &base)
+        atom::render_shared(&v, &scheduled, &base, true, None),
+        atom::render(&v, &scheduled, &base, None)
     );
     let pro = parse_atom_query("plan=pro").unwrap();
-    let with_plan = atom::render_shared(&v, &pro, &base, true);
-    assert_eq!(with_plan, atom::render(&v, &pro, &base));
+    let with_plan = atom::render_shared(&v, &pro, &base, true, None);
+    assert_eq!(with_plan, atom::render(&v, &pro, &base, None));
     assert_ne!(
         with_plan.as_ptr(),
-        atom::render_shared(&v, &pro, &base, true).as_ptr()
+        atom::render_shared(&v, &pro, &base, true, None).as_ptr()
     );
     let host = BaseUrl::from_host(Some("other.example:8080"));
-    let from_host = atom::render_shared(&v, &all, &host, false);
-    assert_eq!(from_host, atom::render(&v, &all, &host));
+    let from_host = atom::render_shared(&v, &all, &host, false, None);
+    assert_eq!(from_host, atom::render(&v, &all, &host, None));
     assert_ne!(from_host, kept);
 }

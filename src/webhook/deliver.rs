@@ -54,6 +54,9 @@ pub struct DeliverSettings {
     pub clock: Arc<dyn Clock>,
     /// Seconds to wait for the data-dir lock (disabling an endpoint on 410).
     pub lock_timeout: Duration,
+    /// The base URL of the status site's record pages (`--public-base-url`
+    /// while the pages are on): messages link to the record's page.
+    pub record_pages: Option<String>,
 }
 
 /// One failed message, kept for `status` and `webhook show`.
@@ -496,7 +499,14 @@ pub async fn send(
     let signed_at = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs() as i64);
-    let request = render(endpoint, event, signed_at).map_err(|e| e.to_string())?;
+    let mut event = event.clone();
+    if let (Some(base), Some(record)) = (&settings.record_pages, event.record) {
+        event.page = Some(format!(
+            "{base}{}",
+            crate::site::html::record_path(&record.id, None)
+        ));
+    }
+    let request = render(endpoint, &event, signed_at).map_err(|e| e.to_string())?;
     let addresses = super::target::resolve(&request.url, settings.allow_private)
         .await
         .map_err(|e| e.to_string())?;

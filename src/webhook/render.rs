@@ -25,6 +25,8 @@ pub struct Event<'a> {
     pub timestamp: Timestamp,
     /// The record (none for a test).
     pub record: Option<&'a Record>,
+    /// The record's page on the status site, when it has one.
+    pub page: Option<String>,
     /// The snapshot sequence.
     pub sequence: Option<u64>,
     /// The snapshot's `generatedAt`.
@@ -39,6 +41,7 @@ impl<'a> Event<'a> {
             event_type: &entry.event_type,
             timestamp: entry.published_at,
             record: Some(&entry.record),
+            page: None,
             sequence: Some(entry.sequence),
             generated_at: Some(entry.generated_at),
         }
@@ -187,7 +190,7 @@ fn ntfy(url: Url, event: &Event) -> Request {
         ("title".to_owned(), message.title.clone()),
         ("tags".to_owned(), "arrows_counterclockwise".to_owned()),
     ];
-    if let Some(link) = &message.link {
+    if let Some(link) = message.page.as_ref().or(message.link.as_ref()) {
         headers.push(("click".to_owned(), link.clone()));
     }
     Request {
@@ -232,7 +235,7 @@ fn bark(url: Url, event: &Event) -> Result<Request, RenderError> {
     bark_key(&url).map_err(RenderError::Target)?;
     let message = message(event);
     let mut body = json!({ "title": message.title, "body": message.body(), "group": "resetctl" });
-    if let Some(link) = &message.link {
+    if let Some(link) = message.page.as_ref().or(message.link.as_ref()) {
         body["url"] = json!(link);
     }
     Ok(json_post(url, &body))
@@ -254,12 +257,17 @@ pub struct Message {
     pub lines: Vec<String>,
     /// The source post.
     pub link: Option<String>,
+    /// The record's page on the status site.
+    pub page: Option<String>,
 }
 
 impl Message {
     /// The details and the link.
     pub fn body(&self) -> String {
         let mut lines = self.lines.clone();
+        if let Some(page) = &self.page {
+            lines.push(format!("Details: {page}"));
+        }
         if let Some(link) = &self.link {
             lines.push(format!("Source: {link}"));
         }
@@ -282,6 +290,7 @@ pub fn message(event: &Event) -> Message {
                 event.id
             )],
             link: None,
+            page: None,
         };
     };
     let what = match (record.kind, event.event_type) {
@@ -329,6 +338,7 @@ pub fn message(event: &Event) -> Message {
         title: what.to_owned(),
         lines,
         link: record.source.url.clone(),
+        page: event.page.clone(),
     }
 }
 

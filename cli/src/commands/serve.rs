@@ -77,7 +77,13 @@ pub fn run(settings: &Settings, args: &ServeArgs) -> Result<(), CliError> {
         site: !(args.no_site || settings.file.no_site.unwrap_or(false)),
         streams: stream_limits(settings, &args.streams)?,
     };
-    let delivery = super::webhook::delivery_settings(settings, &args.delivery)?;
+    let mut delivery = super::webhook::delivery_settings(settings, &args.delivery)?;
+    // Notifications link to the record pages this server serves.
+    delivery.record_pages = options
+        .public_base_url
+        .as_ref()
+        .filter(|_| options.site)
+        .map(|base| base.as_str().to_owned());
     // `--now` freezes the server's clock (tests and demos); otherwise the system clock.
     let clock = settings.clock();
     let runtime = tokio::runtime::Builder::new_multi_thread()

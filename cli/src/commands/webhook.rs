@@ -34,6 +34,15 @@ pub fn delivery_settings(
         timeout,
         clock: settings.clock(),
         lock_timeout: settings.lock_timeout,
+        // The config file's public base URL, while the pages are on (`serve`
+        // also takes its flag and environment variable).
+        record_pages: settings
+            .file
+            .public_base_url
+            .as_deref()
+            .filter(|_| !settings.file.no_site.unwrap_or(false))
+            .and_then(|text| resetctl::render::BaseUrl::parse(text).ok())
+            .map(|base| base.as_str().to_owned()),
     })
 }
 
@@ -185,6 +194,7 @@ pub fn run(settings: &Settings, command: WebhookCommand) -> Result<(), CliError>
                 event_type: TEST_EVENT,
                 timestamp: settings.now,
                 record: None,
+                page: None,
                 sequence: head.as_ref().map(|s| s.sequence),
                 generated_at: head.as_ref().map(|s| s.generated_at),
             };
