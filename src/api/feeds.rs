@@ -37,17 +37,15 @@ pub(crate) async fn atom(
         &raw_query,
         query,
         |view, query| {
-            let pages = state.record_pages();
-            let body = match &state.public_base_url {
-                Some(base) => atom::render_shared(view, &query, base, true, pages),
-                None => atom::render_shared(
-                    view,
-                    &query,
-                    &BaseUrl::from_host(host.as_deref()),
-                    false,
-                    pages,
-                ),
+            let from_host;
+            let (base, fixed) = match &state.public_base_url {
+                Some(base) => (base, true),
+                None => {
+                    from_host = BaseUrl::from_host(host.as_deref());
+                    (&from_host, false)
+                }
             };
+            let body = atom::render_shared(view, &query, base, fixed, state.record_pages());
             with_body(
                 StatusCode::OK,
                 atom::CONTENT_TYPE,

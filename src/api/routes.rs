@@ -352,38 +352,36 @@ pub fn routes(
     // The status page and the record pages (unless `--no-site`): their
     // paths end in `/` or hold an encoded id, so they come before the exact
     // paths of the API.
+    // The path is read first, so an API request is turned away before any
+    // header or query is copied.
     let site_state = state.clone();
-    let site = warp::method()
-        .and(warp::path::full())
+    let site_path = warp::path::full().and_then(move |path: warp::path::FullPath| {
+        let page = super::site::SitePath::parse(path.as_str()).filter(|_| site_state.site_enabled);
+        async move { page.ok_or_else(warp::reject::not_found) }
+    });
+    let site = site_path
+        .and(warp::method())
         .and(raw_query())
         .and(optional_header("accept-language"))
         .and(conditionals())
+        .and(with_state(state.clone()))
         .and_then(
-            move |method: warp::http::Method,
-                  path: warp::path::FullPath,
-                  query: String,
-                  accept_language: Option<String>,
-                  conditionals: Conditionals| {
-                let state = site_state.clone();
-                async move {
-                    let Some(page) =
-                        super::site::SitePath::parse(path.as_str()).filter(|_| state.site_enabled)
-                    else {
-                        return Err(warp::reject::not_found());
-                    };
-                    let Ok(response) = guard(internal, async move {
-                        super::site::answer(
-                            &state,
-                            page,
-                            &method,
-                            &query,
-                            accept_language.as_deref(),
-                            &conditionals,
-                        )
-                    })
-                    .await;
-                    Ok(response)
-                }
+            |page,
+             method: warp::http::Method,
+             query: String,
+             accept_language: Option<String>,
+             conditionals: Conditionals,
+             state: Arc<AppState>| {
+                guard(internal, async move {
+                    super::site::answer(
+                        &state,
+                        page,
+                        &method,
+                        &query,
+                        accept_language.as_deref(),
+                        &conditionals,
+                    )
+                })
             },
         );
     let badge = warp::path!("openapi" / "v1" / "badge.json")

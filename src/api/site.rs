@@ -179,42 +179,28 @@ pub(crate) fn answer(
         base: &base,
     };
     let minute = now.as_millis().div_euclid(60_000);
-    let (kept, status) = match &path {
+    let key = match &path {
         SitePath::Record(_, id) => match view.find(id) {
-            Some(index) => (
-                state
-                    .site
-                    .get(&view, PageKey::Record(lang, index), minute, || {
-                        html::record_page(&ctx, index)
-                    }),
-                StatusCode::OK,
-            ),
+            Some(index) => PageKey::Record(lang, index),
             None => {
-                let body = Bytes::from(html::not_found_page(&ctx, id));
-                let kept = Kept {
-                    minute,
-                    body,
-                    etag: Bytes::new(),
-                };
-                (kept, StatusCode::NOT_FOUND)
+                let mut response = page(Bytes::from(html::not_found_page(&ctx, id)));
+                *response.status_mut() = StatusCode::NOT_FOUND;
+                return with_page_headers(response, lang, negotiated);
             }
         },
-        _ => (
-            state
-                .site
-                .get(&view, PageKey::Index(lang, filter), minute, || {
-                    html::index(&ctx, filter)
-                }),
-            StatusCode::OK,
-        ),
+        _ => PageKey::Index(lang, filter),
     };
-    let mut response = if status == StatusCode::OK {
-        rest_uncounted(conditionals, &kept.etag, || page(kept.body.clone()))
-    } else {
-        let mut response = page(kept.body);
-        *response.status_mut() = status;
-        response
-    };
+    let kept = state.site.get(&view, key, minute, || match key {
+        PageKey::Record(_, index) => html::record_page(&ctx, index),
+        _ => html::index(&ctx, filter),
+    });
+    let response = rest_uncounted(conditionals, &kept.etag, || page(kept.body.clone()));
+    with_page_headers(response, lang, negotiated)
+}
+
+/// The headers every page answer carries: revalidate, its language, and
+/// `Vary` when the language came from `Accept-Language`.
+fn with_page_headers(mut response: Response, lang: Lang, negotiated: bool) -> Response {
     let headers = response.headers_mut();
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     headers.insert(

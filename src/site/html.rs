@@ -67,18 +67,8 @@ impl PageContext<'_> {
         self.base.join(path)
     }
 
-    fn trust(&self) -> Trust {
-        Trust {
-            last_successful_check_at: self.view.last_successful_check_at(),
-            source_status: self.view.sync_status(),
-        }
-    }
-
     fn visible(&self) -> impl Iterator<Item = &Record> + '_ {
-        self.view
-            .ordered(KindFilter::All)
-            .iter()
-            .map(|&i| self.view.record(i))
+        super::visible(self.view)
     }
 }
 
@@ -232,10 +222,7 @@ fn head(ctx: &PageContext, title: &str) -> Markup {
 
 fn header(ctx: &PageContext, other_path: &str) -> Markup {
     let s = ctx.s();
-    let other = match ctx.lang {
-        Lang::En => Lang::Zh,
-        Lang::Zh => Lang::En,
-    };
+    let other = ctx.lang.other();
     html! {
         header {
             p { a href=(ctx.link(&format!("/{}/", ctx.lang.segment()))) { strong { "resetctl" } } }
@@ -263,13 +250,10 @@ pub fn index(ctx: &PageContext, filter: KindFilter) -> String {
     let s = ctx.s();
     let now = ctx.now;
     let day = Day::utc_of(now);
-    let trust = ctx.trust();
+    let trust = Trust::of(ctx.view);
     let verdict = verdict::verdict(ctx.visible(), trust, day, now);
     let next = next_reset(ctx.visible(), now);
-    let other = match ctx.lang {
-        Lang::En => Lang::Zh,
-        Lang::Zh => Lang::En,
-    };
+    let other = ctx.lang.other();
     let page = html! {
         (DOCTYPE)
         html lang=(ctx.lang.tag()) {
@@ -282,15 +266,12 @@ pub fn index(ctx: &PageContext, filter: KindFilter) -> String {
                     (next_section(ctx, next))
                     (freshness_section(ctx))
                     (history_section(ctx, filter))
-                    (heatmap_section(ctx, &heatmap(
-                        ctx.view.ordered(KindFilter::Completed).iter().map(|&i| ctx.view.record(i)),
-                        now,
-                    )))
+                    (heatmap_section(ctx, &heatmap(super::listed(ctx.view, KindFilter::Completed), now)))
                     (subscribe_section(ctx))
                 }
                 (footer(ctx))
                 script type="application/json" id="site-data" {
-                    (PreEscaped(script_data(ctx, next)))
+                    (PreEscaped(script_data(ctx)))
                 }
                 script { (PreEscaped(JS)) }
             }
@@ -454,12 +435,7 @@ fn history_section(ctx: &PageContext, filter: KindFilter) -> Markup {
         (KindFilter::Completed, s.filter_completions),
     ];
     let here = format!("/{}/", ctx.lang.segment());
-    let records: Vec<&Record> = view
-        .ordered(filter)
-        .iter()
-        .take(HISTORY_LEN)
-        .map(|&i| view.record(i))
-        .collect();
+    let records: Vec<&Record> = super::listed(view, filter).take(HISTORY_LEN).collect();
     html! {
         section aria-labelledby="history-heading" {
             h2 id="history-heading" { (s.history_heading) }
@@ -588,7 +564,7 @@ fn subscribe_section(ctx: &PageContext) -> Markup {
 /// What the page's script needs, as JSON safe inside `<script>` (every `<`
 /// escaped): the trust inputs, the records whose time may fall on the
 /// visitor's day, and the strings it shows.
-fn script_data(ctx: &PageContext, _next: Option<&Record>) -> String {
+fn script_data(ctx: &PageContext) -> String {
     const TWO_DAYS: i64 = 2 * 86_400_000;
     let s = ctx.s();
     let now = ctx.now.as_millis();
@@ -636,7 +612,7 @@ pub fn record_page(ctx: &PageContext, index: u32) -> String {
         html lang=(ctx.lang.tag()) {
             (head(ctx, &title))
             body {
-                (header(ctx, &record_path(&record.id, Some(match ctx.lang { Lang::En => Lang::Zh, Lang::Zh => Lang::En }))))
+                (header(ctx, &record_path(&record.id, Some(ctx.lang.other()))))
                 main {
                     h1 { (what(s, record)) }
                     dl.facts id="record" {
@@ -684,7 +660,7 @@ pub fn record_page(ctx: &PageContext, index: u32) -> String {
                 }
                 (footer(ctx))
                 script type="application/json" id="site-data" {
-                    (PreEscaped(script_data(ctx, None)))
+                    (PreEscaped(script_data(ctx)))
                 }
                 script { (PreEscaped(JS)) }
             }
@@ -701,7 +677,7 @@ pub fn not_found_page(ctx: &PageContext, id: &str) -> String {
         html lang=(ctx.lang.tag()) {
             (head(ctx, s.record_not_found))
             body {
-                (header(ctx, &format!("/{}/", match ctx.lang { Lang::En => Lang::Zh, Lang::Zh => Lang::En }.segment())))
+                (header(ctx, &format!("/{}/", ctx.lang.other().segment())))
                 main {
                     h1 { (s.record_not_found) }
                     p { code { (id) } }

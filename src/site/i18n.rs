@@ -25,6 +25,14 @@ impl Lang {
         }
     }
 
+    /// The language the switch offers from this one.
+    pub const fn other(self) -> Self {
+        match self {
+            Lang::En => Lang::Zh,
+            Lang::Zh => Lang::En,
+        }
+    }
+
     /// The path segment of the explicit pages (`/en/`, `/zh/`).
     pub const fn segment(self) -> &'static str {
         match self {

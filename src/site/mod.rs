@@ -15,3 +15,20 @@ pub mod heatmap;
 pub mod html;
 pub mod i18n;
 pub mod verdict;
+
+use crate::model::Record;
+use crate::query::{KindFilter, PublishedView};
+
+/// The records of `view` visible under `all`, in the API's order: what the
+/// verdict, the next reset and the badge read.
+pub fn visible(view: &PublishedView) -> impl Iterator<Item = &Record> + Clone + '_ {
+    listed(view, KindFilter::All)
+}
+
+/// The records of `view` under `filter`, in the API's order.
+pub fn listed(
+    view: &PublishedView,
+    filter: KindFilter,
+) -> impl Iterator<Item = &Record> + Clone + '_ {
+    view.ordered(filter).iter().map(|&i| view.record(i))
+}

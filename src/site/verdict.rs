@@ -116,6 +116,14 @@ pub struct Trust {
 }
 
 impl Trust {
+    /// What `view`'s `meta` says about trust.
+    pub fn of(view: &crate::query::PublishedView) -> Self {
+        Trust {
+            last_successful_check_at: view.last_successful_check_at(),
+            source_status: view.sync_status(),
+        }
+    }
+
     /// Why the data cannot be trusted at `now`, if it cannot.
     pub fn distrust(&self, now: Timestamp) -> Option<Distrust> {
         let Some(checked_at) = self.last_successful_check_at else {
