@@ -368,3 +368,105 @@ fn sigterm_closes_open_streams_at_once() {
     let end = clients[1].next("end of stream");
     assert!(end["end"].is_string(), "{end}");
 }
+
+/// Reads one HTTP/1.1 answer with a `content-length` from `stream`: (head, body).
+fn read_sized_answer(stream: &mut std::net::TcpStream) -> (String, String) {
+    let mut got = Vec::new();
+    let mut byte = [0u8; 1];
+    while !got.ends_with(b"\r\n\r\n") {
+        assert_eq!(stream.read(&mut byte).unwrap(), 1, "closed mid-head");
+        got.push(byte[0]);
+    }
+    let head = String::from_utf8(got).unwrap();
+    let length: usize = head
+        .lines()
+        .find_map(|l| {
+            l.to_ascii_lowercase()
+                .strip_prefix("content-length: ")
+                .map(|v| v.trim().parse().unwrap())
+        })
+        .unwrap_or_else(|| panic!("no content-length: {head}"));
+    let mut body = vec![0u8; length];
+    stream.read_exact(&mut body).unwrap();
+    (head, String::from_utf8(body).unwrap())
+}
+
+#[test]
+fn a_refused_stream_keeps_its_connection_for_the_next_request() {
+    let w = World::new();
+    w.seed_bundled();
+    let s = Server::start(&w, &["--rate-limit", "1/3600"], &[]);
+    assert_eq!(s.get("/openapi/v1/records").status, 200);
+    let mut conn = std::net::TcpStream::connect(s.addr).unwrap();
+    conn.set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    conn.write_all(b"GET /openapi/v1/records/stream HTTP/1.1\r\nHost: t\r\n\r\n")
+        .unwrap();
+    let (head, body) = read_sized_answer(&mut conn);
+    assert!(
+        head.starts_with("HTTP/1.1 429 Too Many Requests\r\n"),
+        "{head}"
+    );
+    assert!(
+        head.to_ascii_lowercase().contains("\r\nretry-after: "),
+        "{head}"
+    );
+    let body: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(body["error"], "rate_limited");
+    // The same connection answers the next request, as any keep-alive one.
+    conn.write_all(b"GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n")
+        .unwrap();
+    let (head, body) = read_sized_answer(&mut conn);
+    assert!(head.starts_with("HTTP/1.1 200 OK\r\n"), "{head}");
+    assert_eq!(
+        serde_json::from_str::<Value>(&body).unwrap()["status"],
+        "ready"
+    );
+}
+
+#[test]
+fn a_stream_request_that_arrives_in_pieces_or_after_another_is_served() {
+    let w = World::new();
+    w.seed_bundled();
+    let s = open_server(&w, &[]);
+    let read_ready = |conn: &mut std::net::TcpStream| {
+        let mut got = Vec::new();
+        let mut buf = [0u8; 4096];
+        while !String::from_utf8_lossy(&got).contains("event:ready") {
+            let n = conn.read(&mut buf).unwrap();
+            assert!(n > 0, "closed: {}", String::from_utf8_lossy(&got));
+            got.extend_from_slice(&buf[..n]);
+        }
+        String::from_utf8(got).unwrap()
+    };
+    // Split inside the path and inside a header: read until whole.
+    let mut conn = std::net::TcpStream::connect(s.addr).unwrap();
+    conn.set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    for piece in [
+        &b"GET /openapi/v1/rec"[..],
+        b"ords/stream?kind=all HTTP/1.1\r\nHo",
+        b"st: t\r\nAccept: text/event-stream\r\n\r\n",
+    ] {
+        conn.write_all(piece).unwrap();
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let got = read_ready(&mut conn);
+    assert!(got.starts_with("HTTP/1.1 200 OK\r\n"), "{got}");
+    assert!(got.contains("content-type: text/event-stream"), "{got}");
+    assert!(got.contains("transfer-encoding: chunked"), "{got}");
+    assert!(got.contains("x-accel-buffering: no"), "{got}");
+    // The second request of a keep-alive connection: hyper serves it the same.
+    let mut conn = std::net::TcpStream::connect(s.addr).unwrap();
+    conn.set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    conn.write_all(b"GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n")
+        .unwrap();
+    let (head, _) = read_sized_answer(&mut conn);
+    assert!(head.starts_with("HTTP/1.1 200 OK\r\n"), "{head}");
+    conn.write_all(b"GET /openapi/v1/records/stream HTTP/1.1\r\nHost: t\r\n\r\n")
+        .unwrap();
+    let got = read_ready(&mut conn);
+    assert!(got.starts_with("HTTP/1.1 200 OK\r\n"), "{got}");
+    assert!(got.contains("content-type: text/event-stream"), "{got}");
+}

@@ -26,8 +26,11 @@ use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use tokio::net::TcpListener;
 
 use super::gate::{ConnectionGate, ConnectionLimits, BUSY_RESPONSE, MIN_HEAD_BYTES};
-use super::routes::routes;
+use super::routes::{routes, ClientKey};
 use super::server::AppState;
+use super::stream_conn::{self, Answered, Opening, Replayed};
+use hyper_util::server::graceful::Watcher;
+use tokio::net::TcpStream;
 
 /// The peer of a connection, as a request extension (the client key reads it).
 #[derive(Clone, Copy, Debug)]
@@ -109,63 +112,176 @@ pub async fn run(
                 continue;
             }
         };
-        let service = service.clone();
-        let state = state.clone();
+        let connection = Connection {
+            service: service.clone(),
+            state: state.clone(),
+            builder: builder.clone(),
+            peer,
+            header_timeout: limits.header_timeout,
+            max_head: limits.max_head_bytes.max(MIN_HEAD_BYTES),
+        };
+        let watcher = graceful.watcher();
+        tokio::spawn(async move {
+            let _ticket = ticket;
+            connection.serve(stream, watcher).await;
+        });
+    }
+    drop(listener);
+    graceful.shutdown().await;
+}
+
+/// One accepted connection and what serving it needs.
+struct Connection<S> {
+    service: S,
+    state: Arc<AppState>,
+    builder: Arc<hyper_util::server::conn::auto::Builder<TokioExecutor>>,
+    peer: SocketAddr,
+    header_timeout: Duration,
+    max_head: usize,
+}
+
+impl<S> Connection<S>
+where
+    S: tower_service::Service<
+            hyper::Request<Incoming>,
+            Response = warp::reply::Response,
+            Error = Infallible,
+        > + tower_service::Service<
+            hyper::Request<http_body_util::Empty<bytes::Bytes>>,
+            Response = warp::reply::Response,
+            Error = Infallible,
+        > + Clone
+        + Send
+        + Sync
+        + 'static,
+    <S as tower_service::Service<hyper::Request<Incoming>>>::Future: Send,
+    <S as tower_service::Service<hyper::Request<http_body_util::Empty<bytes::Bytes>>>>::Future:
+        Send,
+{
+    /// Reads the first request head; a stream request is answered by
+    /// [`stream_conn`], everything else (and whatever follows a counted
+    /// refusal of a stream) by hyper. The first head must arrive within
+    /// the header timeout of accept, whatever the peer sends.
+    async fn serve(self, mut stream: TcpStream, watcher: Watcher) {
+        let peer = self.peer;
+        let mut deadline = tokio::time::Instant::now() + self.header_timeout;
+        let first =
+            tokio::time::timeout_at(deadline, stream_conn::read_opening(&stream, self.max_head))
+                .await;
+        let first = match first {
+            Err(_) => {
+                return tracing::debug!(
+                    "connection from {peer}: no request within {:?}; closed",
+                    self.header_timeout
+                )
+            }
+            Ok(Err(e)) => return tracing::debug!("connection from {peer}: {e}"),
+            Ok(Ok(Opening::Closed)) => return,
+            Ok(Ok(Opening::Other(first))) => first,
+            Ok(Ok(Opening::Stream(mut request))) => {
+                let started = Instant::now();
+                prepare(&self.state, peer, &mut request);
+                let client = request.extensions().get::<ClientKey>().map(|k| k.0);
+                let path = request.uri().path().to_owned();
+                // Boxed: the routes' future is large, and a stream's task
+                // lives for hours after it has finished.
+                let mut service = self.service.clone();
+                let call = Box::pin(tower_service::Service::call(&mut service, request));
+                let Ok(response) = call.await;
+                if let Some(client) = client {
+                    access_log(
+                        &hyper::Method::GET,
+                        &path,
+                        response.status(),
+                        started,
+                        client,
+                    );
+                }
+                match stream_conn::write_answer(&mut stream, response).await {
+                    Ok(Answered::KeepAlive) => {
+                        // The next request gets the whole header timeout again.
+                        deadline = tokio::time::Instant::now() + self.header_timeout;
+                        bytes::Bytes::new()
+                    }
+                    Ok(Answered::Done) => return,
+                    Err(e) => return tracing::debug!("connection from {peer}: {e}"),
+                }
+            }
+        };
+        // Boxed, so a stream connection's task does not carry hyper's size.
+        Box::pin(self.serve_with_hyper(stream, first, deadline, watcher)).await;
+    }
+
+    /// hyper's HTTP/1.1 and HTTP/2 on `stream`, `first` read before it.
+    async fn serve_with_hyper(
+        self,
+        stream: TcpStream,
+        first: bytes::Bytes,
+        deadline: tokio::time::Instant,
+        watcher: Watcher,
+    ) {
+        let Connection {
+            service,
+            state,
+            builder,
+            peer,
+            header_timeout,
+            ..
+        } = self;
         let first_request = Arc::new(tokio::sync::Notify::new());
         let seen = first_request.clone();
         let per_request =
             hyper::service::service_fn(move |mut request: hyper::Request<Incoming>| {
                 seen.notify_one();
-                let client =
-                    super::routes::request_client_key(&state, peer.ip(), request.headers());
-                let conditionals = super::admission::Conditionals::of(request.headers());
-                request.extensions_mut().insert(conditionals);
-                request.extensions_mut().insert(PeerAddr(peer));
-                request
-                    .extensions_mut()
-                    .insert(super::routes::ClientKey(client));
-                if let Some(form) = TargetForm::of(request.uri()) {
-                    request.extensions_mut().insert(form);
-                }
+                prepare(&state, peer, &mut request);
+                let client = request.extensions().get::<ClientKey>().map(|k| k.0);
                 let method = request.method().clone();
                 let path = request.uri().path().to_owned();
                 let started = Instant::now();
                 let mut service = service.clone();
                 async move {
                     let response = tower_service::Service::call(&mut service, request).await?;
-                    access_log(&method, &path, response.status(), started, client);
+                    if let Some(client) = client {
+                        access_log(&method, &path, response.status(), started, client);
+                    }
                     Ok::<_, Infallible>(response)
                 }
             });
-        let watcher = graceful.watcher();
-        let builder = builder.clone();
-        let header_timeout = limits.header_timeout;
-        tokio::spawn(async move {
-            let _ticket = ticket;
-            let io = JsonErrors::new(TokioIo::new(stream));
-            let connection = builder.serve_connection_with_upgrades(io, per_request);
-            let mut connection = std::pin::pin!(watcher.watch(connection));
-            // Client-caused connection errors are the client's business: debug only.
-            tokio::select! {
-                result = &mut connection => {
-                    if let Err(e) = result {
-                        tracing::debug!("connection from {peer}: {e}");
-                    }
-                    return;
+        let io = JsonErrors::new(Replayed::new(first, TokioIo::new(stream)));
+        let connection = builder.serve_connection_with_upgrades(io, per_request);
+        let mut connection = std::pin::pin!(watcher.watch(connection));
+        // Client-caused connection errors are the client's business: debug only.
+        tokio::select! {
+            result = &mut connection => {
+                if let Err(e) = result {
+                    tracing::debug!("connection from {peer}: {e}");
                 }
-                () = first_request.notified() => {}
-                () = tokio::time::sleep(header_timeout) => {
-                    tracing::debug!("connection from {peer}: no request within {header_timeout:?}; closed");
-                    return;
-                }
+                return;
             }
-            if let Err(e) = connection.await {
-                tracing::debug!("connection from {peer}: {e}");
+            () = first_request.notified() => {}
+            () = tokio::time::sleep_until(deadline) => {
+                tracing::debug!("connection from {peer}: no request within {header_timeout:?}; closed");
+                return;
             }
-        });
+        }
+        if let Err(e) = connection.await {
+            tracing::debug!("connection from {peer}: {e}");
+        }
     }
-    drop(listener);
-    graceful.shutdown().await;
+}
+
+/// What every request carries before the routes see it: its conditional
+/// headers, its peer, its client key (computed once, here) and the form
+/// of a target that is not a path.
+fn prepare<B>(state: &AppState, peer: SocketAddr, request: &mut hyper::Request<B>) {
+    let client = super::routes::request_client_key(state, peer.ip(), request.headers());
+    let conditionals = super::admission::Conditionals::of(request.headers());
+    request.extensions_mut().insert(conditionals);
+    request.extensions_mut().insert(PeerAddr(peer));
+    request.extensions_mut().insert(ClientKey(client));
+    if let Some(form) = TargetForm::of(request.uri()) {
+        request.extensions_mut().insert(form);
+    }
 }
 
 /// One structured line per request; `client` is the key the quota used

@@ -7,7 +7,8 @@
 //! `admission` decides, for every route, whether a request is answered
 //! 304, counted, refused or flood-guarded; `jsonrpc` holds `/mcp`'s envelopes.
 //! `conn` runs the accept loop (hyper-util) and `gate` its connection caps;
-//! `stream` answers the live record stream (SSE) and holds its caps.
+//! `stream` answers the live record stream (SSE) and holds its caps;
+//! `stream_conn` serves a connection opened for a stream without hyper.
 
 mod admission;
 mod assets;
@@ -23,6 +24,7 @@ pub mod routes;
 mod server;
 mod site;
 mod stream;
+mod stream_conn;
 
 pub use gate::{ConnectionLimits, MIN_HEAD_BYTES};
 pub use routes::routes;
