@@ -24,10 +24,14 @@ pub struct FileConfig {
     pub lock_timeout: Option<f64>,
     /// `--log`: a tracing filter.
     pub log: Option<String>,
+    /// `--log-format`: `text` or `json`.
+    pub log_format: Option<String>,
     /// `--match-tolerance-minutes`.
     pub match_tolerance_minutes: Option<u32>,
     /// `serve --listen`: an address or a host name with a port.
     pub listen: Option<String>,
+    /// `serve --admin-listen`: the admin listener's address.
+    pub admin_listen: Option<String>,
     /// `serve --watch`: `auto` or `poll`.
     pub watch: Option<String>,
     /// `serve --republish`.

@@ -15,6 +15,7 @@
 //! - [`query`]: strict query parsing, filters, ordering, the precomputed view;
 //! - [`changes`]: the change diff between two published versions (SSE, webhooks);
 //! - [`live`]: the broadcast of view swaps and the record stream's events;
+//! - [`metrics`]: Prometheus metrics, recorded at the seams, off until enabled;
 //! - [`render`]: the Atom feed and the iCalendar calendar of a view (pure);
 //! - [`site`]: the status page, the record pages and the badge of a view (pure);
 //! - [`reload`]: watches the data dir and swaps the published view atomically;
@@ -49,6 +50,7 @@ pub mod history;
 pub mod ledger;
 pub mod limit;
 pub mod live;
+pub mod metrics;
 pub mod model;
 pub mod query;
 pub mod redact;

@@ -355,11 +355,13 @@ impl Reloader {
                 tracing::info!(sequence = wanted, "serving snapshot {wanted}");
                 self.view.store(view);
                 self.failed = None;
+                crate::metrics::reload(true);
                 true
             }
             Ok(Err(e)) => {
                 tracing::error!("not serving snapshot {wanted}, keeping the current one: {e}");
                 self.failed = Some(wanted);
+                crate::metrics::reload(false);
                 false
             }
             Err(e) => {

@@ -26,6 +26,24 @@ pub struct StatusReport {
     pub sync: Option<SyncReport>,
     /// The operator ledger, or null when there is none.
     pub ledger: Option<LedgerReport>,
+    /// Whether what is served is stale: an upstream mirror whose sync
+    /// status, as of now, is `stale` (no successful sync or revalidation
+    /// within the sync's maximum age) or `error`. A standalone instance is
+    /// as fresh as its operator keeps it and is never stale here. The age
+    /// of `generatedAt` does not decide: a mirror's is the upstream's own,
+    /// which may rightly not change for days.
+    pub stale: bool,
+}
+
+impl StatusReport {
+    fn judge(mut self) -> Self {
+        use crate::model::DataSourceStatus;
+        self.stale = self.mode == Some("upstream")
+            && self.sync.as_ref().is_some_and(|s| {
+                matches!(s.status, DataSourceStatus::Stale | DataSourceStatus::Error)
+            });
+        self
+    }
 }
 
 /// The operator ledger as `status` shows it: how far publishing got.
@@ -96,6 +114,7 @@ pub fn status_report(store: &SnapshotStore, now: Timestamp) -> Result<StatusRepo
             snapshot: None,
             sync,
             ledger,
+            stale: false,
         });
     };
     let mut by_kind: BTreeMap<&'static str, usize> =
@@ -126,7 +145,9 @@ pub fn status_report(store: &SnapshotStore, now: Timestamp) -> Result<StatusRepo
         }),
         sync,
         ledger,
-    })
+        stale: false,
+    }
+    .judge())
 }
 
 /// The ledger's entries against what the current snapshot includes; an

@@ -157,3 +157,80 @@ fn committed_man_pages_match_the_clap_definitions() {
         .iter()
         .any(|(n, _)| n == "resetctl-snapshots-rollback.1"));
 }
+
+/// Every command, with its `resetctl …` words.
+fn every_command() -> Vec<(Vec<String>, clap::Command)> {
+    use clap::CommandFactory;
+    fn walk(cmd: &clap::Command, words: Vec<String>, out: &mut Vec<(Vec<String>, clap::Command)>) {
+        out.push((words.clone(), cmd.clone()));
+        for sub in cmd.get_subcommands().filter(|s| s.get_name() != "help") {
+            let mut words = words.clone();
+            words.push(sub.get_name().to_owned());
+            walk(sub, words, out);
+        }
+    }
+    let mut root = resetctl_cli::args::Cli::command();
+    root.build();
+    let mut out = Vec::new();
+    walk(&root, Vec::new(), &mut out);
+    out
+}
+
+#[test]
+fn help_examples_are_never_broken_across_lines() {
+    let w = World::new();
+    let mut checked = 0;
+    for (words, cmd) in every_command() {
+        let Some(examples) = cmd.get_after_help().map(|s| s.to_string()) else {
+            continue;
+        };
+        let mut args: Vec<&str> = words.iter().map(String::as_str).collect();
+        args.push("--help");
+        // An 80-column terminal: clap wraps its help to COLUMNS when not on a terminal.
+        let help = w.cmd().args(&args).env("COLUMNS", "80").output().unwrap();
+        let help = String::from_utf8(help.stdout).unwrap();
+        for line in examples.lines() {
+            assert!(
+                line.chars().count() <= 80,
+                "`resetctl {}` example line over 80 columns: {line:?}",
+                words.join(" ")
+            );
+            assert!(
+                help.lines().any(|l| l == line),
+                "`resetctl {} --help` broke the line {line:?}:\n{help}",
+                words.join(" ")
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked > 40, "only {checked} example lines found");
+}
+
+#[test]
+fn man_pages_name_each_variable_and_keep_examples_unfilled() {
+    let pages = resetctl_cli::man::render_man_pages();
+    for (words, cmd) in every_command() {
+        if cmd.is_hide_set() {
+            continue;
+        }
+        let name = std::iter::once("resetctl".to_owned())
+            .chain(words.iter().cloned())
+            .collect::<Vec<_>>()
+            .join("-");
+        let Some((_, page)) = pages.iter().find(|(n, _)| *n == format!("{name}.1")) else {
+            continue;
+        };
+        let page = String::from_utf8_lossy(page).replace("\\-", "-");
+        for arg in cmd.get_arguments() {
+            if let Some(env) = arg.get_env() {
+                let env = env.to_string_lossy();
+                assert!(page.contains(&*env), "{name}.1 does not name {env}");
+            }
+        }
+        if let Some(extra) = page.split(".SH EXTRA\n").nth(1) {
+            assert!(extra.starts_with(".nf\n"), "{name}.1: examples are filled");
+            let section = extra.split("\n.SH ").next().unwrap();
+            assert!(section.ends_with(".fi"), "{name}.1: no-fill is not ended");
+        }
+    }
+}

@@ -426,9 +426,10 @@ fn a_cache_older_than_its_maximum_age_is_stale() {
     );
     let json = w
         .run(&["--now", "2026-11-20T10:31:00.000Z", "status", "--json"])
-        .success()
+        .code(1)
         .json();
     assert_eq!(json["sync"]["status"], "stale");
+    assert_eq!(json["stale"], true);
     assert_eq!(json["sync"]["consecutiveFailures"], 0);
 }
 

@@ -8,19 +8,32 @@ use resetctl::model::{parse_operator_time, Timestamp};
 
 const EXAMPLES: &str = "\
 Examples:
-  resetctl --data-dir ./data seed            import the bundled history and publish it
-  resetctl --data-dir ./data status          what is published, how fresh, how many records
-  resetctl --data-dir ./data serve           answer the public API on 127.0.0.1:8080
+  resetctl --data-dir ./data seed     # import the bundled history, publish it
+  resetctl --data-dir ./data status   # what is published, how fresh
+  resetctl --data-dir ./data serve    # answer the public API on 127.0.0.1:8080
   resetctl --data-dir ./data export -o records.json
   resetctl snapshots list
   resetctl snapshots rollback 41
 
-Exit codes: 0 ok, 64 usage, 65 bad data, 69 nothing published, 71 cannot listen (serve:
-the address is in use or not ours), 74 I/O error, 75 temporary failure (locked; try again).";
+Exit codes: 0 ok, 1 status: served but stale, 64 usage, 65 bad data,
+69 nothing published, 71 cannot listen (serve: the address is in use or not
+ours), 74 I/O error, 75 temporary failure (locked; try again).";
+
+/// `resetctl --version`: the version, the commit of the checkout it was
+/// built from (`-dirty` with uncommitted changes; "unknown" outside a
+/// checkout) and what is compiled in. resetctl has no optional Cargo
+/// features: every build carries all of these.
+const LONG_VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    "\ncommit: ",
+    env!("RESETCTL_GIT_COMMIT"),
+    "\nfeatures: quota-memory, quota-redis, sync-rustls, sync-gzip, sync-brotli, \
+     feeds-atom-ics, stream-sse, webhooks, mcp, site, metrics-prometheus"
+);
 
 /// Publish and serve records of announced and completed usage-limit resets.
 #[derive(Debug, Parser)]
-#[command(name = "resetctl", version, about, after_help = EXAMPLES, propagate_version = true)]
+#[command(name = "resetctl", version, long_version = LONG_VERSION, about, after_help = EXAMPLES, propagate_version = true)]
 pub struct Cli {
     /// Settings every command shares.
     #[command(flatten)]
@@ -44,6 +57,15 @@ pub struct GlobalArgs {
     /// Log filter (error, warn, info, debug, trace, or a tracing directive); RUST_LOG wins. Default: info.
     #[arg(long, global = true, env = "RESETCTL_LOG", value_name = "FILTER")]
     pub log: Option<String>,
+    /// Log line format on stderr: text (for people) or json (one object per line, for log
+    /// shippers; the same fields). Default: text.
+    #[arg(
+        long,
+        global = true,
+        env = "RESETCTL_LOG_FORMAT",
+        value_name = "FORMAT"
+    )]
+    pub log_format: Option<LogFormat>,
     /// Evaluate and publish as of this time instead of the clock (with an explicit offset).
     #[arg(long, global = true, env = "RESETCTL_NOW", value_name = "TIME", value_parser = parse_time)]
     pub now: Option<Timestamp>,
@@ -62,6 +84,15 @@ pub struct GlobalArgs {
     /// Seconds to wait for the data-dir lock before giving up with exit code 75. Default: 10.
     #[arg(long, global = true, env = "RESETCTL_LOCK_TIMEOUT", value_name = "SECONDS", value_parser = parse_seconds)]
     pub lock_timeout: Option<f64>,
+}
+
+/// How log lines are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    /// Human-readable lines.
+    Text,
+    /// One JSON object per line.
+    Json,
 }
 
 /// The subcommands.
@@ -171,37 +202,40 @@ pub enum Command {
 const SYNC_EXAMPLES: &str = "\
 Examples:
   resetctl sync --upstream https://other.example/records.json --once
-  resetctl sync --upstream https://other.example/records.json --interval-minutes 10 --daemon
+  resetctl sync --upstream https://other.example/records.json --daemon \\
+    --interval-minutes 10
 
-crontab (hourly, at a minute of your own; exit 75 while backing off is expected):
-  17 * * * * resetctl --data-dir /var/lib/resetctl sync --upstream https://other.example/records.json --once
+crontab (hourly, at a minute of your own; exit 75 while backing off is
+expected):
+  RESETCTL_CONFIG=/etc/resetctl/config.toml
+  17 * * * * /usr/local/bin/resetctl sync --once
 
-systemd unit (/etc/systemd/system/resetctl-sync.service):
-  [Unit]
-  Description=resetctl upstream sync
-  After=network-online.target
-  [Service]
-  ExecStart=/usr/local/bin/resetctl --data-dir /var/lib/resetctl sync --daemon --upstream https://other.example/records.json
-  Restart=on-failure
-  User=resetctl
-  [Install]
-  WantedBy=multi-user.target
+systemd: deploy/systemd/ in the source holds resetctl-sync.service with its
+timer (the cron way) and resetctl-sync-daemon.service, which runs:
+  ExecStart=/usr/local/bin/resetctl --config /etc/resetctl/config.toml \\
+            --data-dir /var/lib/resetctl sync --daemon
 
-Exit codes: 0 synced (published, unchanged or 304), 65 invalid upstream document,
-69 upstream unreachable or not 200/304, 75 backing off or another sync running.";
+Exit codes: 0 synced (published, unchanged or 304), 65 invalid upstream
+document, 69 upstream unreachable or not 200/304, 75 backing off or another
+sync running.";
 
 const WEBHOOK_EXAMPLES: &str = "\
 Examples:
   resetctl webhook add https://hooks.example.org/resets --kind reset_scheduled
   resetctl webhook add https://ntfy.sh/my-resets --format ntfy --plan pro
-  resetctl webhook add 'https://api.telegram.org/bot<TOKEN>/sendMessage?chat_id=<CHAT>' --format telegram
+  resetctl webhook add --format telegram \\
+    'https://api.telegram.org/bot<TOKEN>/sendMessage?chat_id=<CHAT>'
   resetctl webhook test ep_0123456789abcdef
   resetctl webhook deliveries
-  */5 * * * * resetctl --data-dir /var/lib/resetctl webhook deliver --once   # without serve
 
-Changes (record.created, record.updated, record.removed) are written to a durable outbox
-by every publish and delivered at least once, in order per endpoint, by one deliverer per
-data dir: `serve`, `sync --daemon` or `webhook deliver`.";
+crontab, without serve:
+  RESETCTL_DATA_DIR=/var/lib/resetctl
+  */5 * * * * /usr/local/bin/resetctl webhook deliver --once
+
+Changes (record.created, record.updated, record.removed) are written to a
+durable outbox by every publish and delivered at least once, in order per
+endpoint, by one deliverer per data dir: `serve`, `sync --daemon` or
+`webhook deliver`.";
 
 /// Where a record comes from: a post on the social platform, or an operator note.
 #[derive(Debug, Args, Clone)]
@@ -246,7 +280,7 @@ pub struct RecordFacts {
 pub enum RecordCommand {
     /// Record an announced (scheduled) reset.
     #[command(
-        after_help = "Examples:\n  resetctl record schedule --post-url https://x.com/h/status/2090000000000000001 --at '2026-11-24 10:00 -08:00'\n  resetctl record schedule --post-url https://x.com/h/status/2090000000000000002 --date 2026-11-24 --tz America/Los_Angeles\n  resetctl record schedule --operator --window 2026-11-24T16:00:00Z 2026-11-24T20:00:00Z --basis contextual_inference --text 'Hinted for Monday afternoon'"
+        after_help = "Examples:\n  resetctl record schedule --at '2026-11-24 10:00 -08:00' \\\n    --post-url https://x.com/h/status/2090000000000000001\n  resetctl record schedule --date 2026-11-24 --tz America/Los_Angeles \\\n    --post-url https://x.com/h/status/2090000000000000002\n  resetctl record schedule --operator --basis contextual_inference \\\n    --window 2026-11-24T16:00:00Z 2026-11-24T20:00:00Z \\\n    --text 'Hinted for Monday afternoon'"
     )]
     Schedule {
         /// Where the record comes from.
@@ -444,6 +478,12 @@ pub struct ServeArgs {
     /// tried in turn). Default: 127.0.0.1:8080.
     #[arg(long, env = "RESETCTL_LISTEN", value_name = "ADDR")]
     pub listen: Option<String>,
+    /// A second address, for a private network, answering GET /metrics (Prometheus; OpenMetrics
+    /// when the Accept header asks), /healthz and /export.json (the served snapshot as a records
+    /// document with a strong ETag, for replicas that sync from this instance). Not counted,
+    /// not flood-guarded. Metrics are recorded only with it. Default: off.
+    #[arg(long, env = "RESETCTL_ADMIN_LISTEN", value_name = "ADDR")]
+    pub admin_listen: Option<String>,
     /// How to notice new snapshots: file events with a polling fallback (auto), or polling only.
     #[arg(long, env = "RESETCTL_WATCH", value_enum, value_name = "MODE")]
     pub watch: Option<WatchArg>,

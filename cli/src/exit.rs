@@ -16,6 +16,9 @@ use resetctl::store::LockError;
 pub enum Code {
     /// Success.
     Ok = 0,
+    /// `status`: a snapshot is served, but it is stale (an upstream mirror
+    /// whose sync status is `stale` or `error`); for monitoring.
+    Stale = 1,
     /// A flag, argument or config key is wrong (EX_USAGE).
     Usage = 64,
     /// Input data is invalid: a seed file, a snapshot, an upstream body (EX_DATAERR).

@@ -3,6 +3,10 @@
 //! call to the `resetctl` library and its result into text and an exit code;
 //! no domain decision is made here.
 
+// The server's accept loop is monomorphised here with warp's route tree, one
+// nested type whose layout is computed deeper than the default limit.
+#![recursion_limit = "256"]
+
 pub mod args;
 mod commands;
 mod exit;

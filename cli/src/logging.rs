@@ -1,10 +1,15 @@
 //! Logging to stderr through `tracing`: `RUST_LOG` if set, else `--log`,
 //! else `info`. The access log is the `resetctl::access` target.
+//! `--log-format json` writes the same events and fields as one JSON
+//! object per line (`timestamp`, `level`, `target`, `fields`), for log
+//! shippers; text is for people (colours only on a terminal).
 
 use tracing_subscriber::EnvFilter;
 
+use crate::args::LogFormat;
+
 /// Installs the subscriber once.
-pub fn init(flag: Option<&str>) {
+pub fn init(flag: Option<&str>, format: LogFormat) {
     let filter = std::env::var("RUST_LOG")
         .ok()
         .filter(|v| !v.is_empty())
@@ -15,9 +20,13 @@ pub fn init(flag: Option<&str>) {
         EnvFilter::new("info")
     });
     use std::io::IsTerminal;
-    let _ = tracing_subscriber::fmt()
+    let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::stderr().is_terminal())
-        .try_init();
+        .with_writer(std::io::stderr);
+    let _ = match format {
+        LogFormat::Text => builder
+            .with_ansi(std::io::stderr().is_terminal())
+            .try_init(),
+        LogFormat::Json => builder.json().with_current_span(false).try_init(),
+    };
 }

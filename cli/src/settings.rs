@@ -8,7 +8,7 @@ use resetctl::model::Timestamp;
 use resetctl::snapshot::{SnapshotStore, DEFAULT_KEEP};
 use resetctl::standalone::PublishSettings;
 
-use crate::args::GlobalArgs;
+use crate::args::{GlobalArgs, LogFormat};
 use crate::exit::{CliError, Code};
 
 /// The longest lock wait accepted (a day).
@@ -31,6 +31,8 @@ pub struct Settings {
     pub match_tolerance_minutes: u32,
     /// The log filter (`--log`, env, file); `RUST_LOG` wins over it.
     pub log: Option<String>,
+    /// The log line format (`--log-format`, env, file; default text).
+    pub log_format: LogFormat,
     /// The config file's values, for command-specific settings.
     pub file: resetctl::config::FileConfig,
 }
@@ -56,8 +58,20 @@ impl Settings {
             0.0,
             MAX_LOCK_TIMEOUT_SECONDS,
         )?;
+        let log_format = match (global.log_format, file.log_format.as_deref()) {
+            (Some(format), _) => format,
+            (None, None | Some("text")) => LogFormat::Text,
+            (None, Some("json")) => LogFormat::Json,
+            (None, Some(other)) => {
+                return Err(CliError::new(
+                    Code::Usage,
+                    format!("config file: log-format = {other:?} is not text or json"),
+                ))
+            }
+        };
         Ok(Self {
             data_dir,
+            log_format,
             now: global.now.unwrap_or_else(Timestamp::now),
             now_flag: global.now,
             match_tolerance_minutes: layer(

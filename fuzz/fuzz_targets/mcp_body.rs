@@ -47,6 +47,7 @@ fn state() -> Arc<AppState> {
                 snapshots: SnapshotStore::new(std::path::Path::new("/nonexistent")),
                 site_enabled: true,
                 site: Default::default(),
+                export: Default::default(),
             })
         })
         .clone()

@@ -25,6 +25,7 @@ use super::jsonrpc::{rpc_error, RpcAnswer, RATE_LIMITED, RATE_LIMIT_UNAVAILABLE}
 use super::responses::cors;
 use super::server::AppState;
 use crate::limit::{QuotaDecision, QuotaPolicy, QuotaState};
+use crate::metrics::QuotaOutcome;
 use crate::model::Timestamp;
 use crate::query::Validators;
 
@@ -110,8 +111,19 @@ pub(crate) enum Admission {
     Unavailable,
 }
 
-/// Counts one request of `client` against the quota.
+/// Counts one request of `client` against the quota (and records the
+/// decision for the metrics).
 async fn count(state: &AppState, client: IpAddr) -> Admission {
+    let admission = decide(state, client).await;
+    crate::metrics::quota_decision(match admission {
+        Admission::Admitted(_) => QuotaOutcome::Admitted,
+        Admission::Limited { .. } => QuotaOutcome::Limited,
+        Admission::Unavailable => QuotaOutcome::Unavailable,
+    });
+    admission
+}
+
+async fn decide(state: &AppState, client: IpAddr) -> Admission {
     let decision = match state.limiter.check(client, state.clock.now()).await {
         Ok(decision) => decision,
         Err(e) => {
@@ -223,6 +235,7 @@ pub(crate) fn rest_uncounted(
 /// A 304 for `current`: not counted, so it shows where the client's quota
 /// stands; it passes the flood guard (it carries no [`QuotaDecided`]).
 async fn not_modified(state: &AppState, client: IpAddr, current: &Validators) -> Response {
+    crate::metrics::quota_decision(QuotaOutcome::NotModified);
     let mut response = Response::new(warp::hyper::body::Bytes::new().into());
     *response.status_mut() = StatusCode::NOT_MODIFIED;
     let headers = response.headers_mut();
@@ -355,10 +368,13 @@ pub fn flood_guarded(state: &AppState, client: IpAddr, response: Response) -> Re
         return response;
     }
     match state.flood.as_ref().map(|f| f.check(client)) {
-        Some(Err(retry_after)) => match response.extensions().get::<RpcAnswer>() {
-            Some(RpcAnswer(id)) => rpc_limited(id.clone(), retry_after, "too many requests"),
-            None => ApiError::RateLimited { retry_after }.response(),
-        },
+        Some(Err(retry_after)) => {
+            crate::metrics::refused("flood_guard");
+            match response.extensions().get::<RpcAnswer>() {
+                Some(RpcAnswer(id)) => rpc_limited(id.clone(), retry_after, "too many requests"),
+                None => ApiError::RateLimited { retry_after }.response(),
+            }
+        }
         _ => response,
     }
 }

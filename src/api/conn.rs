@@ -107,6 +107,7 @@ pub async fn run(
         let ticket = match gate.admit(state.client_keys.client_key(peer.ip(), None), exempt) {
             Ok(ticket) => ticket,
             Err(_) => {
+                crate::metrics::refused("connection_cap");
                 // One write that cannot wait, then close: refusing stays cheap.
                 let _ = stream.try_write(BUSY_RESPONSE);
                 continue;
@@ -186,7 +187,7 @@ where
                 // Boxed: the routes' future is large, and a stream's task
                 // lives for hours after it has finished.
                 let mut service = self.service.clone();
-                let call = Box::pin(tower_service::Service::call(&mut service, request));
+                let call = Box::pin(tower_service::Service::call(&mut service, *request));
                 let Ok(response) = call.await;
                 if let Some(client) = client {
                     access_log(
@@ -293,6 +294,11 @@ fn access_log(
     started: Instant,
     client: std::net::IpAddr,
 ) {
+    crate::metrics::http_request(
+        crate::metrics::route_of(path),
+        status.as_u16(),
+        started.elapsed(),
+    );
     tracing::info!(
         target: "resetctl::access",
         method = %method,

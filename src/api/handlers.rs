@@ -217,27 +217,56 @@ pub fn skill() -> Response {
 }
 
 /// `GET /healthz`: 200 while a snapshot is served, 503 while none is.
-pub fn healthz(state: Arc<AppState>) -> Response {
+/// `GET /healthz?ready=fresh` (readiness for staleness): also 503, with
+/// status `stale`, while the data dir's upstream sync status as of now is
+/// `stale` or `error`; see [`crate::status::StatusReport::stale`].
+pub fn healthz(query: &str, state: Arc<AppState>) -> Response {
+    let fresh = match query {
+        "" => false,
+        "ready=fresh" => true,
+        _ => {
+            return ApiError::InvalidQuery("healthz accepts only ready=fresh (or no query)".into())
+                .response()
+        }
+    };
     let guard = state.view.load();
-    let body = match guard.as_deref() {
-        Some(view) => serde_json::json!({
-            "ok": true,
-            "status": "ready",
-            "mode": view.mode().as_str(),
-            "sequence": view.sequence(),
-            "generatedAt": view.generated_at(),
-            "ageSeconds": (state.clock.now().as_millis() - view.generated_at().as_millis()).max(0) / 1000,
-            "syncStatus": view.sync_status(),
-        }),
-        None => serde_json::json!({
+    let now = state.clock.now();
+    let Some(view) = guard.as_deref() else {
+        let body = serde_json::json!({
             "ok": false, "status": "unavailable", "mode": null, "sequence": null,
             "generatedAt": null, "ageSeconds": null, "syncStatus": null,
-        }),
+        });
+        return json(
+            StatusCode::SERVICE_UNAVAILABLE,
+            serde_json::to_vec(&body).expect("plain JSON"),
+        );
     };
-    let status = if guard.is_some() {
-        StatusCode::OK
-    } else {
+    // The snapshot's status is as of its publish; readiness wants it as of
+    // now, from the sync state beside it (a 304 or a failure since).
+    let sync_status = match (fresh, view.mode()) {
+        (true, crate::snapshot::Mode::Upstream) => {
+            crate::sync::state::status_now(state.snapshots.data_dir(), now).or(view.sync_status())
+        }
+        _ => view.sync_status(),
+    };
+    let stale = fresh
+        && matches!(
+            sync_status,
+            Some(crate::model::DataSourceStatus::Stale | crate::model::DataSourceStatus::Error)
+        );
+    let body = serde_json::json!({
+        "ok": !stale,
+        "status": if stale { "stale" } else { "ready" },
+        "mode": view.mode().as_str(),
+        "sequence": view.sequence(),
+        "generatedAt": view.generated_at(),
+        "ageSeconds": (now.as_millis() - view.generated_at().as_millis()).max(0) / 1000,
+        "syncStatus": sync_status,
+    });
+    let status = if stale {
         StatusCode::SERVICE_UNAVAILABLE
+    } else {
+        StatusCode::OK
     };
     json(status, serde_json::to_vec(&body).expect("plain JSON"))
 }

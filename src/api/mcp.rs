@@ -387,6 +387,7 @@ async fn call_tool(
         }
     };
     let name = params.name.to_string();
+    crate::metrics::mcp_call(&name);
     if name != "get_latest_reset" && name != "list_resets" {
         // A protocol error, not an admitted call: not counted.
         return rpc_error(

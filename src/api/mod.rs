@@ -8,8 +8,10 @@
 //! 304, counted, refused or flood-guarded; `jsonrpc` holds `/mcp`'s envelopes.
 //! `conn` runs the accept loop (hyper-util) and `gate` its connection caps;
 //! `stream` answers the live record stream (SSE) and holds its caps;
-//! `stream_conn` serves a connection opened for a stream without hyper.
+//! `stream_conn` serves a connection opened for a stream without hyper;
+//! `admin` answers the admin listener (`/metrics`, `/healthz`, `/export.json`).
 
+mod admin;
 mod admission;
 mod assets;
 mod conn;
@@ -26,6 +28,7 @@ mod site;
 mod stream;
 mod stream_conn;
 
+pub use admin::ExportCache;
 pub use gate::{ConnectionLimits, MIN_HEAD_BYTES};
 pub use routes::routes;
 pub use server::{serve, AppState, ServeOptions};

@@ -263,8 +263,11 @@ pub fn routes(
         .and_then(fixed(handlers::skill));
     let healthz = warp::path!("healthz")
         .and(read_method())
+        .and(raw_query())
         .and(with_state(state.clone()))
-        .and_then(|state| guard(internal, async move { handlers::healthz(state) }));
+        .and_then(|query: String, state| {
+            guard(internal, async move { handlers::healthz(&query, state) })
+        });
     let preflight = warp::options()
         .and(warp::path::full())
         .and(optional_header("access-control-request-headers"))

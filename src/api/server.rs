@@ -48,6 +48,8 @@ pub struct AppState {
     pub site_enabled: bool,
     /// The pages rendered from the served view.
     pub site: super::site::SiteCache,
+    /// The admin listener's `/export.json` of the served snapshot.
+    pub export: super::admin::ExportCache,
 }
 
 impl AppState {
@@ -84,12 +86,20 @@ pub struct ServeOptions {
 const EVICT_INTERVAL: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// Serves until `shutdown` resolves, then lets in-flight requests finish.
+/// `admin`, when bound, serves the admin routes (`/metrics`, `/healthz`,
+/// `/export.json`) until the same shutdown; metrics are recorded only with
+/// an admin listener.
 pub async fn serve(
     listener: TcpListener,
+    admin: Option<TcpListener>,
     options: ServeOptions,
     clock: Arc<dyn Clock>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), String> {
+    if admin.is_some() {
+        // Before the reloader's first load, so it is counted too.
+        crate::metrics::enable();
+    }
     let limiter = options.limits.build()?;
     let (closing_tx, closing_rx) = tokio::sync::watch::channel(false);
     let view = ViewHandle::default();
@@ -117,6 +127,7 @@ pub async fn serve(
         snapshots: SnapshotStore::new(&options.data_dir),
         site_enabled: options.site,
         site: Default::default(),
+        export: Default::default(),
     });
     let evictor = tokio::spawn(evict_idle(state.clone()));
     // Streams never end by themselves: on shutdown they are told to, so
@@ -125,7 +136,17 @@ pub async fn serve(
         shutdown.await;
         let _ = closing_tx.send(true);
     };
+    let admin = admin.map(|listener| {
+        let mut closing = state.closing.clone();
+        let closed = async move {
+            let _ = closing.wait_for(|closing| *closing).await;
+        };
+        tokio::spawn(super::admin::run(listener, state.clone(), closed))
+    });
     super::conn::run(listener, state, options.connections, shutdown).await;
+    if let Some(admin) = admin {
+        let _ = admin.await;
+    }
     reloader.abort();
     evictor.abort();
     Ok(())

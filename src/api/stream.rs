@@ -77,6 +77,11 @@ impl StreamSlots {
         self.limits
     }
 
+    /// How many streams are open now.
+    pub fn open_total(&self) -> usize {
+        self.open.lock().unwrap_or_else(|p| p.into_inner()).1
+    }
+
     fn acquire(self: &Arc<Self>, client: IpAddr) -> Result<StreamSlot, ApiError> {
         let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
         if open.1 >= self.limits.total {

@@ -42,8 +42,9 @@ const MAX_HEADERS: usize = 64;
 
 /// What the first bytes of a connection turned out to be.
 pub(crate) enum Opening {
-    /// A whole stream request, and nothing after it.
-    Stream(http::Request<http_body_util::Empty<Bytes>>),
+    /// A whole stream request, and nothing after it (boxed: the other
+    /// variants are small, and this one is made once per stream).
+    Stream(Box<http::Request<http_body_util::Empty<Bytes>>>),
     /// Anything else: the bytes read so far, for hyper.
     Other(Bytes),
     /// The peer closed the connection before sending anything.
@@ -82,7 +83,7 @@ pub(crate) async fn read_opening(stream: &TcpStream, max_head: usize) -> io::Res
 }
 
 enum Parsed {
-    Stream(http::Request<http_body_util::Empty<Bytes>>),
+    Stream(Box<http::Request<http_body_util::Empty<Bytes>>>),
     Other,
     Partial,
 }
@@ -130,7 +131,7 @@ fn parse_stream_request(bytes: &[u8]) -> Parsed {
         }
         map.append(name, value);
     }
-    Parsed::Stream(request)
+    Parsed::Stream(Box::new(request))
 }
 
 /// How a stream connection's answer ended.

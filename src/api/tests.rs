@@ -30,6 +30,7 @@ fn state(clock: Arc<ManualClock>) -> Arc<AppState> {
         snapshots: crate::snapshot::SnapshotStore::new(std::path::Path::new("/nonexistent")),
         site_enabled: true,
         site: Default::default(),
+        export: Default::default(),
     })
 }
 

@@ -158,6 +158,16 @@ pub fn newest(file: Option<SyncState>, snapshot: Option<SyncState>) -> Option<Sy
     }
 }
 
+/// The sync status of `data_dir` as of `now` (`stale` once an `ok` is
+/// older than its maximum age), from its sync state file; `None` when there
+/// is none or it cannot be read.
+pub fn status_now(data_dir: &Path, now: Timestamp) -> Option<DataSourceStatus> {
+    load_sync_state(data_dir)
+        .ok()
+        .flatten()
+        .map(|state| state.effective_status(now))
+}
+
 /// Why the sync state could not be read or written.
 #[derive(Debug, thiserror::Error)]
 pub enum SyncStateError {

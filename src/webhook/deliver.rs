@@ -24,6 +24,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::clock::Clock;
+use crate::metrics::DeliveryOutcome;
 use crate::model::Timestamp;
 use crate::store::{write_atomic, DataDirLock, LockError};
 
@@ -401,6 +402,7 @@ async fn work(shared: Arc<Shared>, id: String, once: bool, report: Arc<Mutex<Pas
                 save_state(&data_dir, &id, st);
                 log::append(&data_dir, &attempt);
                 report.lock().expect("not poisoned").delivered += 1;
+                crate::metrics::webhook_delivery(DeliveryOutcome::Delivered);
                 continue;
             }
             Ok(410) => {
@@ -409,6 +411,7 @@ async fn work(shared: Arc<Shared>, id: String, once: bool, report: Arc<Mutex<Pas
                 log::append(&data_dir, &attempt);
                 disable_gone(&shared, &id, now);
                 report.lock().expect("not poisoned").failed += 1;
+                crate::metrics::webhook_delivery(DeliveryOutcome::Disabled);
                 return;
             }
             _ => {}
@@ -442,8 +445,10 @@ async fn work(shared: Arc<Shared>, id: String, once: bool, report: Arc<Mutex<Pas
                 "webhook {id}: gave up on {} after {attempt_no} attempts",
                 entry.id
             );
+            crate::metrics::webhook_delivery(DeliveryOutcome::Failed);
             continue;
         }
+        crate::metrics::webhook_delivery(DeliveryOutcome::Retrying);
         let jitter = crate::webhook::random_bytes(8)
             .iter()
             .fold(0u64, |acc, b| (acc << 8) | u64::from(*b));

@@ -12,6 +12,8 @@ use super::World;
 pub struct Server {
     pub child: Child,
     pub addr: SocketAddr,
+    /// The admin listener's address, when `--admin-listen` was given.
+    pub admin: Option<SocketAddr>,
     pub log: Arc<Mutex<String>>,
 }
 
@@ -63,11 +65,35 @@ impl Server {
             })
             .parse()
             .unwrap();
+        let admin = args.contains(&"--admin-listen").then(|| {
+            let mut line = String::new();
+            stdout.read_line(&mut line).expect("read the admin line");
+            line.trim()
+                .strip_prefix("admin listening on http://")
+                .unwrap_or_else(|| panic!("unexpected second line {line:?}"))
+                .parse()
+                .unwrap()
+        });
         std::thread::spawn(move || {
             let mut rest = String::new();
             let _ = stdout.read_to_string(&mut rest);
         });
-        Server { child, addr, log }
+        Server {
+            child,
+            addr,
+            admin,
+            log,
+        }
+    }
+
+    /// `GET path` on the admin listener, with `headers`.
+    pub fn admin_get(&self, path: &str, headers: &[(&str, &str)]) -> Reply {
+        raw_request(
+            self.admin.expect("started with --admin-listen"),
+            "GET",
+            path,
+            headers,
+        )
     }
 
     pub fn url(&self, path: &str) -> String {

@@ -90,6 +90,13 @@ pub fn status(
     if report.snapshot.is_none() {
         return Err(nothing_published());
     }
+    if report.stale {
+        let status = report.sync.as_ref().map_or("stale", |s| s.status.as_str());
+        return Err(CliError::new(
+            Code::Stale,
+            format!("the served data is stale: the upstream sync status is {status}"),
+        ));
+    }
     Ok(())
 }
 

@@ -25,7 +25,7 @@ pub fn dispatch(cli: Cli) -> Result<(), CliError> {
         Command::Man { dir } => write_man_pages(&dir),
         command => {
             let settings = Settings::resolve(&cli.global)?;
-            crate::logging::init(settings.log.as_deref());
+            crate::logging::init(settings.log.as_deref(), settings.log_format);
             match command {
                 Command::Seed { file } => data::seed(&settings, file.as_deref()),
                 Command::Publish => data::publish(&settings),

@@ -22,6 +22,10 @@ pub fn run(settings: &Settings, args: &ServeArgs) -> Result<(), CliError> {
         .clone()
         .or_else(|| settings.file.listen.clone())
         .unwrap_or_else(|| "127.0.0.1:8080".to_owned());
+    let admin_listen = args
+        .admin_listen
+        .clone()
+        .or_else(|| settings.file.admin_listen.clone());
     let watch = match (args.watch, settings.file.watch.as_deref()) {
         (Some(WatchArg::Auto), _) | (None, None | Some("auto")) => WatchMode::Auto,
         (Some(WatchArg::Poll), _) | (None, Some("poll")) => WatchMode::Poll,
@@ -95,7 +99,18 @@ pub fn run(settings: &Settings, args: &ServeArgs) -> Result<(), CliError> {
         let local = listener
             .local_addr()
             .map_err(|e| CliError::new(Code::IoErr, e.to_string()))?;
+        let admin = match &admin_listen {
+            Some(address) => Some(bind(address, backlog).await?),
+            None => None,
+        };
         print(&format!("listening on http://{local}\n"))?;
+        if let Some(admin) = &admin {
+            let at = admin
+                .local_addr()
+                .map_err(|e| CliError::new(Code::IoErr, e.to_string()))?;
+            print(&format!("admin listening on http://{at}\n"))?;
+            tracing::info!("admin (metrics, healthz, export) listening on http://{at}");
+        }
         tracing::info!(data_dir = %options.data_dir.display(), "listening on http://{local}");
         for (name, value) in options.limits.describe() {
             tracing::info!("{name}: {value}");
@@ -124,7 +139,7 @@ pub fn run(settings: &Settings, args: &ServeArgs) -> Result<(), CliError> {
         ));
         let mut drained = stop_rx.clone();
         let mut stop = stop_rx;
-        let server = serve(listener, options, clock, async move {
+        let server = serve(listener, admin, options, clock, async move {
             let _ = stop.wait_for(|s| *s).await;
         });
         tokio::select! {

@@ -1,0 +1,191 @@
+//! The admin listener (`serve --admin-listen ADDR`), for a private network:
+//! `GET /metrics` (Prometheus), `GET /healthz` (as on the public listener)
+//! and `GET /export.json` (the current snapshot as a records document, for
+//! replicas that `sync` from this instance). Nothing here is counted,
+//! flood-guarded or in the request metrics: the listener is the
+//! operator's, not the public's. It shares the public listener's state
+//! and shutdown.
+
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+
+use bytes::Bytes;
+use warp::http::{header, HeaderValue, StatusCode};
+use warp::reply::Response;
+use warp::Filter;
+
+use super::errors::ApiError;
+use super::server::AppState;
+use crate::metrics::{Scrape, OPENMETRICS_TEXT, PROMETHEUS_TEXT};
+
+/// The export of one snapshot: its sequence, its bytes and their strong ETag.
+#[derive(Debug, Default)]
+pub struct ExportCache(Mutex<Option<(u64, Bytes, HeaderValue)>>);
+
+/// Serves the admin routes on `listener` until `shutdown` resolves.
+pub async fn run(
+    listener: tokio::net::TcpListener,
+    state: Arc<AppState>,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) {
+    warp::serve(routes(state))
+        .incoming(listener)
+        .graceful(shutdown)
+        .run()
+        .await;
+}
+
+fn routes(
+    state: Arc<AppState>,
+) -> impl Filter<Extract = (Response,), Error = std::convert::Infallible> + Clone {
+    let with_state = warp::any().map(move || state.clone());
+    let metrics = warp::path!("metrics")
+        .and(warp::get())
+        .and(warp::header::optional::<String>("accept"))
+        .and(with_state.clone())
+        .and_then(|accept: Option<String>, state: Arc<AppState>| async move {
+            Ok::<_, std::convert::Infallible>(metrics(accept.as_deref(), &state).await)
+        });
+    let healthz = warp::path!("healthz")
+        .and(warp::get())
+        .and(warp::query::raw().or(warp::any().map(String::new)).unify())
+        .and(with_state.clone())
+        .map(|query: String, state| super::handlers::healthz(&query, state));
+    let export = warp::path!("export.json")
+        .and(warp::get())
+        .and(warp::header::optional::<String>("if-none-match"))
+        .and(with_state)
+        .and_then(|tag: Option<String>, state: Arc<AppState>| async move {
+            Ok::<_, std::convert::Infallible>(export(tag.as_deref(), &state).await)
+        });
+    metrics
+        .or(healthz)
+        .unify()
+        .or(export)
+        .unify()
+        .or(warp::any().map(|| ApiError::NotFound.response()))
+        .unify()
+        .map(|mut response: Response| {
+            response
+                .headers_mut()
+                .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+            response
+        })
+}
+
+/// `GET /metrics`: OpenMetrics when the scraper's `Accept` names it, else
+/// the classic text format.
+async fn metrics(accept: Option<&str>, state: &AppState) -> Response {
+    let openmetrics = accept.is_some_and(|a| a.contains("application/openmetrics-text"));
+    let scrape = scrape(state).await;
+    let Some(text) = crate::metrics::render(&scrape, openmetrics) else {
+        return ApiError::NotFound.response();
+    };
+    let mut response = Response::new(text.into());
+    let kind = if openmetrics {
+        OPENMETRICS_TEXT
+    } else {
+        PROMETHEUS_TEXT
+    };
+    response
+        .headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(kind));
+    response
+}
+
+/// The state the metrics read when scraped.
+async fn scrape(state: &AppState) -> Scrape {
+    let now = state.clock.now();
+    let snapshot = state.view.load_full().map(|view| {
+        let age = (now.as_millis() - view.generated_at().as_millis()).max(0) as f64 / 1000.0;
+        (view.sequence(), age)
+    });
+    let quota_clients = match &state.limiter {
+        crate::limit::Limiter::Memory(memory) => memory.tracked_clients() as u64,
+        _ => 0,
+    };
+    let data_dir = state.snapshots.data_dir().to_owned();
+    // Two small files: off the request threads all the same.
+    let (sync, backlog) = tokio::task::spawn_blocking(move || {
+        let sync = crate::sync::state::load_sync_state(&data_dir)
+            .ok()
+            .flatten()
+            .map(|s| {
+                let secs =
+                    |t: Option<crate::model::Timestamp>| t.map(|t| t.as_millis() as f64 / 1000.0);
+                (
+                    s.effective_status(now).as_str(),
+                    u64::from(s.consecutive_failures),
+                    secs(s.synced_at),
+                    secs(s.fetched_at),
+                )
+            });
+        let backlog = crate::webhook::summaries(&data_dir)
+            .map(|all| all.iter().filter(|e| e.enabled).map(|e| e.pending).sum())
+            .unwrap_or(0);
+        (sync, backlog)
+    })
+    .await
+    .unwrap_or((None, 0));
+    Scrape {
+        snapshot,
+        quota_clients,
+        streams_open: state.streams.open_total() as u64,
+        sync,
+        webhook_backlog: backlog,
+    }
+}
+
+/// `GET /export.json`: the served snapshot as a records document (what
+/// `resetctl export` writes), with a strong ETag; 304 when `If-None-Match`
+/// names it, so a replica's poll costs nothing while nothing changed.
+async fn export(if_none_match: Option<&str>, state: &AppState) -> Response {
+    let Some(sequence) = state.view.load().as_deref().map(|v| v.sequence()) else {
+        return ApiError::DataUnavailable.response();
+    };
+    let cached = state
+        .export
+        .0
+        .lock()
+        .expect("not poisoned")
+        .clone()
+        .filter(|(seq, _, _)| *seq == sequence);
+    let (body, etag) = match cached {
+        Some((_, body, etag)) => (body, etag),
+        None => {
+            let store = state.snapshots.clone();
+            let loaded = tokio::task::spawn_blocking(move || store.load(sequence)).await;
+            let Ok(Ok(snapshot)) = loaded else {
+                return ApiError::DataUnavailable.response();
+            };
+            let body = Bytes::from(
+                serde_json::to_vec(&snapshot.to_document()).expect("records serialise"),
+            );
+            let etag =
+                HeaderValue::from_str(&format!("\"{}\"", crate::sync::state::feed_digest(&body)))
+                    .expect("hex digits");
+            *state.export.0.lock().expect("not poisoned") =
+                Some((sequence, body.clone(), etag.clone()));
+            (body, etag)
+        }
+    };
+    let matches = if_none_match.is_some_and(|tags| {
+        tags.split(',')
+            .map(str::trim)
+            .any(|t| t == "*" || t.as_bytes() == etag.as_bytes())
+    });
+    let mut response = if matches {
+        let mut r = Response::new(Bytes::new().into());
+        *r.status_mut() = StatusCode::NOT_MODIFIED;
+        r
+    } else {
+        let mut r = Response::new(body.into());
+        r.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        r
+    };
+    response.headers_mut().insert(header::ETAG, etag);
+    response
+}

@@ -1,0 +1,487 @@
+//! Prometheus metrics: one registry per process, recorded at the seams
+//! (the accept loop, admission, the connection gate, reload, the MCP tool
+//! dispatch, the webhook deliverer), never in handlers, and exposed by
+//! `serve --admin-listen` at `/metrics`.
+//!
+//! Recording is off until [`enable`] is called (the server does, when it
+//! is given an admin listener): every recording function first reads
+//! one `OnceLock`, so a server without metrics pays one load per seam. The
+//! state that already lives elsewhere (the served snapshot, the sync state
+//! file, the open streams, the quota's tracked clients, the outbox) is
+//! read when scraped, through [`Scrape`], never copied on the hot path.
+//!
+//! The format is the `prometheus-client` crate's OpenMetrics text. The
+//! classic Prometheus text format (what a scraper gets unless its `Accept`
+//! asks for OpenMetrics) differs from it in three ways only, applied to the
+//! crate's output by `classic`: a counter's `HELP` and `TYPE` lines name
+//! its sample (`foo_total`, where OpenMetrics names the family `foo`), and
+//! there are no `# UNIT` and `# EOF` lines.
+
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::Histogram;
+use prometheus_client::registry::{Registry, Unit};
+use std::sync::atomic::AtomicU64;
+
+/// The label of one HTTP answer.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RouteStatus {
+    route: &'static str,
+    status: u16,
+}
+
+/// A fixed label value: a route, a decision, an outcome, a tool.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct Route {
+    route: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct Decision {
+    decision: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct Reason {
+    reason: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct Tool {
+    tool: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct Outcome {
+    outcome: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct SyncStatusLabel {
+    status: &'static str,
+}
+
+type FloatGauge = Gauge<f64, AtomicU64>;
+
+/// Every metric of the process.
+#[derive(Debug)]
+struct Metrics {
+    registry: Registry,
+    http_requests: Family<RouteStatus, Counter>,
+    http_duration: Family<Route, Histogram>,
+    quota_decisions: Family<Decision, Counter>,
+    quota_clients: Gauge,
+    refusals: Family<Reason, Counter>,
+    snapshot_sequence: Gauge,
+    snapshot_age: FloatGauge,
+    reloads: Counter,
+    reloads_refused: Counter,
+    sync_status: Family<SyncStatusLabel, Gauge>,
+    sync_failures: Gauge,
+    sync_synced_at: FloatGauge,
+    sync_fetched_at: FloatGauge,
+    mcp_calls: Family<Tool, Counter>,
+    streams_open: Gauge,
+    webhook_deliveries: Family<Outcome, Counter>,
+    webhook_backlog: Gauge,
+}
+
+static METRICS: OnceLock<Metrics> = OnceLock::new();
+
+/// The buckets of the request duration histogram, in seconds: 50 µs to
+/// about 3.3 s (a JSON page takes tens of microseconds; a stream's
+/// "duration" is the time to its first byte).
+fn duration_buckets() -> Histogram {
+    Histogram::new(prometheus_client::metrics::histogram::exponential_buckets(
+        0.000_05, 4.0, 9,
+    ))
+}
+
+impl Metrics {
+    fn new() -> Self {
+        let mut registry = Registry::with_prefix("resetctl");
+        let http_requests = Family::<RouteStatus, Counter>::default();
+        registry.register(
+            "http_requests",
+            "HTTP requests answered, by route (a fixed name, never the raw path) and status",
+            http_requests.clone(),
+        );
+        let http_duration =
+            Family::<Route, Histogram>::new_with_constructor(duration_buckets as fn() -> Histogram);
+        registry.register_with_unit(
+            "http_request_duration",
+            "Time from a request's head to its answer's head, by route",
+            Unit::Seconds,
+            http_duration.clone(),
+        );
+        let quota_decisions = Family::<Decision, Counter>::default();
+        registry.register(
+            "quota_decisions",
+            "Quota decisions on data requests: admitted, limited (429), unavailable (503, the store did not answer), not_modified (304, uncounted)",
+            quota_decisions.clone(),
+        );
+        let quota_clients = Gauge::default();
+        registry.register(
+            "quota_tracked_clients",
+            "Clients the in-process quota currently tracks (0 with Redis or without a quota)",
+            quota_clients.clone(),
+        );
+        let refusals = Family::<Reason, Counter>::default();
+        registry.register(
+            "refusals",
+            "Requests and connections refused before any route: flood_guard (429 of the uncounted routes), connection_cap (accept-time caps)",
+            refusals.clone(),
+        );
+        let snapshot_sequence = Gauge::default();
+        registry.register(
+            "snapshot_sequence",
+            "Sequence number of the served snapshot (0: none)",
+            snapshot_sequence.clone(),
+        );
+        let snapshot_age = FloatGauge::default();
+        registry.register_with_unit(
+            "snapshot_age",
+            "Age of the served snapshot's generatedAt (an upstream mirror's is the upstream's own)",
+            Unit::Seconds,
+            snapshot_age.clone(),
+        );
+        let reloads = Counter::default();
+        registry.register(
+            "snapshot_reloads",
+            "Snapshots loaded and swapped in by the reloader",
+            reloads.clone(),
+        );
+        let reloads_refused = Counter::default();
+        registry.register(
+            "snapshot_reloads_refused",
+            "Snapshots the reloader refused (unreadable or invalid): the previous one stayed served",
+            reloads_refused.clone(),
+        );
+        let sync_status = Family::<SyncStatusLabel, Gauge>::default();
+        registry.register(
+            "sync_status",
+            "1 for the data dir's sync status as of the scrape (ok, stale, error, pending), 0 for the others; none in standalone mode",
+            sync_status.clone(),
+        );
+        let sync_failures = Gauge::default();
+        registry.register(
+            "sync_consecutive_failures",
+            "Failed sync attempts since the last good one",
+            sync_failures.clone(),
+        );
+        let sync_synced_at = FloatGauge::default();
+        registry.register_with_unit(
+            "sync_synced_at_timestamp",
+            "When the upstream was last fetched or revalidated (Unix time; 0: never)",
+            Unit::Seconds,
+            sync_synced_at.clone(),
+        );
+        let sync_fetched_at = FloatGauge::default();
+        registry.register_with_unit(
+            "sync_fetched_at_timestamp",
+            "When an upstream body was last fetched (Unix time; 0: never)",
+            Unit::Seconds,
+            sync_fetched_at.clone(),
+        );
+        let mcp_calls = Family::<Tool, Counter>::default();
+        registry.register(
+            "mcp_tool_calls",
+            "MCP tool calls, by tool",
+            mcp_calls.clone(),
+        );
+        let streams_open = Gauge::default();
+        registry.register(
+            "streams_open",
+            "Record streams (SSE) open now",
+            streams_open.clone(),
+        );
+        let webhook_deliveries = Family::<Outcome, Counter>::default();
+        registry.register(
+            "webhook_deliveries",
+            "Webhook delivery attempts by this process's deliverer, by outcome: delivered, retrying, failed (given up after the retry window), disabled (410 Gone)",
+            webhook_deliveries.clone(),
+        );
+        let webhook_backlog = Gauge::default();
+        registry.register(
+            "webhook_outbox_backlog",
+            "Deliveries waiting in the outbox, over every enabled endpoint",
+            webhook_backlog.clone(),
+        );
+        Self {
+            registry,
+            http_requests,
+            http_duration,
+            quota_decisions,
+            quota_clients,
+            refusals,
+            snapshot_sequence,
+            snapshot_age,
+            reloads,
+            reloads_refused,
+            sync_status,
+            sync_failures,
+            sync_synced_at,
+            sync_fetched_at,
+            mcp_calls,
+            streams_open,
+            webhook_deliveries,
+            webhook_backlog,
+        }
+    }
+}
+
+/// Turns recording on for the rest of the process.
+pub fn enable() {
+    METRICS.get_or_init(Metrics::new);
+}
+
+/// Whether recording is on.
+pub fn enabled() -> bool {
+    METRICS.get().is_some()
+}
+
+/// The fixed route label of a request path (never the raw path, so a
+/// client cannot grow the label set).
+pub fn route_of(path: &str) -> &'static str {
+    match path {
+        "/openapi/v1/records" => "records",
+        "/openapi/v1/records/latest" => "latest",
+        "/openapi/v1/records/stream" => "stream",
+        "/openapi/v1/records.atom" => "atom",
+        "/openapi/v1/records.ics" => "ics",
+        "/mcp" => "mcp",
+        "/healthz" => "healthz",
+        "/openapi/v1/openapi.json" => "openapi",
+        "/openapi/v1/docs" => "docs",
+        "/openapi/v1/skill.md" => "skill",
+        "/openapi/v1/badge.json" => "badge",
+        "/api/status.json" => "status_feed",
+        "/" | "/en" | "/en/" | "/zh" | "/zh/" => "site",
+        p if p.starts_with("/records/")
+            || p.starts_with("/en/records/")
+            || p.starts_with("/zh/records/") =>
+        {
+            "site"
+        }
+        _ => "other",
+    }
+}
+
+/// One answered request (the accept loop). The hot path: each thread keeps
+/// the handles it has used (a few routes and statuses), so a request costs
+/// a short scan, an atomic add and one histogram observation, never the
+/// families' lock and hash.
+pub fn http_request(route: &'static str, status: u16, took: Duration) {
+    let Some(m) = METRICS.get() else {
+        return;
+    };
+    thread_local! {
+        static HANDLES: std::cell::RefCell<Vec<(&'static str, u16, Counter, Histogram)>> =
+            const { std::cell::RefCell::new(Vec::new()) };
+    }
+    HANDLES.with_borrow_mut(|handles| {
+        let found = handles
+            .iter()
+            .position(|(r, s, _, _)| std::ptr::eq(*r, route) && *s == status);
+        let at = found.unwrap_or_else(|| {
+            let counter = m
+                .http_requests
+                .get_or_create_owned(&RouteStatus { route, status });
+            let histogram = m.http_duration.get_or_create_owned(&Route { route });
+            handles.push((route, status, counter, histogram));
+            handles.len() - 1
+        });
+        let (_, _, counter, histogram) = &handles[at];
+        counter.inc();
+        histogram.observe(took.as_secs_f64());
+    });
+}
+
+/// What the quota decided about one data request (admission).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QuotaOutcome {
+    /// Counted and answered.
+    Admitted,
+    /// 429.
+    Limited,
+    /// 503: the store did not answer.
+    Unavailable,
+    /// 304: answered from the client's copy, not counted.
+    NotModified,
+}
+
+/// One quota decision (admission).
+pub fn quota_decision(outcome: QuotaOutcome) {
+    if let Some(m) = METRICS.get() {
+        let decision = match outcome {
+            QuotaOutcome::Admitted => "admitted",
+            QuotaOutcome::Limited => "limited",
+            QuotaOutcome::Unavailable => "unavailable",
+            QuotaOutcome::NotModified => "not_modified",
+        };
+        m.quota_decisions
+            .get_or_create(&Decision { decision })
+            .inc();
+    }
+}
+
+/// One refusal before any route: `flood_guard` or `connection_cap`.
+pub fn refused(reason: &'static str) {
+    if let Some(m) = METRICS.get() {
+        m.refusals.get_or_create(&Reason { reason }).inc();
+    }
+}
+
+/// One reload: swapped in, or refused.
+pub fn reload(accepted: bool) {
+    if let Some(m) = METRICS.get() {
+        match accepted {
+            true => m.reloads.inc(),
+            false => m.reloads_refused.inc(),
+        };
+    }
+}
+
+/// One MCP tool call.
+pub fn mcp_call(tool: &str) {
+    if let Some(m) = METRICS.get() {
+        // Only the tools the server has: an unknown name is "unknown".
+        let tool = match tool {
+            "get_latest_reset" | "list_resets" => tool.to_owned(),
+            _ => "unknown".to_owned(),
+        };
+        m.mcp_calls.get_or_create(&Tool { tool }).inc();
+    }
+}
+
+/// How one webhook delivery attempt ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DeliveryOutcome {
+    /// 2xx.
+    Delivered,
+    /// Failed; will be tried again.
+    Retrying,
+    /// Failed past the retry window: given up.
+    Failed,
+    /// 410 Gone: the endpoint was disabled.
+    Disabled,
+}
+
+/// One webhook delivery attempt (the deliverer).
+pub fn webhook_delivery(outcome: DeliveryOutcome) {
+    if let Some(m) = METRICS.get() {
+        let outcome = match outcome {
+            DeliveryOutcome::Delivered => "delivered",
+            DeliveryOutcome::Retrying => "retrying",
+            DeliveryOutcome::Failed => "failed",
+            DeliveryOutcome::Disabled => "disabled",
+        };
+        m.webhook_deliveries
+            .get_or_create(&Outcome { outcome })
+            .inc();
+    }
+}
+
+/// The state read when scraped.
+#[derive(Debug, Default)]
+pub struct Scrape {
+    /// The served snapshot's sequence and generatedAt age in seconds.
+    pub snapshot: Option<(u64, f64)>,
+    /// Clients tracked by the in-process quota.
+    pub quota_clients: u64,
+    /// Open record streams.
+    pub streams_open: u64,
+    /// The sync state: status (as of now), consecutive failures, syncedAt
+    /// and fetchedAt as Unix seconds.
+    pub sync: Option<(&'static str, u64, Option<f64>, Option<f64>)>,
+    /// Deliveries waiting in the outbox.
+    pub webhook_backlog: u64,
+}
+
+/// The content type of the classic Prometheus text format.
+pub const PROMETHEUS_TEXT: &str = "text/plain; version=0.0.4; charset=utf-8";
+/// The content type of the OpenMetrics text format.
+pub const OPENMETRICS_TEXT: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+
+/// The exposition, with `scrape`'s state, in OpenMetrics text
+/// (`openmetrics`) or the classic text format; `None` while recording is off.
+pub fn render(scrape: &Scrape, openmetrics: bool) -> Option<String> {
+    let m = METRICS.get()?;
+    let to_i64 = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
+    match scrape.snapshot {
+        Some((sequence, age)) => {
+            m.snapshot_sequence.set(to_i64(sequence));
+            m.snapshot_age.set(age);
+        }
+        None => {
+            m.snapshot_sequence.set(0);
+            m.snapshot_age.set(0.0);
+        }
+    }
+    m.quota_clients.set(to_i64(scrape.quota_clients));
+    m.streams_open.set(to_i64(scrape.streams_open));
+    m.webhook_backlog.set(to_i64(scrape.webhook_backlog));
+    m.sync_status.clear();
+    if let Some((status, failures, synced, fetched)) = scrape.sync {
+        for each in ["ok", "stale", "error", "pending"] {
+            m.sync_status
+                .get_or_create(&SyncStatusLabel { status: each })
+                .set(i64::from(each == status));
+        }
+        m.sync_failures.set(to_i64(failures));
+        m.sync_synced_at.set(synced.unwrap_or(0.0));
+        m.sync_fetched_at.set(fetched.unwrap_or(0.0));
+    }
+    let mut out = String::with_capacity(8192);
+    prometheus_client::encoding::text::encode(&mut out, &m.registry).expect("writing to a String");
+    Some(if openmetrics { out } else { classic(&out) })
+}
+
+/// The classic text format of an OpenMetrics text exposition.
+fn classic(openmetrics: &str) -> String {
+    let counters: std::collections::HashSet<&str> = openmetrics
+        .lines()
+        .filter_map(|l| l.strip_prefix("# TYPE ")?.strip_suffix(" counter"))
+        .collect();
+    let mut out = String::with_capacity(openmetrics.len());
+    for line in openmetrics.lines() {
+        if line == "# EOF" || line.starts_with("# UNIT ") {
+            continue;
+        }
+        let described = ["# HELP ", "# TYPE "].into_iter().find_map(|kind| {
+            let rest = line.strip_prefix(kind)?;
+            let (name, tail) = rest.split_once(' ')?;
+            counters
+                .contains(name)
+                .then(|| format!("{kind}{name}_total {tail}"))
+        });
+        match described {
+            Some(line) => out.push_str(&line),
+            None => out.push_str(line),
+        }
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::classic;
+
+    #[test]
+    fn the_classic_format_names_counter_samples_and_drops_units_and_eof() {
+        let om =
+            "# HELP a_requests Requests.\n# TYPE a_requests counter\na_requests_total{r=\"x\"} 1\n\
+                  # HELP a_age Age.\n# TYPE a_age gauge\n# UNIT a_age seconds\na_age 2.5\n# EOF\n";
+        assert_eq!(
+            classic(om),
+            "# HELP a_requests_total Requests.\n# TYPE a_requests_total counter\na_requests_total{r=\"x\"} 1\n\
+             # HELP a_age Age.\n# TYPE a_age gauge\na_age 2.5\n"
+        );
+    }
+}

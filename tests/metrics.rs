@@ -1,0 +1,318 @@
+//! The admin listener (`serve --admin-listen`): `/metrics` read back with
+//! the official Python client's parsers in both text formats (pinned in
+//! tests/requirements.txt, through tests/metrics_check.py), `/healthz`,
+//! and `/export.json` with its strong ETag.
+
+use std::io::{Read, Write};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::util::server::Server;
+use crate::util::{repo_root, World};
+
+const NOW: &str = "2026-11-24T12:00:00.000Z";
+
+fn python() -> std::path::PathBuf {
+    let path = repo_root().join(".venv/bin/python");
+    assert!(
+        path.exists(),
+        "the test virtualenv is not installed at {}; run `make test-deps`",
+        path.display()
+    );
+    path
+}
+
+/// What prometheus_client's parser (`text` or `openmetrics`) read in `body`.
+pub(crate) fn parse(format: &str, body: &[u8]) -> Value {
+    let mut child = Command::new(python())
+        .arg(repo_root().join("tests/metrics_check.py"))
+        .arg(format)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run tests/metrics_check.py");
+    child.stdin.take().unwrap().write_all(body).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "prometheus_client ({format}) refused the body: {}\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(body)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+pub(crate) fn family<'a>(parsed: &'a Value, name: &str) -> &'a Value {
+    parsed["families"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["name"] == name)
+        .unwrap_or_else(|| panic!("no family {name} in {parsed:#}"))
+}
+
+/// The value of the sample `sample` of family `name` whose labels are `labels`.
+pub(crate) fn value(
+    parsed: &Value,
+    name: &str,
+    sample: &str,
+    labels: &[(&str, &str)],
+) -> Option<f64> {
+    family(parsed, name)["samples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| {
+            s["name"] == sample
+                && s["labels"].as_object().unwrap().len() == labels.len()
+                && labels.iter().all(|(k, v)| s["labels"][*k] == *v)
+        })
+        .map(|s| s["value"].as_f64().unwrap())
+}
+
+fn started(w: &World, extra: &[&str]) -> Server {
+    w.seed_bundled();
+    let mut args = vec!["--now", NOW, "--admin-listen", "127.0.0.1:0"];
+    args.extend_from_slice(extra);
+    Server::start(w, &args, &[])
+}
+
+/// Opens a record stream and reads up to its `ready` event.
+fn open_stream(s: &Server) -> std::net::TcpStream {
+    let mut stream = std::net::TcpStream::connect(s.addr).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    stream
+        .write_all(b"GET /openapi/v1/records/stream HTTP/1.1\r\nHost: t\r\n\r\n")
+        .unwrap();
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    while !String::from_utf8_lossy(&got).contains("event:ready") {
+        let n = stream.read(&mut buf).unwrap();
+        assert!(
+            n > 0,
+            "the stream closed: {}",
+            String::from_utf8_lossy(&got)
+        );
+        got.extend_from_slice(&buf[..n]);
+    }
+    stream
+}
+
+#[test]
+fn metrics_count_answers_quota_decisions_and_state_in_both_formats() {
+    let w = World::new();
+    let s = started(&w, &["--rate-limit", "3/3600"]);
+    let first = s.get("/openapi/v1/records");
+    assert_eq!(first.status, 200);
+    let etag = first.header("etag").unwrap().to_owned();
+    assert_eq!(s.get("/openapi/v1/records/latest").status, 200);
+    let _stream = open_stream(&s);
+    assert_eq!(s.get("/openapi/v1/records").status, 429);
+    let not_modified = s.request("GET", "/openapi/v1/records", &[("If-None-Match", &etag)]);
+    assert_eq!(not_modified.status, 304);
+    assert_eq!(s.get("/healthz").status, 200);
+    assert_eq!(s.get("/no/such/path").status, 404);
+    let health = s.get("/healthz").json();
+
+    let text = s.admin_get("/metrics", &[]);
+    assert_eq!(text.status, 200);
+    assert_eq!(
+        text.header("content-type"),
+        Some("text/plain; version=0.0.4; charset=utf-8")
+    );
+    let om = s.admin_get(
+        "/metrics",
+        &[(
+            "Accept",
+            "application/openmetrics-text;version=1.0.0,text/plain;q=0.5",
+        )],
+    );
+    assert_eq!(
+        om.header("content-type"),
+        Some("application/openmetrics-text; version=1.0.0; charset=utf-8")
+    );
+    assert!(om.text().ends_with("# EOF\n"), "{}", om.text());
+    assert!(!text.text().contains("# EOF"), "{}", text.text());
+
+    for (format, body) in [("text", &text.body), ("openmetrics", &om.body)] {
+        let m = parse(format, body);
+        let requests = "resetctl_http_requests";
+        let total = "resetctl_http_requests_total";
+        assert_eq!(family(&m, requests)["type"], "counter", "{format}");
+        for (route, status, n) in [
+            ("records", "200", 1.0),
+            ("records", "429", 1.0),
+            ("records", "304", 1.0),
+            ("latest", "200", 1.0),
+            ("stream", "200", 1.0),
+            ("healthz", "200", 2.0),
+            ("other", "404", 1.0),
+        ] {
+            assert_eq!(
+                value(&m, requests, total, &[("route", route), ("status", status)]),
+                Some(n),
+                "{format}: {route} {status}"
+            );
+        }
+        // The raw path never becomes a label.
+        assert!(!serde_json::to_string(&m).unwrap().contains("/no/such/path"));
+        let duration = family(&m, "resetctl_http_request_duration_seconds");
+        assert_eq!(duration["type"], "histogram", "{format}");
+        assert_eq!(
+            value(
+                &m,
+                "resetctl_http_request_duration_seconds",
+                "resetctl_http_request_duration_seconds_count",
+                &[("route", "records")]
+            ),
+            Some(3.0),
+            "{format}"
+        );
+        let decisions = "resetctl_quota_decisions";
+        let sample = "resetctl_quota_decisions_total";
+        for (decision, n) in [("admitted", 3.0), ("limited", 1.0), ("not_modified", 1.0)] {
+            assert_eq!(
+                value(&m, decisions, sample, &[("decision", decision)]),
+                Some(n),
+                "{format}: {decision}"
+            );
+        }
+        assert_eq!(
+            value(
+                &m,
+                "resetctl_quota_tracked_clients",
+                "resetctl_quota_tracked_clients",
+                &[]
+            ),
+            Some(1.0)
+        );
+        assert_eq!(
+            value(
+                &m,
+                "resetctl_snapshot_sequence",
+                "resetctl_snapshot_sequence",
+                &[]
+            ),
+            Some(health["sequence"].as_f64().unwrap())
+        );
+        let age = value(
+            &m,
+            "resetctl_snapshot_age_seconds",
+            "resetctl_snapshot_age_seconds",
+            &[],
+        )
+        .unwrap();
+        assert_eq!(
+            age.floor(),
+            health["ageSeconds"].as_f64().unwrap(),
+            "{format}"
+        );
+        assert_eq!(
+            value(&m, "resetctl_streams_open", "resetctl_streams_open", &[]),
+            Some(1.0)
+        );
+        assert_eq!(
+            value(
+                &m,
+                "resetctl_snapshot_reloads",
+                "resetctl_snapshot_reloads_total",
+                &[]
+            ),
+            Some(1.0)
+        );
+        // Standalone: no sync state, so no sync status series.
+        assert!(
+            !m["families"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|f| f["name"] == "resetctl_sync_status"
+                    && f["samples"] != serde_json::json!([])),
+            "{format}: {m:#}"
+        );
+    }
+    let m = parse("openmetrics", &om.body);
+    assert_eq!(
+        family(&m, "resetctl_http_request_duration_seconds")["unit"],
+        "seconds"
+    );
+    assert_eq!(
+        family(&m, "resetctl_snapshot_age_seconds")["unit"],
+        "seconds"
+    );
+}
+
+#[test]
+fn the_admin_listener_answers_healthz_and_nothing_else_and_counts_nothing() {
+    let w = World::new();
+    let s = started(&w, &["--rate-limit", "1/3600"]);
+    let health = s.admin_get("/healthz", &[]);
+    assert_eq!(health.status, 200);
+    assert_eq!(health.json()["status"], "ready");
+    assert_eq!(s.admin_get("/healthz?ready=fresh", &[]).status, 200);
+    let missing = s.admin_get("/openapi/v1/records", &[]);
+    assert_eq!(missing.status, 404);
+    assert_eq!(missing.json()["error"], "not_found");
+    for _ in 0..3 {
+        assert_eq!(s.admin_get("/metrics", &[]).status, 200);
+        assert_eq!(s.admin_get("/export.json", &[]).status, 200);
+    }
+    // The one public request is still the first of the quota.
+    let public = s.get("/openapi/v1/records");
+    assert_eq!(public.status, 200);
+    assert_eq!(public.header("x-ratelimit-remaining"), Some("0"));
+}
+
+#[test]
+fn without_an_admin_listener_there_are_no_metrics_anywhere() {
+    let w = World::new();
+    w.seed_bundled();
+    let s = Server::start(&w, &["--now", NOW], &[]);
+    assert_eq!(s.admin, None);
+    let reply = s.get("/metrics");
+    assert_eq!(reply.status, 404);
+    assert_eq!(reply.json()["error"], "not_found");
+}
+
+#[test]
+fn export_json_is_the_served_snapshot_with_a_strong_etag_and_304() {
+    let w = World::new();
+    let s = started(&w, &[]);
+    let export = s.admin_get("/export.json", &[]);
+    assert_eq!(export.status, 200);
+    assert_eq!(export.header("content-type"), Some("application/json"));
+    let etag = export.header("etag").unwrap().to_owned();
+    assert!(etag.starts_with('"') && !etag.starts_with("W/"), "{etag}");
+    let exported: Value = serde_json::from_str(&w.run(&["export"]).success().stdout).unwrap();
+    assert_eq!(export.json(), exported);
+
+    let again = s.admin_get("/export.json", &[("If-None-Match", &etag)]);
+    assert_eq!(again.status, 304);
+    assert!(again.body.is_empty());
+    assert_eq!(again.header("etag"), Some(etag.as_str()));
+
+    let before = s.get("/healthz").json()["sequence"].as_u64().unwrap();
+    w.run(&[
+        "--now",
+        NOW,
+        "record",
+        "completion",
+        "--operator",
+        "--at",
+        "2026-11-24 11:00 +00:00",
+    ])
+    .success();
+    s.wait_for("/healthz", Duration::from_secs(10), |r| {
+        r.json()["sequence"].as_u64() > Some(before)
+    });
+    let changed = s.admin_get("/export.json", &[("If-None-Match", &etag)]);
+    assert_eq!(changed.status, 200, "a new snapshot is a new tag");
+    assert_ne!(changed.header("etag"), Some(etag.as_str()));
+    let exported: Value = serde_json::from_str(&w.run(&["export"]).success().stdout).unwrap();
+    assert_eq!(changed.json(), exported);
+}

@@ -1,0 +1,235 @@
+//! What operators watch and read: `status`'s exit code and `/healthz`'s
+//! readiness mode for staleness, the JSON log format, and `--version`.
+
+use serde_json::{json, Value};
+
+use crate::util::server::Server;
+use crate::util::upstream::{Behavior, Upstream};
+use crate::util::{repo_root, World};
+
+const NOW: &str = "2026-11-24T12:00:00.000Z";
+
+fn document() -> String {
+    json!({
+        "generatedAt": "2026-11-24T09:00:00.000Z",
+        "lastSuccessfulCheckAt": "2026-11-24T09:00:00.000Z",
+        "records": [],
+    })
+    .to_string()
+}
+
+fn sync(w: &World, up: &Upstream, now: &str) -> crate::util::Run {
+    w.run(&[
+        "--now",
+        now,
+        "sync",
+        "--upstream",
+        &up.url("/r.json"),
+        "--interval-minutes",
+        "60",
+        "--max-age-minutes",
+        "90",
+        "--once",
+    ])
+}
+
+#[test]
+fn status_exits_1_and_healthz_ready_fresh_answers_503_while_a_mirror_is_stale() {
+    let up = Upstream::start(Behavior::Serve {
+        body: document().into_bytes(),
+        etag: Some("\"v1\"".into()),
+        last_modified: None,
+    });
+    let w = World::new();
+    sync(&w, &up, "2026-11-24T11:30:00.000Z").success();
+
+    // Fresh: exit 0, and both health checks are 200.
+    let status = w.run(&["--now", NOW, "status", "--json"]).success();
+    assert_eq!(status.json()["stale"], false);
+    let s = Server::start(&w, &["--now", NOW], &[]);
+    assert_eq!(s.get("/healthz").status, 200);
+    let fresh = s.get("/healthz?ready=fresh");
+    assert_eq!(fresh.status, 200);
+    assert_eq!(fresh.json()["status"], "ready");
+    assert_eq!(fresh.json()["syncStatus"], "ok");
+    drop(s);
+
+    // Past the maximum age without a sync: stale, though nothing failed.
+    let later = "2026-11-24T13:01:00.000Z";
+    let out = w.run(&["--now", later, "status", "--json"]).code(1);
+    assert_eq!(out.json()["stale"], true);
+    assert_eq!(out.json()["sync"]["status"], "stale");
+    assert!(
+        out.stderr
+            .contains("the served data is stale: the upstream sync status is stale"),
+        "{}",
+        out.stderr
+    );
+    let s = Server::start(&w, &["--now", later], &[]);
+    assert_eq!(s.get("/healthz").status, 200, "liveness is unchanged");
+    let stale = s.get("/healthz?ready=fresh");
+    assert_eq!(stale.status, 503);
+    assert_eq!(
+        stale.json(),
+        json!({
+            "ok": false, "status": "stale", "mode": "upstream",
+            "sequence": s.get("/healthz").json()["sequence"],
+            "generatedAt": "2026-11-24T09:00:00.000Z",
+            "ageSeconds": 14460, "syncStatus": "stale",
+        })
+    );
+    drop(s);
+
+    // A failed sync with a cache to serve: stale at once, and still served.
+    up.set(Behavior::Status(503));
+    sync(&w, &up, "2026-11-24T11:45:00.000Z").code(69);
+    let out = w.run(&["--now", NOW, "status"]).code(1);
+    assert!(out.stdout.contains("upstream"), "{}", out.stdout);
+    let s = Server::start(&w, &["--now", NOW, "--admin-listen", "127.0.0.1:0"], &[]);
+    let failing = s.get("/healthz?ready=fresh");
+    assert_eq!(failing.status, 503);
+    assert_eq!(failing.json()["syncStatus"], "stale");
+    assert_eq!(s.get("/openapi/v1/records").status, 200);
+    // The same state in the metrics, read as Prometheus would.
+    let m = crate::metrics::parse("text", &s.admin_get("/metrics", &[]).body);
+    let gauge = |name: &str, labels: &[(&str, &str)]| crate::metrics::value(&m, name, name, labels);
+    for (status, one) in [
+        ("ok", 0.0),
+        ("stale", 1.0),
+        ("error", 0.0),
+        ("pending", 0.0),
+    ] {
+        assert_eq!(
+            gauge("resetctl_sync_status", &[("status", status)]),
+            Some(one),
+            "{status}"
+        );
+    }
+    assert_eq!(gauge("resetctl_sync_consecutive_failures", &[]), Some(1.0));
+    // 2026-11-24T11:30:00Z, the last good sync.
+    assert_eq!(
+        gauge("resetctl_sync_synced_at_timestamp_seconds", &[]),
+        Some(1_795_519_800.0)
+    );
+    assert_eq!(
+        gauge("resetctl_sync_fetched_at_timestamp_seconds", &[]),
+        Some(1_795_519_800.0)
+    );
+}
+
+#[test]
+fn a_standalone_instance_is_never_stale_and_healthz_takes_only_ready_fresh() {
+    let w = World::new();
+    w.seed_bundled();
+    // Seeded history is years old: its age alone never makes it stale.
+    let status = w.run(&["--now", NOW, "status", "--json"]).success();
+    assert_eq!(status.json()["stale"], false);
+    let s = Server::start(&w, &["--now", NOW], &[]);
+    assert_eq!(s.get("/healthz?ready=fresh").status, 200);
+    for bad in [
+        "/healthz?ready=stale",
+        "/healthz?x=1",
+        "/healthz?ready=fresh&ready=fresh",
+    ] {
+        let reply = s.get(bad);
+        assert_eq!(reply.status, 422, "{bad}");
+        assert_eq!(reply.json()["error"], "invalid_query", "{bad}");
+    }
+    // Nothing published: 69, as before.
+    let empty = World::new();
+    empty.run(&["status"]).code(69);
+}
+
+#[test]
+fn json_logs_carry_the_access_log_fields_one_object_per_line() {
+    let w = World::new();
+    w.seed_bundled();
+    let s = Server::start(&w, &["--now", NOW], &[("RESETCTL_LOG_FORMAT", "json")]);
+    assert_eq!(s.get("/openapi/v1/records?page=1").status, 200);
+    let mut line = String::new();
+    crate::util::wait_until(
+        std::time::Duration::from_secs(10),
+        "an access log line",
+        || {
+            line = s
+                .log_text()
+                .lines()
+                .find(|l| l.contains("resetctl::access"))
+                .unwrap_or_default()
+                .to_owned();
+            !line.is_empty()
+        },
+    );
+    let lines = s.log_text();
+    for line in lines.lines() {
+        serde_json::from_str::<Value>(line)
+            .unwrap_or_else(|e| panic!("not a JSON line ({e}): {line:?}"));
+    }
+    let access: Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(access["target"], "resetctl::access");
+    assert_eq!(access["level"], "INFO");
+    assert_eq!(access["fields"]["method"], "GET");
+    assert_eq!(access["fields"]["path"], "/openapi/v1/records");
+    assert_eq!(access["fields"]["status"], 200);
+    assert_eq!(access["fields"]["client"], "127.0.0.1");
+    assert!(access["fields"]["latency_us"].is_u64(), "{access}");
+    assert!(access["timestamp"].is_string(), "{access}");
+
+    // A bad value is a usage error that names the choices.
+    let bad = w.run(&["--log-format", "xml", "status"]).code(64);
+    assert!(
+        bad.stderr.contains("text") && bad.stderr.contains("json"),
+        "{}",
+        bad.stderr
+    );
+    let file = w.path("bad.toml");
+    std::fs::write(&file, "log-format = \"xml\"\n").unwrap();
+    let bad = w
+        .run(&["--config", file.to_str().unwrap(), "status"])
+        .code(64);
+    assert!(
+        bad.stderr
+            .contains("config file: log-format = \"xml\" is not text or json"),
+        "{}",
+        bad.stderr
+    );
+}
+
+#[test]
+fn version_names_the_commit_and_the_features() {
+    let w = World::new();
+    let out = w.run(&["--version"]).success().stdout;
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[0], format!("resetctl {}", env!("CARGO_PKG_VERSION")));
+    let commit = lines[1].strip_prefix("commit: ").expect(&out);
+    let head = std::process::Command::new("git")
+        .args(["rev-parse", "--short=12", "HEAD"])
+        .current_dir(repo_root())
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned());
+    match head {
+        // Built from this checkout: its commit, marked when files differ.
+        Some(head) => assert!(
+            commit == head || commit == format!("{head}-dirty"),
+            "{commit} vs {head}"
+        ),
+        None => assert_eq!(commit, "unknown"),
+    }
+    let features = lines[2].strip_prefix("features: ").expect(&out);
+    for feature in [
+        "quota-redis",
+        "stream-sse",
+        "webhooks",
+        "metrics-prometheus",
+    ] {
+        assert!(features.split(", ").any(|f| f == feature), "{features}");
+    }
+    // -V stays one line (scripts parse it).
+    let short = w.run(&["-V"]).success().stdout;
+    assert_eq!(
+        short.trim(),
+        format!("resetctl {}", env!("CARGO_PKG_VERSION"))
+    );
+}
