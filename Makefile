@@ -27,12 +27,13 @@ BROWSER_PKGS := $(CURDIR)/tests/browser/package.json $(CURDIR)/tests/browser/pac
 # so it is passed on the command line (sudo VAR=value cmd), never inherited.
 APT_GET  := $(shell [ "$$(id -u)" = 0 ] && echo "env DEBIAN_FRONTEND=noninteractive apt-get" || echo "sudo DEBIAN_FRONTEND=noninteractive apt-get")
 
-## test-deps: install what the tests need: redis-server, nginx, chromium, python3 and python3-venv, nodejs and npm (apt-get, when missing), the pinned PyPI tools of tests/requirements.txt (into .venv), the pinned npm packages of tests/browser/package-lock.json (into .browser)
+## test-deps: install what the tests need: redis-server, nginx, chromium, systemd-analyze (systemd), python3 and python3-venv, nodejs and npm (apt-get, when missing), the pinned PyPI tools of tests/requirements.txt (into .venv), the pinned npm packages of tests/browser/package-lock.json (into .browser)
 test-deps: $(VENV)/.installed $(BROWSER)/.installed
 	@missing=""; \
 	command -v redis-server >/dev/null 2>&1 || missing="$$missing redis-server"; \
 	command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || missing="$$missing nginx"; \
 	[ -x /usr/bin/chromium ] || missing="$$missing chromium"; \
+	command -v systemd-analyze >/dev/null 2>&1 || missing="$$missing systemd"; \
 	if [ -n "$$missing" ]; then \
 		echo "installing$$missing with apt-get"; \
 		$(APT_GET) update -qq && $(APT_GET) install -y -qq $$missing; \

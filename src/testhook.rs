@@ -19,6 +19,9 @@
 //! - `RESETCTL_TEST_HOLD_QUERY=QUERY` with `RESETCTL_TEST_RELEASE=FILE`: a
 //!   `GET /openapi/v1/records` whose raw query equals QUERY traces
 //!   `serve:held` and waits until FILE exists before it is answered.
+//! - `RESETCTL_TEST_SYNC_INTERVAL_MS=N`: `sync --daemon` waits N ms after a
+//!   successful attempt instead of its interval (whose minimum is 5
+//!   minutes), so a replica's propagation can be tested in seconds.
 
 use std::fs::OpenOptions;
 use std::io::Write;
@@ -95,4 +98,17 @@ pub fn panic_if_asked(input: &str) {
     {
         panic!("injected panic for {input:?}");
     }
+}
+
+/// The daemon's wait after a success, when `RESETCTL_TEST_SYNC_INTERVAL_MS`
+/// sets one (see the module docs).
+pub fn sync_interval() -> Option<Duration> {
+    if !cfg!(debug_assertions) {
+        return None;
+    }
+    static INTERVAL: OnceLock<Option<Duration>> = OnceLock::new();
+    *INTERVAL.get_or_init(|| {
+        env("RESETCTL_TEST_SYNC_INTERVAL_MS")
+            .map(|ms| Duration::from_millis(ms.parse().expect("a number of milliseconds")))
+    })
 }

@@ -610,6 +610,10 @@ pub async fn run_daemon(
             _ => now.add_millis(interval_with_jitter(interval, random_unit()).as_millis() as i64),
         };
         let wait = Duration::from_millis((next.as_millis() - now.as_millis()).max(1000) as u64);
+        let wait = match (&result, crate::testhook::sync_interval()) {
+            (Ok(_), Some(test_interval)) => test_interval,
+            _ => wait,
+        };
         tokio::select! {
             _ = tokio::time::sleep(wait) => {}
             _ = &mut shutdown => return,

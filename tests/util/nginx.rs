@@ -10,7 +10,7 @@ pub struct Nginx {
     _dir: tempfile::TempDir,
 }
 
-fn nginx_binary() -> String {
+pub fn nginx_binary() -> String {
     for candidate in ["nginx", "/usr/sbin/nginx"] {
         if Command::new(candidate)
             .arg("-v")
@@ -51,7 +51,37 @@ impl Nginx {
         )
     }
 
+    /// A load balancer over `backends`, round robin, connecting from `bind`
+    /// and setting `X-Forwarded-For`; a backend that refuses or fails the
+    /// connection is skipped and the request tried on the next one.
+    pub fn balance(backends: &[std::net::SocketAddr], bind: &str) -> Self {
+        let servers: String = backends
+            .iter()
+            .map(|b| format!("server {b} max_fails=1 fail_timeout=5s; "))
+            .collect();
+        Self::start_with(
+            &format!("upstream pool {{ {servers} }}"),
+            |_| {
+                format!(
+                    "location / {{ proxy_pass http://pool; proxy_bind {bind}; \
+                     proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for; \
+                     proxy_next_upstream error timeout http_502; proxy_next_upstream_tries 3; \
+                     proxy_connect_timeout 1s; }}"
+                )
+            },
+            |_| {},
+        )
+    }
+
     fn start(server: impl Fn(&str) -> String, prepare: impl Fn(&std::path::Path)) -> Self {
+        Self::start_with("", server, prepare)
+    }
+
+    fn start_with(
+        http: &str,
+        server: impl Fn(&str) -> String,
+        prepare: impl Fn(&std::path::Path),
+    ) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
         // nginx workers run as an unprivileged user: the root must be readable.
@@ -69,8 +99,8 @@ impl Nginx {
         let server = server(&r);
         let conf = format!(
             "worker_processes 1; daemon off; pid {r}/nginx.pid; error_log {r}/error.log warn;\n\
-             events {{ worker_connections 64; }}\n\
-             http {{ access_log off; client_body_temp_path {r}/tmp; proxy_temp_path {r}/tmp; fastcgi_temp_path {r}/tmp;\n\
+             events {{ worker_connections 512; }}\n\
+             http {{ {http} access_log off; client_body_temp_path {r}/tmp; proxy_temp_path {r}/tmp; fastcgi_temp_path {r}/tmp;\n\
              uwsgi_temp_path {r}/tmp; scgi_temp_path {r}/tmp;\n\
              server {{ listen 127.0.0.1:{port}; {server} }} }}\n"
         );

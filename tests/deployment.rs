@@ -1,0 +1,966 @@
+//! The deployment kit: the units of `deploy/systemd/` and every fenced
+//! block of `docs/deployment.md`, checked with the real tools. Units pass
+//! `systemd-analyze verify`; `ini` blocks are those files verbatim; `nginx`
+//! blocks pass `nginx -t`; `toml` blocks are configs `resetctl` accepts (and
+//! `serve` starts with); `crontab` lines have five time fields and an
+//! absolute command; `sh` blocks are valid shell, and every `resetctl`
+//! command in them, in the crontab lines and in the units' `ExecStart=`
+//! runs against the real binary in a scratch root (absolute paths moved
+//! under it; `sync` with `--check` for `--once`/`--daemon`, so nothing is
+//! fetched), or, when it would run forever, parses up to `--help`.
+
+use std::fs;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::util::{bin, nginx::nginx_binary, repo_root};
+
+/// The guide, relative to the repository root.
+const GUIDE: &str = "docs/deployment.md";
+/// The units and the sysusers file.
+const UNITS: &str = "deploy/systemd";
+/// Where the units and the guide install the binary.
+const INSTALLED: &str = "/usr/local/bin/resetctl";
+/// The config file the units and the guide's commands read.
+const CONFIG: &str = "/etc/resetctl/config.toml";
+/// The fence kinds a reader may copy, each checked below; nothing else is fenced.
+const KINDS: [&str; 5] = ["sh", "toml", "ini", "nginx", "crontab"];
+/// Global flags that take a value (the subcommand comes after them).
+const GLOBAL_VALUE_FLAGS: [&str; 8] = [
+    "--data-dir",
+    "--config",
+    "--log",
+    "--log-format",
+    "--now",
+    "--match-tolerance-minutes",
+    "--keep",
+    "--lock-timeout",
+];
+
+/// One fenced block of the guide.
+struct Block {
+    kind: String,
+    text: String,
+    line: usize,
+}
+
+impl Block {
+    fn at(&self) -> String {
+        format!("{GUIDE}:{}", self.line)
+    }
+
+    fn first_line(&self) -> &str {
+        self.text.lines().next().unwrap_or("")
+    }
+}
+
+fn read(path: &Path) -> String {
+    fs::read_to_string(path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()))
+}
+
+/// Every fenced block of the guide, with its info string as `kind`.
+fn blocks() -> Vec<Block> {
+    let text = read(&repo_root().join(GUIDE));
+    let mut out = Vec::new();
+    let mut open: Option<(String, usize, usize, Vec<String>)> = None;
+    for (i, line) in text.lines().enumerate() {
+        let trimmed = line.trim_start();
+        let indent = line.len() - trimmed.len();
+        match open.as_mut() {
+            None => {
+                if let Some(info) = trimmed.strip_prefix("```") {
+                    open = Some((info.trim().to_owned(), i + 1, indent, Vec::new()));
+                }
+            }
+            Some((_, _, fence_indent, lines)) => {
+                if trimmed.trim_end() == "```" {
+                    let (kind, line, _, lines) = open.take().unwrap();
+                    out.push(Block {
+                        kind,
+                        text: lines.iter().map(|l| format!("{l}\n")).collect(),
+                        line,
+                    });
+                } else {
+                    let strip = line.len() - line.trim_start().len();
+                    lines.push(line[strip.min(*fence_indent)..].to_owned());
+                }
+            }
+        }
+    }
+    assert!(open.is_none(), "{GUIDE}: a fence is never closed");
+    out
+}
+
+fn blocks_of(kind: &str) -> Vec<Block> {
+    blocks().into_iter().filter(|b| b.kind == kind).collect()
+}
+
+/// The files of `deploy/systemd/`, by name.
+fn unit_files() -> Vec<(String, String)> {
+    let mut files: Vec<(String, String)> = fs::read_dir(repo_root().join(UNITS))
+        .expect("deploy/systemd")
+        .map(|e| e.unwrap().path())
+        .map(|p| {
+            (
+                p.file_name().unwrap().to_string_lossy().into_owned(),
+                read(&p),
+            )
+        })
+        .collect();
+    files.sort();
+    assert!(files.len() >= 5, "{UNITS} holds {files:?}");
+    files
+}
+
+/// `(unit name, value)` of every `KEY=` line of the units.
+fn unit_settings(key: &str) -> Vec<(String, String)> {
+    let prefix = format!("{key}=");
+    unit_files()
+        .into_iter()
+        .filter(|(name, _)| name.ends_with(".service"))
+        .flat_map(|(name, text)| {
+            text.lines()
+                .filter_map(|l| l.strip_prefix(&prefix).map(str::to_owned))
+                .map(|v| (name.clone(), v))
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// The config the guide installs at /etc/resetctl/config.toml: its first
+/// `toml` block that says so on its first line.
+fn main_config() -> String {
+    blocks_of("toml")
+        .into_iter()
+        .find(|b| b.first_line().starts_with(&format!("# {CONFIG}")))
+        .unwrap_or_else(|| panic!("{GUIDE}: no toml block starts with `# {CONFIG}`"))
+        .text
+}
+
+/// A tool of the `systemd` package, or a panic with the install hint.
+fn systemd_tool(name: &str) -> &str {
+    let found = Command::new(name)
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+    assert!(
+        matches!(found, Ok(s) if s.success()),
+        "{name} is not installed; `make test` installs it (apt-get install systemd)"
+    );
+    name
+}
+
+#[test]
+fn the_guide_fences_only_checkable_blocks_and_each_kind_at_least_once() {
+    let blocks = blocks();
+    for block in &blocks {
+        assert!(
+            KINDS.contains(&block.kind.as_str()),
+            "{}: a ```{} block cannot be checked; fence only {KINDS:?} (show other text unfenced)",
+            block.at(),
+            block.kind
+        );
+    }
+    for kind in KINDS {
+        assert!(
+            blocks.iter().any(|b| b.kind == kind),
+            "{GUIDE} has no ```{kind} block"
+        );
+    }
+}
+
+#[test]
+fn ini_blocks_are_the_files_of_deploy_systemd_verbatim_and_show_every_one() {
+    let files = unit_files();
+    let mut shown = Vec::new();
+    for block in blocks_of("ini") {
+        let name = block
+            .first_line()
+            .strip_prefix(&format!("# {UNITS}/"))
+            .unwrap_or_else(|| {
+                panic!(
+                    "{}: an ini block starts with `# {UNITS}/NAME`, got {:?}",
+                    block.at(),
+                    block.first_line()
+                )
+            });
+        let (_, content) = files
+            .iter()
+            .find(|(n, _)| n == name)
+            .unwrap_or_else(|| panic!("{}: {UNITS}/{name} does not exist", block.at()));
+        assert!(
+            &block.text == content,
+            "{}: the block differs from {UNITS}/{name}:\n--- block\n{}--- file\n{content}",
+            block.at(),
+            block.text
+        );
+        shown.push(name.to_owned());
+    }
+    for (name, content) in &files {
+        assert!(
+            content.starts_with(&format!("# {UNITS}/{name}\n")),
+            "{UNITS}/{name} starts with `# {UNITS}/{name}`, as the guide shows it"
+        );
+        assert!(shown.contains(name), "{GUIDE} does not show {UNITS}/{name}");
+    }
+}
+
+#[test]
+fn the_units_pass_systemd_analyze_verify() {
+    let analyze = systemd_tool("systemd-analyze");
+    let dir = tempfile::tempdir().unwrap();
+    let mut units = Vec::new();
+    for (name, content) in unit_files() {
+        if name.ends_with(".service") || name.ends_with(".timer") {
+            // verify wants an executable ExecStart: the binary under test.
+            let path = dir.path().join(&name);
+            fs::write(&path, content.replace(INSTALLED, bin())).unwrap();
+            units.push((name, path));
+        }
+    }
+    assert!(units.len() >= 4, "units: {units:?}");
+    let out = Command::new(analyze)
+        .args(["verify", "--man=no"])
+        .args(units.iter().map(|(_, p)| p))
+        .output()
+        .expect("run systemd-analyze verify");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let ours: Vec<&str> = text
+        .lines()
+        .filter(|l| {
+            l.contains(&*dir.path().to_string_lossy())
+                || units.iter().any(|(name, _)| l.contains(name.as_str()))
+        })
+        .collect();
+    assert!(
+        out.status.success() && ours.is_empty(),
+        "systemd-analyze verify ({}):\n{text}",
+        out.status
+    );
+}
+
+#[test]
+fn the_sysusers_file_creates_the_user_the_units_run_as() {
+    let sysusers = systemd_tool("systemd-sysusers");
+    let root = tempfile::tempdir().unwrap();
+    let conf = root.path().join("etc/sysusers.d");
+    fs::create_dir_all(&conf).unwrap();
+    fs::write(
+        conf.join("resetctl.conf"),
+        read(&repo_root().join(UNITS).join("resetctl.sysusers")),
+    )
+    .unwrap();
+    let out = Command::new(sysusers)
+        .arg(format!("--root={}", root.path().display()))
+        .arg("resetctl.conf")
+        .output()
+        .expect("run systemd-sysusers");
+    assert!(
+        out.status.success(),
+        "systemd-sysusers: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let passwd = read(&root.path().join("etc/passwd"));
+    let user: Vec<&str> = passwd
+        .lines()
+        .find(|l| l.starts_with("resetctl:"))
+        .unwrap_or_else(|| panic!("no resetctl user in {passwd:?}"))
+        .split(':')
+        .collect();
+    assert_eq!(user[5], "/var/lib/resetctl", "home: {user:?}");
+    assert_eq!(user[6], "/usr/sbin/nologin", "shell: {user:?}");
+    let group = read(&root.path().join("etc/group"));
+    assert!(group.lines().any(|l| l.starts_with("resetctl:")), "{group}");
+    // Every service runs as that user, shares its home as the state
+    // directory, and passes it as the data dir.
+    let services = unit_files()
+        .into_iter()
+        .filter(|(n, _)| n.ends_with(".service"))
+        .count();
+    for (key, value) in [
+        ("User", "resetctl"),
+        ("Group", "resetctl"),
+        ("StateDirectory", "resetctl"),
+    ] {
+        let set = unit_settings(key);
+        assert_eq!(set.len(), services, "{key}= in every service: {set:?}");
+        assert!(set.iter().all(|(_, v)| v == value), "{key}: {set:?}");
+    }
+    for (name, exec) in unit_settings("ExecStart") {
+        assert!(
+            exec.starts_with(&format!(
+                "{INSTALLED} --config {CONFIG} --data-dir /var/lib/resetctl "
+            )),
+            "{name}: ExecStart={exec}"
+        );
+    }
+}
+
+#[test]
+fn the_serve_unit_leaves_room_for_the_drain_and_the_connection_cap() {
+    let serve = &unit_files()
+        .into_iter()
+        .find(|(n, _)| n == "resetctl-serve.service")
+        .expect("resetctl-serve.service")
+        .1;
+    let value = |key: &str| {
+        serve
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("{key}=")))
+            .unwrap_or_else(|| panic!("resetctl-serve.service has no {key}="))
+            .to_owned()
+    };
+    // serve drains for at most 10 s after SIGTERM.
+    assert_eq!(value("KillSignal"), "SIGTERM");
+    let stop: u64 = value("TimeoutStopSec")
+        .strip_suffix('s')
+        .and_then(|s| s.parse().ok())
+        .expect("TimeoutStopSec in seconds");
+    assert!(
+        stop > 10,
+        "TimeoutStopSec={stop}s leaves no room for the 10 s drain"
+    );
+    // The default --max-connections (10000) plus the 64 files ensure_open_files adds.
+    let files: u64 = value("LimitNOFILE").parse().expect("LimitNOFILE=N");
+    assert!(files >= 10_064, "LimitNOFILE={files}");
+}
+
+#[test]
+fn nginx_blocks_pass_nginx_t() {
+    let nginx = nginx_binary();
+    for block in blocks_of("nginx") {
+        assert!(
+            block.text.lines().any(|l| l.starts_with("server {")),
+            "{}: an nginx block is a complete server {{}} block",
+            block.at()
+        );
+        if block.text.contains("proxy_pass") {
+            assert!(
+                block.text.contains("proxy_set_header X-Forwarded-For"),
+                "{}: a proxy in front of resetctl sets X-Forwarded-For (its default client-ip-header)",
+                block.at()
+            );
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let r = dir.path().display().to_string();
+        fs::create_dir_all(dir.path().join("tmp")).unwrap();
+        let conf = format!(
+            "pid {r}/nginx.pid;\nerror_log {r}/error.log warn;\nevents {{ worker_connections 64; }}\n\
+             http {{\naccess_log off;\nclient_body_temp_path {r}/tmp; proxy_temp_path {r}/tmp;\n\
+             fastcgi_temp_path {r}/tmp; uwsgi_temp_path {r}/tmp; scgi_temp_path {r}/tmp;\n{}}}\n",
+            block.text
+        );
+        fs::write(dir.path().join("nginx.conf"), &conf).unwrap();
+        let out = Command::new(&nginx)
+            .arg("-t")
+            .arg("-q")
+            .arg("-e")
+            .arg(dir.path().join("error.log"))
+            .arg("-p")
+            .arg(dir.path())
+            .arg("-c")
+            .arg(dir.path().join("nginx.conf"))
+            .output()
+            .expect("run nginx -t");
+        assert!(
+            out.status.success(),
+            "{}: nginx -t failed:\n{}\n--- config\n{conf}",
+            block.at(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+#[test]
+fn sh_blocks_are_valid_shell() {
+    let dir = tempfile::tempdir().unwrap();
+    for block in blocks_of("sh") {
+        let path = dir.path().join("block.sh");
+        fs::write(&path, &block.text).unwrap();
+        let out = Command::new("sh")
+            .arg("-n")
+            .arg(&path)
+            .output()
+            .expect("run sh -n");
+        assert!(
+            out.status.success(),
+            "{}: not valid shell: {}",
+            block.at(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+#[test]
+fn crontab_lines_have_five_time_fields_and_an_absolute_command() {
+    let mut lines = 0;
+    for block in blocks_of("crontab") {
+        for line in block.text.lines() {
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') || is_assignment(line) {
+                continue;
+            }
+            lines += 1;
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            assert!(fields.len() > 5, "{}: {line:?} has no command", block.at());
+            for field in &fields[..5] {
+                assert!(
+                    field
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || "*/,-".contains(c)),
+                    "{}: {field:?} is not a time field in {line:?}",
+                    block.at()
+                );
+            }
+            assert!(
+                fields[5].starts_with('/'),
+                "{}: cron's PATH is short: the command {:?} needs an absolute path",
+                block.at(),
+                fields[5]
+            );
+            // cron turns an unescaped % into a newline.
+            let command = crontab_command(line);
+            assert!(
+                !command.replace("\\%", "").contains('%'),
+                "{}: an unescaped % in {command:?}",
+                block.at()
+            );
+            let found = invocations(command, &block.at());
+            assert!(
+                found.iter().all(|i| i.binary == INSTALLED) && !found.is_empty(),
+                "{}: {command:?} runs {INSTALLED}",
+                block.at()
+            );
+        }
+    }
+    assert!(lines > 0, "{GUIDE}: no crontab line");
+}
+
+#[test]
+fn toml_blocks_are_configs_resetctl_accepts() {
+    for block in blocks_of("toml") {
+        let root = Root::new(&block.text);
+        let config = root.path(CONFIG);
+        let data = root.path("/var/lib/resetctl");
+        let global = |cmd: &mut Command| {
+            cmd.arg("--config")
+                .arg(&config)
+                .arg("--data-dir")
+                .arg(&data);
+        };
+        // Every key is known and every value valid (64 names the problem).
+        let mut status = root.command();
+        global(&mut status);
+        let run = root.run(status.arg("status"));
+        assert!(
+            run.code != 64 && run.code >= 0,
+            "{}: `resetctl status` with this config: {run:?}",
+            block.at()
+        );
+        if block.text.lines().any(|l| l.starts_with("upstream")) {
+            let mut sync = root.command();
+            global(&mut sync);
+            let run = root.run(sync.args(["sync", "--check"]));
+            assert_eq!(
+                run.code,
+                0,
+                "{}: `resetctl sync --check` with this config: {run:?}",
+                block.at()
+            );
+        }
+        // serve resolves every setting before it binds: it starts (on free ports).
+        let mut serve = root.command();
+        global(&mut serve);
+        serve.args(["serve", "--listen", "127.0.0.1:0"]);
+        if block.text.lines().any(|l| l.starts_with("admin-listen")) {
+            serve.args(["--admin-listen", "127.0.0.1:0"]);
+        }
+        if let Err(why) = serve_starts(serve) {
+            panic!("{}: `resetctl serve` with this config: {why}", block.at());
+        }
+    }
+}
+
+#[test]
+fn every_resetctl_command_of_the_guide_and_the_units_runs_or_parses() {
+    let config = main_config();
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    // sh blocks and crontab lines: each block in a fresh root, its commands in order.
+    let crontabs = blocks_of("crontab").into_iter().map(|b| Block {
+        text: b
+            .text
+            .lines()
+            .filter(|l| {
+                !l.trim().is_empty() && !l.trim().starts_with('#') && !is_assignment(l.trim())
+            })
+            .map(|l| format!("{}\n", crontab_command(l.trim())))
+            .collect(),
+        ..b
+    });
+    for block in blocks_of("sh").into_iter().chain(crontabs) {
+        let root = Root::new(&config);
+        for invocation in invocations(&block.text, &block.at()) {
+            checked += 1;
+            if let Err(why) = root.check(&invocation) {
+                failures.push(why);
+            }
+        }
+    }
+    assert!(
+        checked >= 10,
+        "only {checked} resetctl commands found in {GUIDE}"
+    );
+    // The units' ExecStart lines.
+    let execs = unit_settings("ExecStart");
+    assert!(execs.len() >= 3, "ExecStart lines: {execs:?}");
+    for (name, exec) in execs {
+        let at = format!("{UNITS}/{name}");
+        let found = invocations(&exec, &at);
+        assert!(
+            found.len() == 1 && found[0].binary == INSTALLED,
+            "{at}: ExecStart={exec} runs {INSTALLED}"
+        );
+        if let Err(why) = Root::new(&config).check(&found[0]) {
+            failures.push(why);
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} command(s) failed:\n\n{}",
+        failures.len(),
+        failures.join("\n\n")
+    );
+}
+
+/// One `resetctl` command found in shell text.
+#[derive(Debug)]
+struct Invocation {
+    at: String,
+    binary: String,
+    args: Vec<String>,
+}
+
+/// A shell token: a word (quotes removed), a command separator, or a redirection.
+#[derive(Debug, PartialEq)]
+enum Token {
+    Word(String),
+    Separator,
+    Redirect,
+}
+
+/// Splits shell text into words, separators (`;`, `|`, `&&`, newlines,
+/// `$(`, `(`, `)`) and redirections, closely enough for the guide's commands.
+fn tokens(text: &str) -> Vec<Token> {
+    let text = text.replace("\\\n", " ");
+    let mut out = Vec::new();
+    let mut word = String::new();
+    let mut in_word = false;
+    let mut chars = text.chars().peekable();
+    let end = |out: &mut Vec<Token>, word: &mut String, in_word: &mut bool| {
+        if *in_word {
+            out.push(Token::Word(std::mem::take(word)));
+            *in_word = false;
+        }
+    };
+    while let Some(c) = chars.next() {
+        match c {
+            ' ' | '\t' => end(&mut out, &mut word, &mut in_word),
+            '\n' | ';' | '|' | '&' | '(' | ')' => {
+                end(&mut out, &mut word, &mut in_word);
+                out.push(Token::Separator);
+            }
+            '<' | '>' => {
+                // `2>`: the number is the redirected descriptor, not a word.
+                if in_word && word.chars().all(|c| c.is_ascii_digit()) {
+                    word.clear();
+                    in_word = false;
+                }
+                end(&mut out, &mut word, &mut in_word);
+                while matches!(chars.peek(), Some('>' | '&')) {
+                    chars.next();
+                }
+                out.push(Token::Redirect);
+            }
+            '#' if !in_word => {
+                while chars.peek().is_some_and(|c| *c != '\n') {
+                    chars.next();
+                }
+            }
+            '\'' => {
+                in_word = true;
+                for c in chars.by_ref() {
+                    if c == '\'' {
+                        break;
+                    }
+                    word.push(c);
+                }
+            }
+            '"' => {
+                in_word = true;
+                while let Some(c) = chars.next() {
+                    match c {
+                        '"' => break,
+                        '\\' if matches!(chars.peek(), Some('"' | '\\' | '$' | '`')) => {
+                            word.push(chars.next().unwrap());
+                        }
+                        _ => word.push(c),
+                    }
+                }
+            }
+            '\\' => {
+                in_word = true;
+                if let Some(c) = chars.next() {
+                    word.push(c);
+                }
+            }
+            '$' if chars.peek() == Some(&'(') => {
+                end(&mut out, &mut word, &mut in_word);
+                chars.next();
+                out.push(Token::Separator);
+            }
+            _ => {
+                in_word = true;
+                word.push(c);
+            }
+        }
+    }
+    end(&mut out, &mut word, &mut in_word);
+    out
+}
+
+/// The command of a crontab line: what follows its five time fields.
+fn crontab_command(line: &str) -> &str {
+    let mut rest = line.trim_start();
+    for _ in 0..5 {
+        rest = rest
+            .trim_start_matches(|c: char| !c.is_whitespace())
+            .trim_start();
+    }
+    rest
+}
+
+/// `NAME=value`.
+fn is_assignment(word: &str) -> bool {
+    word.split_once('=').is_some_and(|(name, _)| {
+        !name.is_empty()
+            && !name.starts_with(|c: char| c.is_ascii_digit())
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    })
+}
+
+/// The command a segment runs, past `VAR=value`, `sudo -u USER`,
+/// `runuser -u USER --`, `flock FILE` and the like.
+fn command_words(mut words: &[String]) -> &[String] {
+    fn skip_options<'a>(mut w: &'a [String], with_value: &[&str]) -> &'a [String] {
+        while let Some(option) = w.first().filter(|o| o.starts_with('-')) {
+            if option == "--" {
+                return &w[1..];
+            }
+            let n = if with_value.contains(&option.as_str()) {
+                2
+            } else {
+                1
+            };
+            w = w.get(n..).unwrap_or(&[]);
+        }
+        w
+    }
+    loop {
+        match words.first().map(String::as_str) {
+            Some(first) if is_assignment(first) => words = &words[1..],
+            Some("sudo") => {
+                words = skip_options(&words[1..], &["-u", "-g", "-C", "-D", "-h", "-p", "-U"])
+            }
+            Some("runuser") => words = skip_options(&words[1..], &["-u", "-g", "-G"]),
+            Some("flock") => {
+                let rest = skip_options(&words[1..], &["-w", "-E", "--timeout"]);
+                words = rest.get(1..).unwrap_or(&[]);
+            }
+            Some("exec" | "nice" | "time" | "command" | "env") => words = &words[1..],
+            _ => return words,
+        }
+    }
+}
+
+/// Every `resetctl` command in shell text (a script, a crontab command or
+/// an `ExecStart=` value), each with its arguments up to the next
+/// separator, redirections left out.
+fn invocations(text: &str, at: &str) -> Vec<Invocation> {
+    let mut segments: Vec<Vec<String>> = vec![Vec::new()];
+    let mut redirect = false;
+    for token in tokens(text) {
+        match token {
+            Token::Separator => segments.push(Vec::new()),
+            Token::Redirect => redirect = true,
+            Token::Word(_) if redirect => redirect = false,
+            Token::Word(w) => segments.last_mut().unwrap().push(w),
+        }
+    }
+    segments
+        .iter()
+        .filter_map(|segment| {
+            let words = command_words(segment);
+            let binary = words.first()?;
+            (binary == "resetctl" || binary.ends_with("/resetctl")).then(|| Invocation {
+                at: format!("{at}: {}", segment.join(" ")),
+                binary: binary.clone(),
+                args: words[1..].to_vec(),
+            })
+        })
+        .collect()
+}
+
+/// A scratch root: the guide's absolute paths (/var/lib/resetctl,
+/// /etc/resetctl/config.toml, /var/backups/…) land under it.
+struct Root {
+    dir: tempfile::TempDir,
+}
+
+/// A finished command.
+#[derive(Debug)]
+struct Ran {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+impl Root {
+    /// A root with the data dir made (as StateDirectory= does) and `config`
+    /// at /etc/resetctl/config.toml, its `data-dir` moved under the root too.
+    fn new(config: &str) -> Self {
+        let root = Root {
+            dir: tempfile::tempdir().unwrap(),
+        };
+        fs::create_dir_all(root.path("/var/lib/resetctl")).unwrap();
+        fs::create_dir_all(root.path("/home")).unwrap();
+        let config: String = config
+            .lines()
+            .map(|line| match line.strip_prefix("data-dir = \"/") {
+                Some(rest) => format!("data-dir = \"{}/{rest}\n", root.dir.path().display()),
+                None => format!("{line}\n"),
+            })
+            .collect();
+        fs::write(root.path(CONFIG), config).unwrap();
+        root
+    }
+
+    /// `absolute` under the root (its parent made).
+    fn path(&self, absolute: &str) -> PathBuf {
+        let path = self.dir.path().join(absolute.trim_start_matches('/'));
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        path
+    }
+
+    /// An argument with an absolute path (alone or as `--flag=/path`) moved under the root.
+    fn map(&self, arg: &str) -> String {
+        if arg.starts_with('/') {
+            return self.path(arg).display().to_string();
+        }
+        match arg.split_once('=') {
+            Some((flag, value)) if flag.starts_with("--") && value.starts_with('/') => {
+                format!("{flag}={}", self.path(value).display())
+            }
+            _ => arg.to_owned(),
+        }
+    }
+
+    /// `resetctl` with nothing inherited but PATH, and a home inside the root.
+    fn command(&self) -> Command {
+        let mut cmd = Command::new(bin());
+        cmd.env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", self.path("/home"))
+            .env("XDG_CONFIG_HOME", self.path("/home/.config"))
+            .env("XDG_DATA_HOME", self.path("/home/.local/share"))
+            .current_dir(self.dir.path())
+            .stdin(Stdio::null());
+        cmd
+    }
+
+    /// Runs `cmd` to completion (killed after 60 s: nothing here should take long).
+    fn run(&self, cmd: &mut Command) -> Ran {
+        let out = self.path("/run/out");
+        let err = self.path("/run/err");
+        let mut child = cmd
+            .stdout(fs::File::create(&out).unwrap())
+            .stderr(fs::File::create(&err).unwrap())
+            .spawn()
+            .expect("spawn resetctl");
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                break child.wait().unwrap();
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        Ran {
+            code: status.code().unwrap_or(-1),
+            stdout: fs::read_to_string(&out).unwrap_or_default(),
+            stderr: fs::read_to_string(&err).unwrap_or_default(),
+        }
+    }
+
+    /// Runs one command of the guide: `serve`, a long-running `webhook
+    /// deliver` and the `webhook` commands that contact a target parse up to
+    /// `--help` (exit 0); `sync` runs with `--check` instead of `--once` or
+    /// `--daemon` (it resolves every setting without fetching; exit 0);
+    /// anything else runs and must not be a usage error (64).
+    fn check(&self, invocation: &Invocation) -> Result<(), String> {
+        let args: Vec<String> = invocation.args.iter().map(|a| self.map(a)).collect();
+        let mut path = Vec::new();
+        let mut i = 0;
+        while i < args.len() && path.len() < 2 {
+            let arg = args[i].as_str();
+            if arg.starts_with('-') {
+                i += if GLOBAL_VALUE_FLAGS.contains(&arg) {
+                    2
+                } else {
+                    1
+                };
+                continue;
+            }
+            path.push(arg);
+            i += 1;
+        }
+        let has = |flag: &str| args.iter().any(|a| a == flag);
+        let (args, expect_zero) = match path.as_slice() {
+            ["serve", ..] => ([args.clone(), vec!["--help".into()]].concat(), true),
+            ["webhook", "add" | "test", ..] => {
+                ([args.clone(), vec!["--help".into()]].concat(), true)
+            }
+            ["webhook", "deliver", ..] if !has("--once") => {
+                ([args.clone(), vec!["--help".into()]].concat(), true)
+            }
+            ["sync", ..] => (
+                args.iter()
+                    .map(|a| match a.as_str() {
+                        "--once" | "--daemon" => "--check".to_owned(),
+                        _ => a.clone(),
+                    })
+                    .collect(),
+                true,
+            ),
+            _ => (args.clone(), false),
+        };
+        let ran = self.run(self.command().args(&args));
+        let ok = if expect_zero {
+            ran.code == 0
+        } else {
+            ran.code >= 0 && ran.code != 64
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(format!(
+                "{}\n  ran: resetctl {}\n  exit {}\n  stdout: {}\n  stderr: {}",
+                invocation.at,
+                args.join(" "),
+                ran.code,
+                ran.stdout.trim(),
+                ran.stderr.trim()
+            ))
+        }
+    }
+}
+
+/// Starts `serve`, waits until it answers `GET /healthz` (it binds before
+/// it builds the quota, so listening alone proves little), stops it again.
+fn serve_starts(mut cmd: Command) -> Result<(), String> {
+    let dir = tempfile::tempdir().unwrap();
+    let err = dir.path().join("stderr");
+    let mut child = cmd
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", dir.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(fs::File::create(&err).unwrap())
+        .spawn()
+        .expect("spawn resetctl serve");
+    let (tx, rx) = std::sync::mpsc::channel();
+    let stdout = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut addr: Option<SocketAddr> = None;
+    let result = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break Err(format!(
+                "exited ({status}): {}",
+                fs::read_to_string(&err).unwrap_or_default().trim()
+            ));
+        }
+        if Instant::now() > deadline {
+            break Err("no answer to GET /healthz within 30 s".into());
+        }
+        match addr {
+            None => {
+                if let Ok(line) = rx.recv_timeout(Duration::from_millis(20)) {
+                    addr = line
+                        .strip_prefix("listening on http://")
+                        .and_then(|a| a.trim().parse().ok());
+                }
+            }
+            Some(addr) if answers_http(addr) => break Ok(()),
+            Some(_) => std::thread::sleep(Duration::from_millis(20)),
+        }
+    };
+    let _ = child.kill();
+    let _ = child.wait();
+    result
+}
+
+/// Whether `GET /healthz` at `addr` gets an HTTP answer (any status).
+fn answers_http(addr: SocketAddr) -> bool {
+    let Ok(mut stream) = TcpStream::connect_timeout(&addr, Duration::from_secs(1)) else {
+        return false;
+    };
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
+    let request = b"GET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n";
+    if stream.write_all(request).is_err() {
+        return false;
+    }
+    let mut head = Vec::new();
+    let _ = stream.take(9).read_to_end(&mut head);
+    head == b"HTTP/1.1 "
+}
+
+#[test]
+fn the_shell_reader_finds_the_commands_a_shell_would_run() {
+    let found = invocations(
+        "sudo -u resetctl resetctl --config '/etc/a b.toml' status --json | jq .sync # resetctl x\n\
+         resetctl completions bash 2>&1 > /etc/bash_completion.d/resetctl\n\
+         sudo -u resetctl flock /var/lib/resetctl/resetctl.lock tar -czf - . | sudo tee \"$(date +%F)\"\n\
+         X=1 /usr/local/bin/resetctl \\\n  sync --once && useradd resetctl",
+        "t",
+    );
+    let args: Vec<(String, Vec<String>)> = found.into_iter().map(|i| (i.binary, i.args)).collect();
+    let words = |w: &[&str]| w.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    assert_eq!(
+        args,
+        [
+            (
+                "resetctl".to_owned(),
+                words(&["--config", "/etc/a b.toml", "status", "--json"])
+            ),
+            ("resetctl".to_owned(), words(&["completions", "bash"])),
+            (INSTALLED.to_owned(), words(&["sync", "--once"])),
+        ]
+    );
+}
