@@ -8,7 +8,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::model::validate::{validate_records, ValidationError};
-use crate::model::{Record, Timestamp};
+use crate::model::{DataSource, Record, Timestamp};
 
 /// A records document.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -21,6 +21,27 @@ pub struct RecordsDocument {
     pub last_successful_check_at: Option<Timestamp>,
     /// The records, each exactly as in section 2.1.
     pub records: Vec<Record>,
+    /// The `meta.dataSource` the instance that wrote the document serves;
+    /// `Some(None)` (`null`) when it serves none (it is standalone). Only
+    /// the admin listener's `/export.json` writes it, and an instance that
+    /// syncs from that export serves it in place of a `dataSource` of its
+    /// own. Absent elsewhere (`export`, seed files, other upstreams).
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub data_source: Option<Option<DataSource>>,
+}
+
+/// Deserialises a member that is present (even as `null`) as `Some`, so
+/// an absent member (`None`, by `default`) and `null` stay apart.
+fn present<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    T::deserialize(deserializer).map(Some)
 }
 
 /// Why a document was refused.
@@ -263,6 +284,36 @@ mod tests {
         .unwrap();
         assert_eq!(doc.records.len(), 2);
         assert_eq!(doc.last_successful_check_at, None);
+    }
+
+    #[test]
+    fn a_data_source_member_is_told_apart_when_absent_null_or_an_object() {
+        let doc = |extra: &str| {
+            RecordsDocument::from_slice(
+                format!(r#"{{"generatedAt":"2026-11-20T10:00:00.000Z","records":[]{extra}}}"#)
+                    .as_bytes(),
+            )
+        };
+        assert_eq!(doc("").unwrap().data_source, None);
+        assert_eq!(
+            doc(r#","dataSource":null"#).unwrap().data_source,
+            Some(None)
+        );
+        let error = doc(r#","dataSource":{"type":"upstream"}"#).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "dataSource: missing field `mode`",
+            "a malformed dataSource is named"
+        );
+        // Absent is not written; null is.
+        let mut written = doc("").unwrap();
+        assert!(!serde_json::to_string(&written)
+            .unwrap()
+            .contains("dataSource"));
+        written.data_source = Some(None);
+        assert!(serde_json::to_string(&written)
+            .unwrap()
+            .ends_with(r#""dataSource":null}"#));
     }
 
     #[test]

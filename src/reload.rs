@@ -303,7 +303,7 @@ impl Reloader {
                     .and_then(|v| v.data_source().cloned());
             }
         };
-        newest(file, carried).map(|s| s.data_source(self.clock.now(), true))
+        newest(file, carried).and_then(|s| s.data_source(self.clock.now(), true))
     }
 
     /// Rebuilds the meta when the sync state (or its age) changed what it says.

@@ -1,5 +1,6 @@
 //! What operators watch and read: `status`'s exit code and `/healthz`'s
-//! readiness mode for staleness, the JSON log format, and `--version`.
+//! readiness mode for staleness, the JSON log format, and `--version`;
+//! and what a replica syncing from a writer's `/export.json` serves.
 
 use serde_json::{json, Value};
 
@@ -114,6 +115,145 @@ fn status_exits_1_and_healthz_ready_fresh_answers_503_while_a_mirror_is_stale() 
     assert_eq!(
         gauge("resetctl_sync_fetched_at_timestamp_seconds", &[]),
         Some(1_795_519_800.0)
+    );
+}
+
+/// `sync --once` of `replica` from the `/export.json` of the admin listener at `writer`.
+fn sync_from(replica: &World, writer: std::net::SocketAddr, now: &str) -> crate::util::Run {
+    let export = format!("http://{writer}/export.json");
+    replica.run(&[
+        "--now",
+        now,
+        "sync",
+        "--upstream",
+        &export,
+        "--interval-minutes",
+        "5",
+        "--once",
+    ])
+}
+
+/// Waits until `server` serves a `meta` that `check` accepts; returns the reply.
+fn served_when(server: &Server, check: impl Fn(&Value) -> bool) -> crate::util::server::Reply {
+    server.wait_for(
+        "/openapi/v1/records",
+        std::time::Duration::from_secs(10),
+        |r| r.status == 200 && check(&r.json()["meta"]),
+    )
+}
+
+#[test]
+fn a_replica_serves_its_writers_meta_byte_for_byte() {
+    let up = Upstream::start(Behavior::Serve {
+        body: document().into_bytes(),
+        etag: Some("\"v1\"".into()),
+        last_modified: None,
+    });
+    let writer = World::new();
+    sync(&writer, &up, "2026-11-24T11:30:00.000Z").success();
+    let w = Server::start(
+        &writer,
+        &["--now", NOW, "--admin-listen", "127.0.0.1:0"],
+        &[],
+    );
+    let replica = World::new();
+    sync_from(&replica, w.admin.unwrap(), NOW).success();
+    let r = Server::start(&replica, &["--now", NOW], &[]);
+
+    // The writer's dataSource, its upstream's url and all: the same bytes
+    // and so the same entity tag on both.
+    let (at_writer, at_replica) = (w.get("/openapi/v1/records"), r.get("/openapi/v1/records"));
+    assert_eq!(
+        at_writer.json()["meta"]["dataSource"]["url"],
+        up.url("/r.json")
+    );
+    assert_eq!(
+        at_writer.json()["meta"]["dataSource"]["syncedAt"],
+        "2026-11-24T11:30:00.000Z"
+    );
+    assert_eq!(at_replica.text(), at_writer.text());
+    assert_eq!(at_replica.header("etag"), at_writer.header("etag"));
+    assert!(at_writer.header("etag").is_some());
+    let status = replica.run(&["--now", NOW, "status", "--json"]).success();
+    assert_eq!(
+        status.json()["sync"]["origin"]["dataSource"],
+        at_writer.json()["meta"]["dataSource"]
+    );
+
+    // The writer's upstream fails: the writer says stale, and so, once
+    // synced, does the replica, with the writer's error.
+    up.set(Behavior::Status(503));
+    sync(&writer, &up, "2026-11-24T11:45:00.000Z").code(69);
+    let at_writer = served_when(&w, |meta| meta["dataSource"]["status"] == "stale");
+    sync_from(&replica, w.admin.unwrap(), NOW).success();
+    let at_replica = served_when(&r, |meta| meta["dataSource"]["status"] == "stale");
+    assert_eq!(at_replica.text(), at_writer.text());
+    assert_eq!(
+        at_replica.json()["meta"]["dataSource"]["lastError"],
+        "upstream answered HTTP 503 Service Unavailable"
+    );
+
+    // The writer cannot be reached: the replica serves the writer's last
+    // dataSource, stale, with its own error and next attempt.
+    let writers = at_writer.json()["meta"]["dataSource"].clone();
+    let admin = w.admin.unwrap();
+    drop(w);
+    let failed = sync_from(&replica, admin, NOW).code(69);
+    let own = replica
+        .run(&["--now", NOW, "status", "--json"])
+        .code(1)
+        .json()["sync"]
+        .clone();
+    assert!(
+        own["lastError"]
+            .as_str()
+            .unwrap()
+            .starts_with("cannot connect to the upstream"),
+        "{own}\n{}",
+        failed.stderr
+    );
+    let at_replica = served_when(&r, |meta| {
+        meta["dataSource"]["lastError"] != writers["lastError"]
+    });
+    let mut expected = writers;
+    expected["lastError"] = own["lastError"].clone();
+    expected["nextAttemptAt"] = own["nextAttemptAt"].clone();
+    assert_eq!(at_replica.json()["meta"]["dataSource"], expected);
+}
+
+#[test]
+fn a_replica_of_a_standalone_writer_serves_no_data_source() {
+    let writer = World::new();
+    writer.seed_bundled();
+    let w = Server::start(
+        &writer,
+        &["--now", NOW, "--admin-listen", "127.0.0.1:0"],
+        &[],
+    );
+    let export = w.admin_get("/export.json", &[]);
+    assert_eq!(export.json()["dataSource"], Value::Null);
+    assert!(export
+        .json()
+        .as_object()
+        .unwrap()
+        .contains_key("dataSource"));
+    let replica = World::new();
+    sync_from(&replica, w.admin.unwrap(), NOW).success();
+    let r = Server::start(&replica, &["--now", NOW], &[]);
+    let (at_writer, at_replica) = (w.get("/openapi/v1/records"), r.get("/openapi/v1/records"));
+    assert!(!at_writer.json()["meta"]
+        .as_object()
+        .unwrap()
+        .contains_key("dataSource"));
+    assert_eq!(at_replica.text(), at_writer.text());
+    assert_eq!(at_replica.header("etag"), at_writer.header("etag"));
+    let status = replica.run(&["--now", NOW, "status"]).success();
+    assert!(
+        status
+            .stdout
+            .contains("origin:          a standalone instance (no dataSource is served)"),
+        "{}",
+        status.stdout
     );
 }
 

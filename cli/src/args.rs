@@ -479,9 +479,10 @@ pub struct ServeArgs {
     #[arg(long, env = "RESETCTL_LISTEN", value_name = "ADDR")]
     pub listen: Option<String>,
     /// A second address, for a private network, answering GET /metrics (Prometheus; OpenMetrics
-    /// when the Accept header asks), /healthz and /export.json (the served snapshot as a records
-    /// document with a strong ETag, for replicas that sync from this instance). Not counted,
-    /// not flood-guarded. Metrics are recorded only with it. Default: off.
+    /// when the Accept header asks), /healthz and /export.json (the served snapshot and
+    /// dataSource as a records document with a strong ETag, for replicas that sync from this
+    /// instance and then serve its meta). Not counted, not flood-guarded. Metrics are recorded
+    /// only with it. Default: off.
     #[arg(long, env = "RESETCTL_ADMIN_LISTEN", value_name = "ADDR")]
     pub admin_listen: Option<String>,
     /// How to notice new snapshots: file events with a polling fallback (auto), or polling only.

@@ -17,10 +17,20 @@ use warp::Filter;
 use super::errors::ApiError;
 use super::server::AppState;
 use crate::metrics::{Scrape, OPENMETRICS_TEXT, PROMETHEUS_TEXT};
+use crate::model::DataSource;
 
-/// The export of one snapshot: its sequence, its bytes and their strong ETag.
+/// The last export built: what it was built from (a snapshot's sequence
+/// and the `dataSource` served with it), its bytes and their strong ETag.
 #[derive(Debug, Default)]
-pub struct ExportCache(Mutex<Option<(u64, Bytes, HeaderValue)>>);
+pub struct ExportCache(Mutex<Option<ExportBuilt>>);
+
+#[derive(Debug, Clone)]
+struct ExportBuilt {
+    sequence: u64,
+    data_source: Option<DataSource>,
+    body: Bytes,
+    etag: HeaderValue,
+}
 
 /// Serves the admin routes on `listener` until `shutdown` resolves.
 pub async fn run(
@@ -137,10 +147,17 @@ async fn scrape(state: &AppState) -> Scrape {
 }
 
 /// `GET /export.json`: the served snapshot as a records document (what
-/// `resetctl export` writes), with a strong ETag; 304 when `If-None-Match`
-/// names it, so a replica's poll costs nothing while nothing changed.
+/// `resetctl export` writes) with the served `dataSource` beside it (`null`
+/// for a standalone instance), so an instance syncing from here serves the
+/// same meta; a strong ETag, and 304 when `If-None-Match` names it, so a
+/// replica's poll costs nothing while nothing changed.
 async fn export(if_none_match: Option<&str>, state: &AppState) -> Response {
-    let Some(sequence) = state.view.load().as_deref().map(|v| v.sequence()) else {
+    let Some((sequence, data_source)) = state
+        .view
+        .load()
+        .as_deref()
+        .map(|v| (v.sequence(), v.data_source().cloned()))
+    else {
         return ApiError::DataUnavailable.response();
     };
     let cached = state
@@ -149,24 +166,31 @@ async fn export(if_none_match: Option<&str>, state: &AppState) -> Response {
         .lock()
         .expect("not poisoned")
         .clone()
-        .filter(|(seq, _, _)| *seq == sequence);
-    let (body, etag) = match cached {
-        Some((_, body, etag)) => (body, etag),
+        .filter(|built| built.sequence == sequence && built.data_source == data_source);
+    let ExportBuilt { body, etag, .. } = match cached {
+        Some(built) => built,
         None => {
             let store = state.snapshots.clone();
             let loaded = tokio::task::spawn_blocking(move || store.load(sequence)).await;
             let Ok(Ok(snapshot)) = loaded else {
                 return ApiError::DataUnavailable.response();
             };
-            let body = Bytes::from(
-                serde_json::to_vec(&snapshot.to_document()).expect("records serialise"),
-            );
+            let document = crate::document::RecordsDocument {
+                data_source: Some(data_source.clone()),
+                ..snapshot.to_document()
+            };
+            let body = Bytes::from(serde_json::to_vec(&document).expect("records serialise"));
             let etag =
                 HeaderValue::from_str(&format!("\"{}\"", crate::sync::state::feed_digest(&body)))
                     .expect("hex digits");
-            *state.export.0.lock().expect("not poisoned") =
-                Some((sequence, body.clone(), etag.clone()));
-            (body, etag)
+            let built = ExportBuilt {
+                sequence,
+                data_source,
+                body,
+                etag,
+            };
+            *state.export.0.lock().expect("not poisoned") = Some(built.clone());
+            built
         }
     };
     let matches = if_none_match.is_some_and(|tags| {

@@ -29,8 +29,8 @@ pub struct UpstreamMonitor {
 /// What an upstream body turned out to be.
 #[derive(Debug, Clone)]
 pub enum UpstreamDocument {
-    /// Another instance's records document.
-    Records(RecordsDocument),
+    /// Another instance's records document (boxed: it is the larger by far).
+    Records(Box<RecordsDocument>),
     /// The public status feed, converted at `now`.
     Feed(Converted),
 }
@@ -85,7 +85,7 @@ pub fn decode_upstream(bytes: &[u8], now: Timestamp) -> Result<UpstreamDocument,
     let shape: Shape =
         serde_json::from_slice(bytes).map_err(|e| DocumentError::Syntax(e.to_string()))?;
     if shape.records.is_some() {
-        return RecordsDocument::from_slice(bytes).map(UpstreamDocument::Records);
+        return RecordsDocument::from_slice(bytes).map(|d| UpstreamDocument::Records(Box::new(d)));
     }
     if shape.schema_version.is_some() && shape.events.is_some() {
         let value: serde_json::Value =

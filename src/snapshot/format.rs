@@ -80,6 +80,7 @@ impl Snapshot {
             generated_at: self.generated_at,
             last_successful_check_at: self.last_successful_check_at,
             records: self.records.clone(),
+            data_source: None,
         }
     }
 }

@@ -19,7 +19,7 @@ use std::time::Duration;
 use super::backoff::{backoff_delay, interval_with_jitter, random_jitter, random_unit};
 use super::fetch::{build_client, fetch, FetchError, FetchSettings, Fetched, UpstreamRequest};
 use super::state::{
-    load_sync_state, newest, save_sync_state, SourceSettings, SyncState, SyncStateError,
+    load_sync_state, newest, save_sync_state, Origin, SourceSettings, SyncState, SyncStateError,
 };
 use crate::clock::Clock;
 use crate::document::DocumentError;
@@ -418,6 +418,7 @@ fn commit(
             state.upstream_monitor = content.monitor.clone();
             state.skipped = content.skipped.clone();
             state.feed_sha256 = feed.as_deref().map(crate::sync::state::feed_digest);
+            state.origin = content.origin.clone();
             succeed(state);
             store_feed(lock, data_dir, feed.as_deref()).map_err(local)?;
             content
@@ -489,6 +490,8 @@ struct Content {
     records: Vec<Record>,
     monitor: Option<crate::feed::UpstreamMonitor>,
     skipped: Vec<String>,
+    /// The upstream instance's own `dataSource`, when it sent one.
+    origin: Option<Origin>,
 }
 
 impl Content {
@@ -496,19 +499,24 @@ impl Content {
     /// loading checks (the same [`validate_records`] a load runs).
     fn checked(doc: UpstreamDocument) -> Result<Self, Rejected> {
         let content = match doc {
-            UpstreamDocument::Records(d) => Content {
-                generated_at: d.generated_at,
-                last_successful_check_at: d.last_successful_check_at,
-                records: d.records,
-                monitor: None,
-                skipped: Vec::new(),
-            },
+            UpstreamDocument::Records(d) => {
+                let d = *d;
+                Content {
+                    generated_at: d.generated_at,
+                    last_successful_check_at: d.last_successful_check_at,
+                    records: d.records,
+                    monitor: None,
+                    skipped: Vec::new(),
+                    origin: d.data_source.map(|data_source| Origin { data_source }),
+                }
+            }
             UpstreamDocument::Feed(f) => Content {
                 generated_at: f.generated_at,
                 last_successful_check_at: f.last_successful_check_at,
                 records: f.records,
                 monitor: f.monitor,
                 skipped: f.skipped.iter().map(ToString::to_string).collect(),
+                origin: None,
             },
         };
         validate_records(&content.records).map_err(|e| Rejected::Unpublishable(e.to_string()))?;

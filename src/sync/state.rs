@@ -77,6 +77,21 @@ pub struct SyncState {
     /// written ahead of its snapshot (or left by a killed sync) is never served.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub feed_sha256: Option<String>,
+    /// What the upstream serves as its own `dataSource`, when the upstream
+    /// is another resetctl instance's `/export.json`: this instance then
+    /// serves the same (see [`SyncState::data_source`]). From the last
+    /// fetched body; none for a feed or a plain records document.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<Origin>,
+}
+
+/// The `dataSource` an upstream resetctl instance serves.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Origin {
+    /// Its `meta.dataSource`; `None` when it serves none (a standalone
+    /// instance), and then neither does its mirror.
+    pub data_source: Option<DataSource>,
 }
 
 /// The digest [`SyncState::feed_sha256`] records for `bytes`.
@@ -107,6 +122,7 @@ impl SyncState {
             upstream_monitor: None,
             skipped: Vec::new(),
             feed_sha256: None,
+            origin: None,
         }
     }
 
@@ -123,8 +139,28 @@ impl SyncState {
 
     /// `meta.dataSource` (section 2.8) at `now`; `cached` says whether a
     /// usable upstream snapshot is being served.
-    pub fn data_source(&self, now: Timestamp, cached: bool) -> DataSource {
-        DataSource {
+    ///
+    /// A mirror of another resetctl instance (an [`Origin`]) serves the
+    /// origin's, so its bodies and entity tags are the origin's byte for
+    /// byte: the origin's own `dataSource`, or none when it serves none.
+    /// While this instance's own sync is not `ok` (the origin cannot be
+    /// reached, or was last reached longer ago than the maximum age) the
+    /// origin's is served with `status` `stale` and this instance's own
+    /// `lastError` and `nextAttemptAt`: its copy may be behind.
+    pub fn data_source(&self, now: Timestamp, cached: bool) -> Option<DataSource> {
+        let own = self.effective_status(now);
+        if let Some(origin) = &self.origin {
+            return origin.data_source.clone().map(|mut relayed| {
+                if own != DataSourceStatus::Ok {
+                    relayed.status = DataSourceStatus::Stale;
+                    relayed.last_error = self.last_error.clone();
+                    relayed.next_attempt_at = self.next_attempt_at;
+                }
+                relayed.cached = cached;
+                relayed
+            });
+        }
+        Some(DataSource {
             type_: "upstream".into(),
             mode: "upstream".into(),
             source_id: self.source.source_id.clone(),
@@ -135,14 +171,14 @@ impl SyncState {
             last_synced_at: self.synced_at,
             fetched_at: self.fetched_at,
             upstream_generated_at: self.upstream_generated_at,
-            status: self.effective_status(now),
+            status: own,
             last_error: self.last_error.clone(),
             next_attempt_at: self.next_attempt_at,
             interval_minutes: self.source.interval_minutes,
             cached,
             translation_status: TranslationStatus::Ok,
             translation_error: None,
-        }
+        })
     }
 }
 
@@ -228,4 +264,98 @@ pub fn save_sync_state(
     })?;
     write_atomic(&path, &bytes)?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(text: &str) -> Timestamp {
+        Timestamp::parse(text).unwrap()
+    }
+
+    /// A mirror's state after a good sync at 12:00 (max age 15 minutes).
+    fn mirror(origin: Option<Origin>) -> SyncState {
+        let mut state = SyncState::pending(SourceSettings {
+            source_id: "writer".into(),
+            name: "The writer".into(),
+            url: "http://10.0.0.10:9090/export.json".into(),
+            page_url: "http://10.0.0.10:9090/".into(),
+            interval_minutes: 5,
+            max_age_minutes: 15,
+        });
+        state.status = DataSourceStatus::Ok;
+        state.synced_at = Some(at("2026-11-24T12:00:00.000Z"));
+        state.fetched_at = state.synced_at;
+        state.origin = origin;
+        state
+    }
+
+    /// What the writer serves: synced hourly from the public feed.
+    fn writers() -> DataSource {
+        let mut writer = mirror(None);
+        writer.source.source_id = "didcodexreset".into();
+        writer.source.name = "Did Codex Reset".into();
+        writer.source.url = "https://didcodexreset.com/api/status.json".into();
+        writer.source.interval_minutes = 60;
+        writer.synced_at = Some(at("2026-11-24T11:10:00.000Z"));
+        writer
+            .data_source(at("2026-11-24T11:10:00.000Z"), true)
+            .unwrap()
+    }
+
+    #[test]
+    fn a_mirror_of_an_instance_serves_the_origins_data_source() {
+        let origin = Origin {
+            data_source: Some(writers()),
+        };
+        let state = mirror(Some(origin));
+        let now = at("2026-11-24T12:01:00.000Z");
+        assert_eq!(state.data_source(now, true), Some(writers()));
+        assert!(!state.data_source(now, false).unwrap().cached);
+    }
+
+    #[test]
+    fn a_mirror_that_cannot_reach_its_origin_says_stale_with_its_own_error() {
+        let mut state = mirror(Some(Origin {
+            data_source: Some(writers()),
+        }));
+        state.status = DataSourceStatus::Stale;
+        state.last_error = Some("cannot connect to the upstream".into());
+        state.next_attempt_at = Some(at("2026-11-24T12:10:00.000Z"));
+        let served = state
+            .data_source(at("2026-11-24T12:06:00.000Z"), true)
+            .unwrap();
+        let mut expected = writers();
+        expected.status = DataSourceStatus::Stale;
+        expected.last_error = state.last_error.clone();
+        expected.next_attempt_at = state.next_attempt_at;
+        assert_eq!(served, expected);
+
+        // Good syncs that stopped long ago are stale too, errorless.
+        let quiet = mirror(Some(Origin {
+            data_source: Some(writers()),
+        }));
+        let served = quiet
+            .data_source(at("2026-11-24T12:16:00.000Z"), true)
+            .unwrap();
+        assert_eq!(served.status, DataSourceStatus::Stale);
+        assert_eq!(served.last_error, None);
+        assert_eq!(served.synced_at, writers().synced_at);
+    }
+
+    #[test]
+    fn a_mirror_of_a_standalone_instance_serves_no_data_source() {
+        let state = mirror(Some(Origin { data_source: None }));
+        assert_eq!(
+            state.data_source(at("2026-11-24T13:00:00.000Z"), true),
+            None
+        );
+        // Its own data source when the upstream sent none at all.
+        let own = mirror(None)
+            .data_source(at("2026-11-24T12:01:00.000Z"), true)
+            .unwrap();
+        assert_eq!(own.url, "http://10.0.0.10:9090/export.json");
+        assert_eq!(own.status, DataSourceStatus::Ok);
+    }
 }

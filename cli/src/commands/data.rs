@@ -266,6 +266,19 @@ fn render_sync(report: &StatusReport) -> String {
     if !s.skipped.is_empty() {
         out.push_str(&format!("  skipped records: {}\n", s.skipped.join("; ")));
     }
+    if let Some(origin) = &s.origin {
+        // A mirror of another instance serves that instance's dataSource.
+        out.push_str(&match &origin.data_source {
+            Some(d) => format!(
+                "  origin:          {} ({}), {}, synced {}\n",
+                d.url,
+                d.name,
+                d.status,
+                time(d.synced_at)
+            ),
+            None => "  origin:          a standalone instance (no dataSource is served)\n".into(),
+        });
+    }
     out
 }
 
@@ -298,12 +311,13 @@ pub fn convert(settings: &Settings, file: &Path) -> Result<(), CliError> {
     let doc = resetctl::feed::decode_upstream(&bytes, settings.now)
         .map_err(|e| CliError::new(Code::DataErr, format!("{}: {e}", file.display())))?;
     let (document, skipped) = match doc {
-        resetctl::feed::UpstreamDocument::Records(d) => (d, Vec::new()),
+        resetctl::feed::UpstreamDocument::Records(d) => (*d, Vec::new()),
         resetctl::feed::UpstreamDocument::Feed(f) => (
             resetctl::document::RecordsDocument {
                 generated_at: f.generated_at,
                 last_successful_check_at: f.last_successful_check_at,
                 records: f.records,
+                data_source: None,
             },
             f.skipped,
         ),
