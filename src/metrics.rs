@@ -105,134 +105,145 @@ fn duration_buckets() -> Histogram {
 impl Metrics {
     fn new() -> Self {
         let mut registry = Registry::with_prefix("resetctl");
-        let http_requests = Family::<RouteStatus, Counter>::default();
-        registry.register(
-            "http_requests",
-            "HTTP requests answered, by route (a fixed name, never the raw path) and status",
-            http_requests.clone(),
-        );
-        let http_duration =
-            Family::<Route, Histogram>::new_with_constructor(duration_buckets as fn() -> Histogram);
-        registry.register_with_unit(
-            "http_request_duration",
-            "Time from a request's head to its answer's head, by route",
-            Unit::Seconds,
-            http_duration.clone(),
-        );
-        let quota_decisions = Family::<Decision, Counter>::default();
-        registry.register(
-            "quota_decisions",
-            "Quota decisions on data requests: admitted, limited (429), unavailable (503, the store did not answer), not_modified (304, uncounted)",
-            quota_decisions.clone(),
-        );
-        let quota_clients = Gauge::default();
-        registry.register(
-            "quota_tracked_clients",
-            "Clients the in-process quota currently tracks (0 with Redis or without a quota)",
-            quota_clients.clone(),
-        );
-        let refusals = Family::<Reason, Counter>::default();
-        registry.register(
-            "refusals",
-            "Requests and connections refused before any route: flood_guard (429 of the uncounted routes), connection_cap (accept-time caps)",
-            refusals.clone(),
-        );
-        let snapshot_sequence = Gauge::default();
-        registry.register(
-            "snapshot_sequence",
-            "Sequence number of the served snapshot (0: none)",
-            snapshot_sequence.clone(),
-        );
-        let snapshot_age = FloatGauge::default();
-        registry.register_with_unit(
-            "snapshot_age",
-            "Age of the served snapshot's generatedAt (an upstream mirror's is the upstream's own)",
-            Unit::Seconds,
-            snapshot_age.clone(),
-        );
-        let reloads = Counter::default();
-        registry.register(
-            "snapshot_reloads",
-            "Snapshots loaded and swapped in by the reloader",
-            reloads.clone(),
-        );
-        let reloads_refused = Counter::default();
-        registry.register(
-            "snapshot_reloads_refused",
-            "Snapshots the reloader refused (unreadable or invalid): the previous one stayed served",
-            reloads_refused.clone(),
-        );
-        let sync_status = Family::<SyncStatusLabel, Gauge>::default();
-        registry.register(
-            "sync_status",
-            "1 for the data dir's sync status as of the scrape (ok, stale, error, pending), 0 for the others; none in standalone mode",
-            sync_status.clone(),
-        );
-        let sync_failures = Gauge::default();
-        registry.register(
-            "sync_consecutive_failures",
-            "Failed sync attempts since the last good one",
-            sync_failures.clone(),
-        );
-        let sync_synced_at = FloatGauge::default();
-        registry.register_with_unit(
-            "sync_synced_at_timestamp",
-            "When the upstream was last fetched or revalidated (Unix time; 0: never)",
-            Unit::Seconds,
-            sync_synced_at.clone(),
-        );
-        let sync_fetched_at = FloatGauge::default();
-        registry.register_with_unit(
-            "sync_fetched_at_timestamp",
-            "When an upstream body was last fetched (Unix time; 0: never)",
-            Unit::Seconds,
-            sync_fetched_at.clone(),
-        );
-        let mcp_calls = Family::<Tool, Counter>::default();
-        registry.register(
-            "mcp_tool_calls",
-            "MCP tool calls, by tool",
-            mcp_calls.clone(),
-        );
-        let streams_open = Gauge::default();
-        registry.register(
-            "streams_open",
-            "Record streams (SSE) open now",
-            streams_open.clone(),
-        );
-        let webhook_deliveries = Family::<Outcome, Counter>::default();
-        registry.register(
-            "webhook_deliveries",
-            "Webhook delivery attempts by this process's deliverer, by outcome: delivered, retrying, failed (given up after the retry window), disabled (410 Gone)",
-            webhook_deliveries.clone(),
-        );
-        let webhook_backlog = Gauge::default();
-        registry.register(
-            "webhook_outbox_backlog",
-            "Deliveries waiting in the outbox, over every enabled endpoint",
-            webhook_backlog.clone(),
-        );
         Self {
+            http_requests: register(
+                &mut registry,
+                "http_requests",
+                None,
+                "HTTP requests answered, by route (a fixed name, never the raw path) and status",
+                Family::<RouteStatus, Counter>::default(),
+            ),
+            http_duration: register(
+                &mut registry,
+                "http_request_duration",
+                Some(Unit::Seconds),
+                "Time from a request's head to its answer's head, by route",
+                Family::<Route, Histogram>::new_with_constructor(duration_buckets as fn() -> Histogram),
+            ),
+            quota_decisions: register(
+                &mut registry,
+                "quota_decisions",
+                None,
+                "Quota decisions on data requests: admitted, limited (429), unavailable (503, the store did not answer), not_modified (304, uncounted)",
+                Family::<Decision, Counter>::default(),
+            ),
+            quota_clients: register(
+                &mut registry,
+                "quota_tracked_clients",
+                None,
+                "Clients the in-process quota currently tracks (0 with Redis or without a quota)",
+                Gauge::default(),
+            ),
+            refusals: register(
+                &mut registry,
+                "refusals",
+                None,
+                "Requests and connections refused before any route: flood_guard (429 of the uncounted routes), connection_cap (accept-time caps)",
+                Family::<Reason, Counter>::default(),
+            ),
+            snapshot_sequence: register(
+                &mut registry,
+                "snapshot_sequence",
+                None,
+                "Sequence number of the served snapshot (0: none)",
+                Gauge::default(),
+            ),
+            snapshot_age: register(
+                &mut registry,
+                "snapshot_age",
+                Some(Unit::Seconds),
+                "Age of the served snapshot's generatedAt (an upstream mirror's is the upstream's own)",
+                FloatGauge::default(),
+            ),
+            reloads: register(
+                &mut registry,
+                "snapshot_reloads",
+                None,
+                "Snapshots loaded and swapped in by the reloader",
+                Counter::default(),
+            ),
+            reloads_refused: register(
+                &mut registry,
+                "snapshot_reloads_refused",
+                None,
+                "Snapshots the reloader refused (unreadable or invalid): the previous one stayed served",
+                Counter::default(),
+            ),
+            sync_status: register(
+                &mut registry,
+                "sync_status",
+                None,
+                "1 for the data dir's sync status as of the scrape (ok, stale, error, pending), 0 for the others; none in standalone mode",
+                Family::<SyncStatusLabel, Gauge>::default(),
+            ),
+            sync_failures: register(
+                &mut registry,
+                "sync_consecutive_failures",
+                None,
+                "Failed sync attempts since the last good one",
+                Gauge::default(),
+            ),
+            sync_synced_at: register(
+                &mut registry,
+                "sync_synced_at_timestamp",
+                Some(Unit::Seconds),
+                "When the upstream was last fetched or revalidated (Unix time; 0: never)",
+                FloatGauge::default(),
+            ),
+            sync_fetched_at: register(
+                &mut registry,
+                "sync_fetched_at_timestamp",
+                Some(Unit::Seconds),
+                "When an upstream body was last fetched (Unix time; 0: never)",
+                FloatGauge::default(),
+            ),
+            mcp_calls: register(
+                &mut registry,
+                "mcp_tool_calls",
+                None,
+                "MCP tool calls, by tool",
+                Family::<Tool, Counter>::default(),
+            ),
+            streams_open: register(
+                &mut registry,
+                "streams_open",
+                None,
+                "Record streams (SSE) open now",
+                Gauge::default(),
+            ),
+            webhook_deliveries: register(
+                &mut registry,
+                "webhook_deliveries",
+                None,
+                "Webhook delivery attempts by this process's deliverer, by outcome: delivered, retrying, failed (given up after the retry window), disabled (410 Gone)",
+                Family::<Outcome, Counter>::default(),
+            ),
+            webhook_backlog: register(
+                &mut registry,
+                "webhook_outbox_backlog",
+                None,
+                "Deliveries waiting in the outbox, over every enabled endpoint",
+                Gauge::default(),
+            ),
             registry,
-            http_requests,
-            http_duration,
-            quota_decisions,
-            quota_clients,
-            refusals,
-            snapshot_sequence,
-            snapshot_age,
-            reloads,
-            reloads_refused,
-            sync_status,
-            sync_failures,
-            sync_synced_at,
-            sync_fetched_at,
-            mcp_calls,
-            streams_open,
-            webhook_deliveries,
-            webhook_backlog,
         }
     }
+}
+
+/// Registers `metric` under `name` (with `unit`, when it has one) and
+/// returns the handle that records into it.
+fn register<M: prometheus_client::registry::Metric + Clone>(
+    registry: &mut Registry,
+    name: &str,
+    unit: Option<Unit>,
+    help: &str,
+    metric: M,
+) -> M {
+    match unit {
+        Some(unit) => registry.register_with_unit(name, help, unit, metric.clone()),
+        None => registry.register(name, help, metric.clone()),
+    }
+    metric
 }
 
 /// Turns recording on for the rest of the process.

@@ -140,18 +140,9 @@ fn main_config() -> String {
         .text
 }
 
-/// A tool of the `systemd` package, or a panic with the install hint.
-fn systemd_tool(name: &str) -> &str {
-    let found = Command::new(name)
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status();
-    assert!(
-        matches!(found, Ok(s) if s.success()),
-        "{name} is not installed; `make test` installs it (apt-get install systemd)"
-    );
-    name
+/// A tool of the `systemd` package, or a failure with the install hint.
+fn systemd_tool(name: &str) -> String {
+    crate::util::tool(&[name], "--version", "systemd")
 }
 
 #[test]

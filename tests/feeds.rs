@@ -9,13 +9,12 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{Read, Write};
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use serde_json::{json, Value};
 
 use crate::util::server::{Reply, Server};
-use crate::util::{fixture, repo_root, World};
+use crate::util::{fixture, World};
 
 const GENERATED_AT: &str = "2026-11-20T10:00:00.000Z";
 const ATOM: &str = "/openapi/v1/records.atom";
@@ -46,49 +45,9 @@ fn open(w: &World) -> Server {
     serve(w, &["--no-rate-limit", "--flood-guard", "off"])
 }
 
-fn python() -> std::path::PathBuf {
-    let path = std::env::var_os("FEEDS_PYTHON")
-        .map(Into::into)
-        .unwrap_or_else(|| repo_root().join(".venv/bin/python"));
-    assert!(
-        path.exists(),
-        "the test virtualenv is not installed at {}; run `make test-deps` or set FEEDS_PYTHON",
-        path.display()
-    );
-    path
-}
-
 /// What feedparser (`atom`) or icalendar (`ics`) read in `body`.
 fn read_back(format: &str, body: &[u8]) -> Value {
-    let mut child = Command::new(python())
-        .arg(repo_root().join("tests/feeds_check.py"))
-        .arg(format)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run tests/feeds_check.py");
-    child.stdin.take().unwrap().write_all(body).unwrap();
-    let mut out = String::new();
-    child
-        .stdout
-        .take()
-        .unwrap()
-        .read_to_string(&mut out)
-        .unwrap();
-    let mut err = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut err)
-        .unwrap();
-    assert!(
-        child.wait().unwrap().success(),
-        "the {format} reader failed:\n{err}\n--- body\n{}",
-        String::from_utf8_lossy(body)
-    );
-    serde_json::from_str(&out).unwrap()
+    crate::util::python_json("feeds_check.py", format, body)
 }
 
 #[track_caller]

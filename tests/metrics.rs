@@ -4,45 +4,18 @@
 //! and `/export.json` with its strong ETag.
 
 use std::io::{Read, Write};
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use serde_json::Value;
 
 use crate::util::server::Server;
-use crate::util::{repo_root, World};
+use crate::util::World;
 
 const NOW: &str = "2026-11-24T12:00:00.000Z";
 
-fn python() -> std::path::PathBuf {
-    let path = repo_root().join(".venv/bin/python");
-    assert!(
-        path.exists(),
-        "the test virtualenv is not installed at {}; run `make test-deps`",
-        path.display()
-    );
-    path
-}
-
 /// What prometheus_client's parser (`text` or `openmetrics`) read in `body`.
 pub(crate) fn parse(format: &str, body: &[u8]) -> Value {
-    let mut child = Command::new(python())
-        .arg(repo_root().join("tests/metrics_check.py"))
-        .arg(format)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run tests/metrics_check.py");
-    child.stdin.take().unwrap().write_all(body).unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "prometheus_client ({format}) refused the body: {}\n{}",
-        String::from_utf8_lossy(&out.stderr),
-        String::from_utf8_lossy(body)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    crate::util::python_json("metrics_check.py", format, body)
 }
 
 pub(crate) fn family<'a>(parsed: &'a Value, name: &str) -> &'a Value {

@@ -29,13 +29,7 @@ struct Client {
 
 impl Client {
     fn connect(server: &Server, path: &str, extra: &[&str]) -> Self {
-        let python = repo_root().join(".venv/bin/python");
-        assert!(
-            python.exists(),
-            "the test virtualenv is not installed at {}; run `make test-deps`",
-            python.display()
-        );
-        let mut child = Command::new(python)
+        let mut child = Command::new(crate::util::python())
             .arg(repo_root().join("tests/sse_client.py"))
             .arg(server.url(path))
             .args(extra)

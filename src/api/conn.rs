@@ -20,6 +20,7 @@ use std::sync::Arc;
 use std::task::{ready, Context, Poll};
 use std::time::{Duration, Instant};
 
+use bytes::Bytes;
 use hyper::body::Incoming;
 use hyper::rt::{Read, ReadBufCursor, Write};
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
@@ -28,7 +29,7 @@ use tokio::net::TcpListener;
 use super::gate::{ConnectionGate, ConnectionLimits, BUSY_RESPONSE, MIN_HEAD_BYTES};
 use super::routes::{routes, ClientKey};
 use super::server::AppState;
-use super::stream_conn::{self, Answered, Opening, Replayed};
+use super::stream_conn::{self, Answered, Opening};
 use hyper_util::server::graceful::Watcher;
 use tokio::net::TcpStream;
 
@@ -248,7 +249,7 @@ where
                     Ok::<_, Infallible>(response)
                 }
             });
-        let io = JsonErrors::new(Replayed::new(first, TokioIo::new(stream)));
+        let io = HyperIo::new(first, TokioIo::new(stream));
         let connection = builder.serve_connection_with_upgrades(io, per_request);
         let mut connection = std::pin::pin!(watcher.watch(connection));
         // Client-caused connection errors are the client's business: debug only.
@@ -309,17 +310,22 @@ fn access_log(
     );
 }
 
-/// A connection whose writer gives hyper's automatic 400/414/431 a JSON body.
-struct JsonErrors<T> {
+/// The connection as hyper sees it: the bytes read before hyper took over
+/// (the first request's opening) are read first, then the socket; and
+/// hyper's automatic 400/414/431 answers get a JSON body on their way out.
+struct HyperIo<T> {
+    /// Read but not yet given to hyper.
+    first: Bytes,
     inner: T,
     /// A rewritten answer not yet fully written, and how much of it is.
     pending: Vec<u8>,
     written: usize,
 }
 
-impl<T> JsonErrors<T> {
-    fn new(inner: T) -> Self {
+impl<T> HyperIo<T> {
+    fn new(first: Bytes, inner: T) -> Self {
         Self {
+            first,
             inner,
             pending: Vec::new(),
             written: 0,
@@ -327,7 +333,7 @@ impl<T> JsonErrors<T> {
     }
 }
 
-impl<T: Write + Unpin> JsonErrors<T> {
+impl<T: Write + Unpin> HyperIo<T> {
     /// Writes what is left of a rewritten answer.
     fn poll_drain(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         while self.written < self.pending.len() {
@@ -344,17 +350,27 @@ impl<T: Write + Unpin> JsonErrors<T> {
     }
 }
 
-impl<T: Read + Unpin> Read for JsonErrors<T> {
+impl<T: Read + Unpin> Read for HyperIo<T> {
     fn poll_read(
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
-        buf: ReadBufCursor<'_>,
+        mut buf: ReadBufCursor<'_>,
     ) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.inner).poll_read(cx, buf)
+        if self.first.is_empty() {
+            return Pin::new(&mut self.inner).poll_read(cx, buf);
+        }
+        let n = self.first.len().min(buf.remaining());
+        buf.put_slice(&self.first[..n]);
+        bytes::Buf::advance(&mut self.first, n);
+        if self.first.is_empty() {
+            // Gives the allocation back at once.
+            self.first = Bytes::new();
+        }
+        Poll::Ready(Ok(()))
     }
 }
 
-impl<T: Write + Unpin> Write for JsonErrors<T> {
+impl<T: Write + Unpin> Write for HyperIo<T> {
     fn poll_write(
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,

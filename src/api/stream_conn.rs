@@ -11,7 +11,7 @@
 //! The accept loop reads the first bytes of every connection
 //! ([`read_opening`]) and hands everything that is not exactly such a
 //! request to hyper with those bytes replayed in front of the socket
-//! ([`Replayed`]), so hyper sees the connection byte for byte as sent: any
+//! (`HyperIo` in `conn.rs`), so hyper sees the connection byte for byte as sent: any
 //! other method, path, version, a request with a body, `Expect` or
 //! `Upgrade`, a pipelined second request, HTTP/2, a head too large or not
 //! yet complete within the header timeout. Only the HTTP/1.1 framing of the
@@ -22,12 +22,9 @@
 //! under hyper, keep-alive as usual.
 
 use std::io;
-use std::pin::Pin;
-use std::task::{Context, Poll};
 
 use bytes::{Buf, Bytes, BytesMut};
 use http_body_util::BodyExt;
-use hyper::rt::{Read, ReadBufCursor, Write};
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
 use warp::http::{self, header, HeaderName, HeaderValue};
@@ -231,70 +228,6 @@ fn push_header(head: &mut Vec<u8>, name: &str, value: &[u8]) {
     head.extend_from_slice(b": ");
     head.extend_from_slice(value);
     head.extend_from_slice(b"\r\n");
-}
-
-/// A connection whose first bytes were already read: hyper reads them
-/// first, then the socket.
-pub(crate) struct Replayed<T> {
-    first: Bytes,
-    inner: T,
-}
-
-impl<T> Replayed<T> {
-    /// `inner`, with `first` read before it.
-    pub(crate) fn new(first: Bytes, inner: T) -> Self {
-        Self { first, inner }
-    }
-}
-
-impl<T: Read + Unpin> Read for Replayed<T> {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        mut buf: ReadBufCursor<'_>,
-    ) -> Poll<io::Result<()>> {
-        if self.first.is_empty() {
-            return Pin::new(&mut self.inner).poll_read(cx, buf);
-        }
-        let n = self.first.len().min(buf.remaining());
-        buf.put_slice(&self.first[..n]);
-        self.first.advance(n);
-        if self.first.is_empty() {
-            // Gives the allocation back at once.
-            self.first = Bytes::new();
-        }
-        Poll::Ready(Ok(()))
-    }
-}
-
-impl<T: Write + Unpin> Write for Replayed<T> {
-    fn poll_write(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.inner).poll_write(cx, buf)
-    }
-
-    fn poll_write_vectored(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[io::IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.inner).poll_write_vectored(cx, bufs)
-    }
-
-    fn is_write_vectored(&self) -> bool {
-        self.inner.is_write_vectored()
-    }
-
-    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.inner).poll_flush(cx)
-    }
-
-    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.inner).poll_shutdown(cx)
-    }
 }
 
 #[cfg(test)]

@@ -175,6 +175,67 @@ pub fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
+/// The first of `candidates` that runs (`CANDIDATE version_flag` exits 0):
+/// a tool a test needs. Missing, the test fails naming the apt `package`
+/// that `make test` installs.
+#[track_caller]
+pub fn tool(candidates: &[&str], version_flag: &str, package: &str) -> String {
+    let found = candidates.iter().copied().find(|candidate| {
+        Command::new(candidate)
+            .arg(version_flag)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    });
+    match found {
+        Some(found) => found.to_owned(),
+        None => panic!(
+            "{} is not installed; `make test` installs it (apt-get install {package})",
+            candidates[0]
+        ),
+    }
+}
+
+/// The Python of the pinned test virtualenv (`make test-deps` installs it
+/// with tests/requirements.txt); `TEST_PYTHON` names another one.
+pub fn python() -> PathBuf {
+    let path = std::env::var_os("TEST_PYTHON")
+        .map(Into::into)
+        .unwrap_or_else(|| repo_root().join(".venv/bin/python"));
+    assert!(
+        path.exists(),
+        "the test venv is missing at {}; run `make test-deps` (python3 -m venv .venv && .venv/bin/pip install -r tests/requirements.txt) or set TEST_PYTHON",
+        path.display()
+    );
+    path
+}
+
+/// What `tests/<script> <arg>` (a reader built on the library the format's
+/// users use) printed as JSON for `input` on its standard input; fails the
+/// test with the reader's error and the input when it refuses.
+#[track_caller]
+pub fn python_json(script: &str, arg: &str, input: &[u8]) -> serde_json::Value {
+    use std::io::Write;
+    let mut child = Command::new(python())
+        .arg(repo_root().join("tests").join(script))
+        .arg(arg)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("run tests/{script}: {e}"));
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "tests/{script} {arg} refused the input: {}\n--- input\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(input)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
 /// A tiny deterministic generator (xorshift) for randomised loops; the seed is printed.
 pub struct Rng(u64);
 

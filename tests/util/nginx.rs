@@ -11,17 +11,7 @@ pub struct Nginx {
 }
 
 pub fn nginx_binary() -> String {
-    for candidate in ["nginx", "/usr/sbin/nginx"] {
-        if Command::new(candidate)
-            .arg("-v")
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success())
-        {
-            return candidate.to_owned();
-        }
-    }
-    panic!("nginx is not installed; `make test` installs it (apt-get install nginx)");
+    super::tool(&["nginx", "/usr/sbin/nginx"], "-v", "nginx")
 }
 
 impl Nginx {

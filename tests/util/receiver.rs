@@ -2,26 +2,12 @@
 //! logs every request, answers as scripted per path, and verifies signed
 //! requests with the Standard Webhooks reference library from PyPI.
 
-use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use super::{repo_root, wait_until};
-
-/// The Python of the pinned venv (`make test-deps`).
-pub fn python() -> PathBuf {
-    let path = std::env::var_os("TEST_PYTHON")
-        .map(Into::into)
-        .unwrap_or_else(|| repo_root().join(".venv/bin/python"));
-    assert!(
-        path.exists(),
-        "the test venv is missing at {}; run `make test-deps` (python3 -m venv .venv && .venv/bin/pip install -r tests/requirements.txt) or set TEST_PYTHON",
-        path.display()
-    );
-    path
-}
+use super::{python, repo_root, wait_until};
 
 /// A running receiver; killed on drop.
 pub struct Receiver {

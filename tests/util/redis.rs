@@ -10,17 +10,8 @@ pub struct Redis {
     dir: tempfile::TempDir,
 }
 
-fn redis_server() -> &'static str {
-    let found = Command::new("redis-server")
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status();
-    assert!(
-        matches!(found, Ok(s) if s.success()),
-        "redis-server is not installed; `make test` installs it (apt-get install redis-server)"
-    );
-    "redis-server"
+fn redis_server() -> String {
+    super::tool(&["redis-server"], "--version", "redis-server")
 }
 
 impl Redis {
