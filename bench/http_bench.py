@@ -243,6 +243,9 @@ def main():
     ap.add_argument("--client-cpu", type=int, default=1)
     ap.add_argument("--limiter-clients", type=int, default=10000,
                     help="distinct trusted X-Forwarded-For clients for the limiter-on run (0 to skip)")
+    ap.add_argument("--only", choices=["metrics"],
+                    help="run only this comparison (metrics: the same server with and without "
+                         "--admin-listen), so more --runs narrow its spread in the same time")
     args = ap.parse_args()
     if args.runs < 3:
         sys.exit("--runs must be at least 3 (a median and a spread need them)")
@@ -267,21 +270,22 @@ def main():
         bodies = {PATH.split("?")[0]: wait_http(ours + PATH)}
         for feed in FEEDS:
             bodies[feed] = wait_http(ours + feed)
-        nginx, nport = start_nginx(tmp, bodies, args.server_cpu)
+        nginx, nport = start_nginx(tmp, bodies, args.server_cpu) if args.only is None else (None, None)
         theirs = f"http://127.0.0.1:{nport}"
-        for path, body in bodies.items():
+        for path, body in bodies.items() if nginx else []:
             served = wait_http(theirs + path)
             assert served == body, f"nginx must serve the identical bytes of {path}"
-        got = bench.measure({"ours": (ours + PATH, ""), "nginx": (theirs + PATH, "")})
-        rows.append((n, "resetctl, limiter off", got["ours"], "nginx", got["nginx"]))
-        # 304s: each side gets its own tag back in If-None-Match (nginx's is its mtime-size ETag).
-        got = bench.measure({"ours": (ours + PATH, if_none_match(ours + PATH)),
-                             "nginx": (theirs + PATH, if_none_match(theirs + PATH))},
-                            expected=304)
-        rows.append((n, "resetctl, 304 to If-None-Match", got["ours"], "nginx, 304", got["nginx"]))
-        for feed in FEEDS:
-            got = bench.measure({"ours": (ours + feed, ""), "nginx": (theirs + feed, "")})
-            rows.append((n, f"resetctl, {feed.rsplit('/', 1)[1]} 200", got["ours"], "nginx, same bytes", got["nginx"]))
+        if nginx:
+            got = bench.measure({"ours": (ours + PATH, ""), "nginx": (theirs + PATH, "")})
+            rows.append((n, "resetctl, limiter off", got["ours"], "nginx", got["nginx"]))
+            # 304s: each side gets its own tag back in If-None-Match (nginx's is its mtime-size ETag).
+            got = bench.measure({"ours": (ours + PATH, if_none_match(ours + PATH)),
+                                 "nginx": (theirs + PATH, if_none_match(theirs + PATH))},
+                                expected=304)
+            rows.append((n, "resetctl, 304 to If-None-Match", got["ours"], "nginx, 304", got["nginx"]))
+            for feed in FEEDS:
+                got = bench.measure({"ours": (ours + feed, ""), "nginx": (theirs + feed, "")})
+                rows.append((n, f"resetctl, {feed.rsplit('/', 1)[1]} 200", got["ours"], "nginx, same bytes", got["nginx"]))
         # Metrics are recorded only with an admin listener: the same server with one, against
         # the same server without (issue 19's goal: at least 0.97x).
         metered, mport = start_server(args, data, ["--no-rate-limit", "--flood-guard", "off",
@@ -290,9 +294,18 @@ def main():
         got = bench.measure({"on": (f"http://127.0.0.1:{mport}" + PATH, ""), "off": (ours + PATH, "")})
         rows.append((n, "resetctl, metrics on (--admin-listen)", got["on"], "metrics off", got["off"]))
         stop(metered)
+        if args.only == "metrics":
+            # The A/A control: a second server exactly like the reference, started the way the
+            # metered one was. Its ratio is what this machine calls a difference when there is none.
+            twin, tport = start_server(args, data, ["--no-rate-limit", "--flood-guard", "off",
+                                                    "--public-base-url", "https://bench.invalid"])
+            got = bench.measure({"twin": (f"http://127.0.0.1:{tport}" + PATH, ""), "off": (ours + PATH, "")})
+            rows.append((n, "resetctl, metrics off (A/A control: a second, identical server)", got["twin"], "metrics off", got["off"]))
+            stop(twin)
         stop(server)
-        stop(nginx, signal.SIGQUIT)
-        if args.limiter_clients:
+        if nginx:
+            stop(nginx, signal.SIGQUIT)
+        if args.limiter_clients and args.only is None:
             # The same client script (one of N X-Forwarded-For addresses per request) against
             # the limiter off and on.
             clients = f"""
@@ -332,7 +345,8 @@ end
     print(f"Commit: {commit()}\n")
     print(f"wrk -t1 -c{args.connections} -d{args.duration}s, GET {PATH}, body identical for both servers; "
           f"{args.runs} runs per side after a {args.warmup} s warm-up of each, alternating; "
-          f"servers on CPU {args.server_cpu}, wrk on CPU {args.client_cpu} (taskset); nginx with one worker. "
+          f"servers on CPU {args.server_cpu}, wrk on CPU {args.client_cpu} (taskset)"
+          f"{'' if args.only else '; nginx with one worker'}. "
           f"Every run: no socket error, every answer a 200 (a 304 in the conditional rows).\n")
     print("Figures: median (min–max) over the runs. Ratio: median req/s over the reference's median req/s.\n")
     print("| records | server | req/s | p50 ms | p99 ms | reference | reference req/s | ratio | reference p99 ms |")
