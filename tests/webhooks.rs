@@ -297,9 +297,16 @@ fn retries_through_500s_and_a_timeout_keep_the_message_id() {
         lines[0].contains("next retry 2026-11-20T10:00:0"),
         "about 5 s later: {shown}"
     );
+    // The second delay is 60 s ± 20 % of jitter after the attempt at 10:00:10.
+    let next = lines[1]
+        .split("next retry ")
+        .nth(1)
+        .map(str::trim)
+        .unwrap_or_else(|| panic!("no next retry: {shown}"));
+    assert!(lines[1].contains("timed out"), "{shown}");
     assert!(
-        lines[1].contains("timed out") && lines[1].contains("next retry 2026-11-20T10:01:"),
-        "{shown}"
+        ("2026-11-20T10:00:58.000Z"..="2026-11-20T10:01:22.000Z").contains(&next),
+        "48 to 72 s after 10:00:10: {shown}"
     );
     assert!(
         lines[2].contains("delivered")
