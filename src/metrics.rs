@@ -53,7 +53,7 @@ struct Reason {
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct Tool {
-    tool: String,
+    tool: &'static str,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -363,8 +363,9 @@ pub fn mcp_call(tool: &str) {
     if let Some(m) = METRICS.get() {
         // Only the tools the server has: an unknown name is "unknown".
         let tool = match tool {
-            "get_latest_reset" | "list_resets" => tool.to_owned(),
-            _ => "unknown".to_owned(),
+            "get_latest_reset" => "get_latest_reset",
+            "list_resets" => "list_resets",
+            _ => "unknown",
         };
         m.mcp_calls.get_or_create(&Tool { tool }).inc();
     }

@@ -37,11 +37,8 @@ pub struct StatusReport {
 
 impl StatusReport {
     fn judge(mut self) -> Self {
-        use crate::model::DataSourceStatus;
         self.stale = self.mode == Some("upstream")
-            && self.sync.as_ref().is_some_and(|s| {
-                matches!(s.status, DataSourceStatus::Stale | DataSourceStatus::Error)
-            });
+            && self.sync.as_ref().is_some_and(|s| s.status.is_behind());
         self
     }
 }

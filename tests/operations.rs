@@ -19,6 +19,15 @@ fn document() -> String {
     .to_string()
 }
 
+/// An upstream serving [`document`] with the ETag `"v1"`.
+fn upstream() -> Upstream {
+    Upstream::start(Behavior::Serve {
+        body: document().into_bytes(),
+        etag: Some("\"v1\"".into()),
+        last_modified: None,
+    })
+}
+
 fn sync(w: &World, up: &Upstream, now: &str) -> crate::util::Run {
     w.run(&[
         "--now",
@@ -36,11 +45,7 @@ fn sync(w: &World, up: &Upstream, now: &str) -> crate::util::Run {
 
 #[test]
 fn status_exits_1_and_healthz_ready_fresh_answers_503_while_a_mirror_is_stale() {
-    let up = Upstream::start(Behavior::Serve {
-        body: document().into_bytes(),
-        etag: Some("\"v1\"".into()),
-        last_modified: None,
-    });
+    let up = upstream();
     let w = World::new();
     sync(&w, &up, "2026-11-24T11:30:00.000Z").success();
 
@@ -144,11 +149,7 @@ fn served_when(server: &Server, check: impl Fn(&Value) -> bool) -> crate::util::
 
 #[test]
 fn a_replica_serves_its_writers_meta_byte_for_byte() {
-    let up = Upstream::start(Behavior::Serve {
-        body: document().into_bytes(),
-        etag: Some("\"v1\"".into()),
-        last_modified: None,
-    });
+    let up = upstream();
     let writer = World::new();
     sync(&writer, &up, "2026-11-24T11:30:00.000Z").success();
     let w = Server::start(

@@ -5,18 +5,10 @@
 use std::process::Command;
 
 use crate::util::server::Server;
-use crate::util::{repo_root, World};
+use crate::util::World;
 
 fn schemathesis() -> std::path::PathBuf {
-    let path = std::env::var_os("SCHEMATHESIS")
-        .map(Into::into)
-        .unwrap_or_else(|| repo_root().join(".venv/bin/schemathesis"));
-    assert!(
-        path.exists(),
-        "schemathesis is not installed at {}; run `make test-deps` (python3 -m venv .venv && .venv/bin/pip install -r tests/requirements.txt) or set SCHEMATHESIS",
-        path.display()
-    );
-    path
+    crate::util::venv_bin("schemathesis", "SCHEMATHESIS")
 }
 
 /// Hypothesis' health checks (data generation too slow, …) judge the test

@@ -249,11 +249,7 @@ pub fn healthz(query: &str, state: Arc<AppState>) -> Response {
         }
         _ => view.sync_status(),
     };
-    let stale = fresh
-        && matches!(
-            sync_status,
-            Some(crate::model::DataSourceStatus::Stale | crate::model::DataSourceStatus::Error)
-        );
+    let stale = fresh && sync_status.is_some_and(|s| s.is_behind());
     let body = serde_json::json!({
         "ok": !stale,
         "status": if stale { "stale" } else { "ready" },

@@ -41,6 +41,13 @@ impl DataSourceStatus {
             DataSourceStatus::Pending => "pending",
         }
     }
+
+    /// Whether a cache in this state may be behind its upstream (`stale`
+    /// or `error`): what `status`'s exit code and `/healthz?ready=fresh`
+    /// report as stale.
+    pub fn is_behind(self) -> bool {
+        matches!(self, DataSourceStatus::Stale | DataSourceStatus::Error)
+    }
 }
 
 impl std::fmt::Display for DataSourceStatus {

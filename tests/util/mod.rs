@@ -197,18 +197,24 @@ pub fn tool(candidates: &[&str], version_flag: &str, package: &str) -> String {
     }
 }
 
-/// The Python of the pinned test virtualenv (`make test-deps` installs it
-/// with tests/requirements.txt); `TEST_PYTHON` names another one.
-pub fn python() -> PathBuf {
-    let path = std::env::var_os("TEST_PYTHON")
+/// `.venv/bin/<name>` of the pinned test virtualenv (`make test-deps`
+/// installs it with tests/requirements.txt), or what `override_var` names.
+#[track_caller]
+pub fn venv_bin(name: &str, override_var: &str) -> PathBuf {
+    let path = std::env::var_os(override_var)
         .map(Into::into)
-        .unwrap_or_else(|| repo_root().join(".venv/bin/python"));
+        .unwrap_or_else(|| repo_root().join(".venv/bin").join(name));
     assert!(
         path.exists(),
-        "the test venv is missing at {}; run `make test-deps` (python3 -m venv .venv && .venv/bin/pip install -r tests/requirements.txt) or set TEST_PYTHON",
+        "{name} is not installed at {}; run `make test-deps` (python3 -m venv .venv && .venv/bin/pip install -r tests/requirements.txt) or set {override_var}",
         path.display()
     );
     path
+}
+
+/// The Python of the test virtualenv; `TEST_PYTHON` names another one.
+pub fn python() -> PathBuf {
+    venv_bin("python", "TEST_PYTHON")
 }
 
 /// What `tests/<script> <arg>` (a reader built on the library the format's
