@@ -57,6 +57,9 @@ pub struct LedgerReport {
     pub unpublished: usize,
     /// Lines that are not complete entries (an interrupted append).
     pub torn_lines: usize,
+    /// The first corrupt line, described with what to do: nothing is
+    /// published from the ledger while it is there.
+    pub corrupt: Option<String>,
 }
 
 /// The sync state as `status` shows it: the file's content, with `status`
@@ -152,7 +155,7 @@ pub fn status_report(store: &SnapshotStore, now: Timestamp) -> Result<StatusRepo
 fn ledger_report(store: &SnapshotStore, published: Option<u64>) -> Option<LedgerReport> {
     let read = |e: crate::ledger::LedgerError| tracing::warn!("{e}");
     let ledger = read_ledger(store.data_dir()).map_err(read).ok()?;
-    if ledger.entries.is_empty() && ledger.torn.is_empty() {
+    if ledger.entries.is_empty() && ledger.torn.is_empty() && ledger.corrupt.is_empty() {
         return None;
     }
     let last_entry = ledger.entries.iter().map(|e| e.entry).max().unwrap_or(0);
@@ -167,5 +170,12 @@ fn ledger_report(store: &SnapshotStore, published: Option<u64>) -> Option<Ledger
             .filter(|e| e.entry > published.unwrap_or(0))
             .count(),
         torn_lines: ledger.torn.len(),
+        corrupt: ledger.corrupt.first().map(|bad| {
+            crate::ledger::LedgerError::Corrupt {
+                line: bad.line,
+                problem: bad.problem.clone(),
+            }
+            .to_string()
+        }),
     })
 }

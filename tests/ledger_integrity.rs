@@ -396,3 +396,116 @@ fn an_entry_line_spaced_by_hand_still_reserves_its_number() {
     let completion = &log_entries(&w)[0]["action"]["id"];
     assert_eq!(completion, "manual:entry-10");
 }
+
+/// One changed byte in a middle line is corruption, not a torn append: every
+/// command that publishes refuses (exit 65, naming the line and what to
+/// do), nothing is published or announced, `status` says so, and `record
+/// log` still shows the ledger for the repair.
+#[test]
+fn a_corrupt_middle_line_refuses_every_publishing_command_and_announces_nothing() {
+    let w = World::new();
+    w.seed_bundled();
+    let receiver = crate::util::receiver::Receiver::start();
+    crate::webhooks::add(&w, &receiver.url("/hook"), &[]);
+    for (post, at) in [
+        ("700", "2026-11-24T10:00:00Z"),
+        ("701", "2026-11-25T10:00:00Z"),
+    ] {
+        record(
+            &w,
+            &[
+                "schedule",
+                "--post-url",
+                &format!("https://x.com/h/status/{post}"),
+                "--at",
+                at,
+            ],
+        )
+        .success();
+    }
+    let path = w.data_dir().join("ledger.jsonl");
+    let mut bytes = ledger(&w);
+    let first_line_end = bytes.iter().position(|b| *b == b'\n').unwrap();
+    let inside = bytes[..first_line_end]
+        .windows(4)
+        .position(|w| w == b"h/st")
+        .expect("the first entry names its post");
+    bytes[inside] = 0;
+    std::fs::write(&path, &bytes).unwrap();
+    let snapshots_before = std::fs::read_dir(w.data_dir().join("snapshots"))
+        .unwrap()
+        .count();
+    let outbox = w.data_dir().join("webhooks/outbox.jsonl");
+    let outbox_before = std::fs::read(&outbox).unwrap_or_default();
+    for args in [
+        &["publish"][..],
+        &["seed"][..],
+        &["mark-checked"][..],
+        &["record", "dismiss", "700"][..],
+        &[
+            "record",
+            "schedule",
+            "--post-url",
+            "https://x.com/h/status/702",
+            "--at",
+            "2026-11-26T10:00:00Z",
+        ][..],
+    ] {
+        let mut all = vec!["--now", NOW];
+        all.extend_from_slice(args);
+        let refused = w.run(&all).code(65);
+        assert!(
+            refused.stderr.contains("ledger.jsonl line 1 is corrupt")
+                && refused
+                    .stderr
+                    .contains("Restore ledger.jsonl from a backup"),
+            "{args:?}: {}",
+            refused.stderr
+        );
+    }
+    assert_eq!(ledger(&w), bytes, "nothing appended");
+    assert_eq!(
+        std::fs::read_dir(w.data_dir().join("snapshots"))
+            .unwrap()
+            .count(),
+        snapshots_before,
+        "nothing published"
+    );
+    assert_eq!(
+        std::fs::read(&outbox).unwrap_or_default(),
+        outbox_before,
+        "nothing announced"
+    );
+    let status = w.run(&["--now", NOW, "status"]);
+    assert!(
+        status
+            .stdout
+            .contains("CORRUPT:         ledger.jsonl line 1 is corrupt"),
+        "{}",
+        status.stdout
+    );
+    let json = w.run(&["--now", NOW, "status", "--json"]).json();
+    assert!(
+        json["ledger"]["corrupt"]
+            .as_str()
+            .unwrap()
+            .contains("line 1"),
+        "{json}"
+    );
+    assert_eq!(
+        json["ledger"]["tornLines"], 0,
+        "it is not called a torn append"
+    );
+    let log = w.run(&["--now", NOW, "record", "log"]).success();
+    assert!(log.stderr.contains("line 1 is corrupt"), "{}", log.stderr);
+    assert_eq!(
+        log.stdout.lines().count(),
+        1,
+        "the intact entry: {}",
+        log.stdout
+    );
+    // Repaired (the byte put back), everything publishes again.
+    bytes[inside] = b'h';
+    std::fs::write(&path, &bytes).unwrap();
+    w.run(&["--now", NOW, "publish"]).success();
+}

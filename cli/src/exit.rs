@@ -112,6 +112,9 @@ impl From<StandaloneError> for CliError {
             e @ (StandaloneError::BadSeed { .. }
             | StandaloneError::Conflicts(_)
             | StandaloneError::Invalid(_)) => CliError::new(Code::DataErr, e.to_string()),
+            StandaloneError::Ledger(e @ resetctl::ledger::LedgerError::Corrupt { .. }) => {
+                CliError::new(Code::DataErr, e.to_string())
+            }
             StandaloneError::Ledger(e) => CliError::new(Code::IoErr, e.to_string()),
             StandaloneError::Refused(message) => CliError::new(Code::Usage, message),
         }

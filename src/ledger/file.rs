@@ -3,12 +3,19 @@
 //!
 //! An append that fails (a full disk, say) truncates the file back to its
 //! length before the append, under the lock, so a failed command leaves
-//! nothing behind. Only a crash mid-append can leave a torn last line.
-//! Reading reports it with its line number and keeps every entry before
-//! it; the next append first ends the torn line, so it stays in the file
-//! (reported on every read) and the new entry starts on a line of its own.
-//! Entry numbers are allocated past every number on disk, torn lines
-//! included, so no two lines ever carry the same number.
+//! nothing behind. Only a crash mid-append can leave a torn last line: a
+//! strict prefix of an entry (JSON that ends too early). Reading reports it
+//! with its line number and keeps every entry before it; the next append
+//! first ends the torn line, so it stays in the file (reported on every
+//! read, still recognisable as a prefix) and the new entry starts on a line
+//! of its own. Entry numbers are allocated past every number on disk, torn
+//! lines included, so no two lines ever carry the same number.
+//!
+//! Any other line that is not an entry (a changed byte, a foreign line) is
+//! **corrupt**: no crash of this program can write it, and skipping it
+//! would silently drop an operator's action (and announce its record's
+//! removal). [`LedgerRead::checked`] refuses such a ledger, so nothing is
+//! published from it until it is repaired.
 
 use std::fs::{self, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
@@ -22,16 +29,16 @@ pub fn ledger_path(data_dir: &Path) -> PathBuf {
     data_dir.join("ledger.jsonl")
 }
 
-/// A line that is not a complete entry.
+/// A line that is not an entry: torn (an interrupted append) or corrupt.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TornLine {
+pub struct BadLine {
     /// 1-based line number.
     pub line: usize,
     /// What is wrong with it.
     pub problem: String,
 }
 
-impl std::fmt::Display for TornLine {
+impl std::fmt::Display for BadLine {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
@@ -46,8 +53,10 @@ impl std::fmt::Display for TornLine {
 pub struct LedgerRead {
     /// The intact entries, in order.
     pub entries: Vec<Entry>,
-    /// Lines that are not entries (a torn append).
-    pub torn: Vec<TornLine>,
+    /// Lines an interrupted append left: a strict prefix of an entry.
+    pub torn: Vec<BadLine>,
+    /// Lines that are neither an entry nor a torn append.
+    pub corrupt: Vec<BadLine>,
     /// The highest entry number on any line: an entry (however it is
     /// spaced) or a torn line that starts `{"entry":N` (an append's).
     pub highest_number: u64,
@@ -57,6 +66,18 @@ impl LedgerRead {
     /// The number the next entry gets: past every number on disk.
     pub fn next_entry_number(&self) -> u64 {
         self.highest_number.saturating_add(1)
+    }
+
+    /// The read, or [`LedgerError::Corrupt`] naming the first corrupt line:
+    /// what every command that derives records from the ledger goes by.
+    pub fn checked(self) -> Result<Self, LedgerError> {
+        match self.corrupt.first() {
+            Some(bad) => Err(LedgerError::Corrupt {
+                line: bad.line,
+                problem: bad.problem.clone(),
+            }),
+            None => Ok(self),
+        }
     }
 }
 
@@ -73,6 +94,19 @@ fn torn_number(line: &[u8]) -> Option<u64> {
 /// Why the ledger could not be read or appended to.
 #[derive(Debug, thiserror::Error)]
 pub enum LedgerError {
+    /// A line that is neither an entry nor an interrupted append.
+    #[error(
+        "ledger.jsonl line {line} is corrupt ({problem}): it is neither an entry nor an interrupted append, \
+         so nothing is published from this ledger until it is repaired. Restore ledger.jsonl from a backup, \
+         or correct or delete that line by hand (the ledger is the source of truth; `resetctl record log` \
+         shows what the other lines hold), then run `resetctl publish`"
+    )]
+    Corrupt {
+        /// 1-based line number.
+        line: usize,
+        /// What the parser says of it.
+        problem: String,
+    },
     /// I/O on the ledger file.
     #[error("ledger {path}: {source}")]
     Io {
@@ -104,23 +138,31 @@ pub fn read_ledger(data_dir: &Path) -> Result<LedgerRead, LedgerError> {
         if line.is_empty() {
             continue;
         }
+        // The last line without its line end is an append that did not
+        // finish; elsewhere only a strict prefix of an entry (the parser ran
+        // out of input) is what an interrupted append leaves.
         let parsed = if i + 1 == count && !ends_with_newline {
-            Err("no line end: the append did not finish".to_owned())
+            Err((true, "no line end: the append did not finish".to_owned()))
         } else {
-            serde_json::from_slice::<Entry>(line).map_err(|e| e.to_string())
+            serde_json::from_slice::<Entry>(line).map_err(|e| (e.is_eof(), e.to_string()))
         };
         match parsed {
             Ok(entry) => {
                 read.highest_number = read.highest_number.max(entry.entry);
                 read.entries.push(entry);
             }
-            Err(problem) => {
+            Err((torn, problem)) => {
                 let number = torn_number(line).unwrap_or(0);
                 read.highest_number = read.highest_number.max(number);
-                read.torn.push(TornLine {
+                let bad = BadLine {
                     line: i + 1,
                     problem,
-                });
+                };
+                if torn {
+                    read.torn.push(bad);
+                } else {
+                    read.corrupt.push(bad);
+                }
             }
         }
     }

@@ -13,4 +13,4 @@ pub mod file;
 
 pub use derive::{derive_records, Derived, DerivedRecord, RecordStatus};
 pub use entry::{Action, Edit, Entry};
-pub use file::{append, read_ledger, LedgerError, LedgerRead, TornLine};
+pub use file::{append, read_ledger, BadLine, LedgerError, LedgerRead};

@@ -30,7 +30,7 @@ use crate::model::validate::validate_records;
 use crate::model::Timestamp;
 use crate::snapshot::{Draft, Mode, Snapshot, SnapshotError, SnapshotStore};
 
-use crate::ledger::{append, derive_records, read_ledger, Derived, Entry, LedgerError, TornLine};
+use crate::ledger::{append, derive_records, read_ledger, BadLine, Derived, Entry, LedgerError};
 use crate::store::DataDirLock;
 
 pub use actions::Request;
@@ -140,6 +140,9 @@ pub fn seed(
     })?;
     let lock = store.lock(settings.lock_timeout, "resetctl seed")?;
     refuse_upstream(store)?;
+    // Read (and checked) before anything is written: a corrupt ledger
+    // refuses the seed whole, history included.
+    let last = last_entry_number(store)?;
     let stored = load_history(store.data_dir())?;
     let plan = plan_seed(stored, records.into_iter().map(mark_seeded).collect());
     if !plan.conflicts.is_empty() {
@@ -149,9 +152,9 @@ pub fn seed(
     // An idempotent re-run changes nothing (no history write, no new
     // version) unless ledger entries are waiting to be published.
     let current = store.load_current()?;
-    let behind = current.as_ref().is_some_and(|s| {
-        last_entry_number(store).is_ok_and(|last| last > s.ledger_entry.unwrap_or(0))
-    });
+    let behind = current
+        .as_ref()
+        .is_some_and(|s| last > s.ledger_entry.unwrap_or(0));
     let snapshot = match current {
         Some(snapshot) if plan.added == 0 && !behind => snapshot,
         _ => {
@@ -180,6 +183,7 @@ pub fn publish(
 /// publish records as included, so "behind" compares like with like.
 fn last_entry_number(store: &SnapshotStore) -> Result<u64, LedgerError> {
     Ok(read_ledger(store.data_dir())?
+        .checked()?
         .entries
         .iter()
         .map(|e| e.entry)
@@ -193,7 +197,7 @@ pub struct Instance {
     /// The ledger entries, in order.
     pub entries: Vec<Entry>,
     /// Ledger lines that are not entries (a torn append), reported not dropped.
-    pub torn: Vec<TornLine>,
+    pub torn: Vec<BadLine>,
     /// The number the next entry gets (past every number on disk).
     pub next_entry_number: u64,
     /// The derived records (published or not).
@@ -227,7 +231,9 @@ pub fn load_instance(
     settings: &PublishSettings,
 ) -> Result<Instance, StandaloneError> {
     let history = load_history(store.data_dir())?;
-    let ledger = read_ledger(store.data_dir())?;
+    // A corrupt line refuses the whole ledger: skipping it would drop an
+    // operator's action and announce its record's removal.
+    let ledger = read_ledger(store.data_dir())?.checked()?;
     let derived = derive_records(
         history,
         &ledger.entries,

@@ -203,6 +203,9 @@ fn render_ledger(report: &StatusReport) -> String {
             l.torn_lines
         ));
     }
+    if let Some(corrupt) = &l.corrupt {
+        out.push_str(&format!("  CORRUPT:         {corrupt}\n"));
+    }
     out
 }
 

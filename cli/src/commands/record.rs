@@ -233,7 +233,7 @@ fn status_word(status: RecordStatus, published: bool) -> String {
     }
 }
 
-fn warn_torn(torn: &[resetctl::ledger::TornLine]) {
+fn warn_torn(torn: &[resetctl::ledger::BadLine]) {
     for t in torn {
         crate::output::warn(&format!("warning: {t}"));
     }
@@ -317,11 +317,21 @@ fn show(settings: &Settings, id: &str) -> Result<(), CliError> {
     print(&out)
 }
 
+/// The ledger as it is on disk, also while a corrupt line refuses every
+/// command that derives records from it (this is what an operator reads to
+/// repair it).
 fn log(settings: &Settings, as_json: bool) -> Result<(), CliError> {
-    let instance = load_instance(&settings.store(), &settings.publish())?;
-    warn_torn(&instance.torn);
+    let ledger = resetctl::ledger::read_ledger(&settings.data_dir)
+        .map_err(|e| CliError::new(Code::IoErr, e.to_string()))?;
+    warn_torn(&ledger.torn);
+    for bad in &ledger.corrupt {
+        crate::output::warn(&format!(
+            "warning: ledger.jsonl line {} is corrupt ({}); nothing is published until it is repaired",
+            bad.line, bad.problem
+        ));
+    }
     let mut out = String::new();
-    for e in instance.entries.iter().rev() {
+    for e in ledger.entries.iter().rev() {
         if as_json {
             out.push_str(&serde_json::to_string(e).expect("entries serialise"));
         } else {
