@@ -52,6 +52,8 @@ pub struct FileConfig {
     pub no_rate_limit: Option<bool>,
     /// `serve --header-timeout`, seconds.
     pub header_timeout: Option<f64>,
+    /// `serve --body-timeout`, seconds.
+    pub body_timeout: Option<f64>,
     /// `serve --max-connections`.
     pub max_connections: Option<u64>,
     /// `serve --max-connections-per-ip`.
@@ -104,10 +106,12 @@ pub struct FileConfig {
     pub max_body_bytes: Option<u64>,
     /// `sync --max-redirects`.
     pub max_redirects: Option<usize>,
-    /// `--allow-private-targets`: webhook targets on loopback, private or link-local addresses.
+    /// `webhook add --allow-private-targets`: a target on a loopback, private or link-local address.
     pub allow_private_targets: Option<bool>,
-    /// `--webhook-timeout`, seconds.
+    /// `webhook add --webhook-timeout`, seconds.
     pub webhook_timeout: Option<f64>,
+    /// `--user-agent-contact`: how upstream and receiver operators reach this one.
+    pub user_agent_contact: Option<String>,
 }
 
 /// A config file that could not be used.

@@ -63,6 +63,78 @@ pub enum DocumentError {
     Record(#[from] ValidationError),
 }
 
+impl DocumentError {
+    /// The error as it may be published (`dataSource.lastError`): where in
+    /// the document and what kind of problem, never a value from it (a
+    /// hostile upstream could otherwise make a public API quote whatever a
+    /// redirect fetched). The record is named by its index, not its id.
+    pub fn public_text(&self) -> String {
+        match self {
+            DocumentError::Syntax(_) => "not valid JSON".into(),
+            DocumentError::Document { field, problem } => {
+                format!("{}: {}", public_field(field), kind_of_problem(problem))
+            }
+            DocumentError::Record(e) => format!(
+                "record {}: {}: {}",
+                e.index,
+                public_field(&e.field),
+                kind_of_problem(&e.problem)
+            ),
+        }
+    }
+}
+
+/// A field path as published: the path characters of known field names
+/// only, at most 80 of them.
+fn public_field(field: &str) -> String {
+    field
+        .chars()
+        .take(80)
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "_.[]()".contains(c) {
+                c
+            } else {
+                '?'
+            }
+        })
+        .collect()
+}
+
+/// The kind of a problem without the values its text quotes. serde writes
+/// `invalid value: string "…", expected …` and `unknown variant `…`,
+/// expected …` (what follows the last `, expected` is the type's own
+/// description); the rules write `must be between 0 and 1, got 7` and
+/// `must not be after endAt (… > …)`. The kind keeps the words before a
+/// colon, a `, got` or a parenthesis, with quoted parts removed.
+fn kind_of_problem(problem: &str) -> String {
+    let (head, expected) = match problem.rsplit_once(", expected ") {
+        Some((head, expected)) => (head, Some(expected)),
+        None => (problem, None),
+    };
+    let head = head.split(" (").next().unwrap_or(head);
+    let head = head.split(", got").next().unwrap_or(head);
+    let head = head.split(": ").next().unwrap_or(head);
+    let mut kind = String::new();
+    let mut quote = None;
+    for c in head.chars() {
+        match (quote, c) {
+            (None, '"' | '`' | '\'') => quote = Some(c),
+            (Some(open), c) if c == open => quote = None,
+            (None, c) => kind.push(c),
+            (Some(_), _) => {}
+        }
+    }
+    let mut kind = kind.split_whitespace().collect::<Vec<_>>().join(" ");
+    if kind.is_empty() {
+        kind = "invalid".to_owned();
+    }
+    if let Some(expected) = expected {
+        kind.push_str(", expected ");
+        kind.push_str(expected);
+    }
+    kind.chars().filter(|c| !c.is_control()).take(160).collect()
+}
+
 impl RecordsDocument {
     /// Decodes and validates a records document.
     pub fn from_slice(bytes: &[u8]) -> Result<Self, DocumentError> {
@@ -314,6 +386,57 @@ mod tests {
         assert!(serde_json::to_string(&written)
             .unwrap()
             .ends_with(r#""dataSource":null}"#));
+    }
+
+    #[test]
+    fn public_texts_quote_no_value_of_the_document() {
+        let secret = "INTERNAL-SECRET-4f2a";
+        for (pointer, value) in [
+            ("/kind", serde_json::json!(secret)),
+            ("/id", serde_json::json!(secret)),
+            ("/confidence", serde_json::json!(secret)),
+            ("/announcedAt", serde_json::json!(secret)),
+            ("/source/url", serde_json::json!(7)),
+        ] {
+            let mut record = valid_second();
+            *record.pointer_mut(pointer).unwrap() = value;
+            let doc =
+                format!(r#"{{"generatedAt":"2026-11-20T10:00:00.000Z","records":[{record}]}}"#);
+            let err = RecordsDocument::from_slice(doc.as_bytes()).unwrap_err();
+            let public = err.public_text();
+            assert!(!public.contains("INTERNAL"), "{pointer}: {public}");
+            assert!(public.starts_with("record 0: "), "{pointer}: {public}");
+            assert!(
+                err.to_string().contains(secret) || pointer == "/source/url",
+                "{err}"
+            );
+        }
+        let generated = RecordsDocument::from_slice(b"{\"generatedAt\": \"INTERNAL\"}")
+            .unwrap_err()
+            .public_text();
+        assert!(
+            generated.starts_with("generatedAt: ") && !generated.contains("INTERNAL"),
+            "{generated}"
+        );
+        // A value that imitates serde's own wording gains nothing.
+        assert_eq!(
+            kind_of_problem(
+                "invalid value: string \"x, expected INTERNAL\", expected a UTC timestamp"
+            ),
+            "invalid value, expected a UTC timestamp"
+        );
+        assert_eq!(
+            kind_of_problem("must be between 0 and 1, got 7"),
+            "must be between 0 and 1"
+        );
+        assert_eq!(
+            kind_of_problem("must equal the numeric id \"123\" of a source-post record"),
+            "must equal the numeric id of a source-post record"
+        );
+        assert_eq!(
+            DocumentError::Syntax("expected value at line 1".into()).public_text(),
+            "not valid JSON"
+        );
     }
 
     #[test]

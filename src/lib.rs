@@ -22,6 +22,7 @@
 //! - [`api`]: warp routes, handlers, error bodies, the accept loop (translation only);
 //! - [`clock`]: the injectable clock;
 //! - [`redact`]: the one redacted form of URLs that may carry secrets;
+//! - [`outbound`]: the one policy of every outbound request (addresses, redirects, headers across origins, timeouts);
 //! - [`sync`]: upstream-sync mode (conditional GET, sync state, back-off);
 //! - [`feed`]: the public status feed (detection, conversion into records);
 //! - [`ledger`]: the operator ledger of a standalone instance;
@@ -52,6 +53,7 @@ pub mod limit;
 pub mod live;
 pub mod metrics;
 pub mod model;
+pub mod outbound;
 pub mod query;
 pub mod redact;
 pub mod reload;

@@ -290,6 +290,8 @@ fn polling_defaults_to_hourly_and_identifies_the_project() {
         "--upstream",
         &up.url("/records.json"),
         "--once",
+        "--user-agent-contact",
+        "https://ops.example.org/resetctl",
     ])
     .success();
     let seen = up.last_request();
@@ -297,7 +299,7 @@ fn polling_defaults_to_hourly_and_identifies_the_project() {
         header(&seen, "user-agent"),
         Some(
             format!(
-                "resetctl/{} (+https://example.invalid/resetctl)",
+                "resetctl/{} (+https://ops.example.org/resetctl)",
                 env!("CARGO_PKG_VERSION")
             )
             .as_str()

@@ -86,15 +86,9 @@ fn sigkill_of_the_deliverer_loses_nothing_and_duplicates_share_the_id() {
     add_standard(&w, &r, "/b", &[]);
     let deliverer = |pause: Option<&str>| {
         let mut cmd = w.cmd();
-        cmd.args([
-            "--log",
-            "warn",
-            "webhook",
-            "deliver",
-            "--allow-private-targets",
-        ])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null());
+        cmd.args(["--log", "warn", "webhook", "deliver"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
         if let Some(step) = pause {
             cmd.env("RESETCTL_TEST_PAUSE_AT", step)
                 .env("RESETCTL_TEST_TRACE", w.path("trace"));
@@ -150,15 +144,8 @@ fn sigkill_of_the_deliverer_loses_nothing_and_duplicates_share_the_id() {
     }
     publisher.join().unwrap();
     // A last run drains what is left.
-    w.run(&[
-        "--now",
-        T0,
-        "webhook",
-        "deliver",
-        "--once",
-        "--allow-private-targets",
-    ])
-    .success();
+    w.run(&["--now", T0, "webhook", "deliver", "--once"])
+        .success();
     let expected: Vec<String> = (0..=publishes).map(post).collect();
     let duplicates = check_at_least_once_in_order(&r, "/a", &expected)
         + check_at_least_once_in_order(&r, "/b", &expected);
@@ -175,7 +162,7 @@ fn two_serve_processes_deliver_each_change_once_per_endpoint() {
     let w = World::new();
     add_standard(&w, &r, "/a", &[]);
     add_standard(&w, &r, "/b", &["--kind", "reset_scheduled"]);
-    let args = ["--allow-private-targets", "--log", "warn"];
+    let args = ["--log", "warn"];
     let mut first = Server::start(&w, &args, &[]);
     let _second = Server::start(&w, &args, &[]);
     for i in 0..6 {

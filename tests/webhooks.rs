@@ -18,9 +18,14 @@ const SCHEDULE_AT: &str = "2026-11-24 10:00 -08:00";
 /// fulfils the schedule only when linked.
 const COMPLETED_AT: &str = "2026-11-21 09:00 +00:00";
 
-/// `webhook add URL --allow-private-targets EXTRA…`: the id and the secret.
+/// `webhook add URL --allow-private-targets EXTRA…` (the receiver is on
+/// loopback), with `--webhook-timeout 1` unless EXTRA sets one: the id and
+/// the secret.
 pub fn add(w: &World, url: &str, extra: &[&str]) -> (String, Option<String>) {
     let mut args = vec!["webhook", "add", url, "--allow-private-targets"];
+    if !extra.contains(&"--webhook-timeout") {
+        args.extend(["--webhook-timeout", "1"]);
+    }
     args.extend_from_slice(extra);
     let out = w.run(&args).success().stdout;
     let id = out.lines().next().expect("an id line").to_owned();
@@ -43,16 +48,7 @@ pub fn add_standard(w: &World, r: &Receiver, path: &str, extra: &[&str]) -> Stri
 
 /// One `webhook deliver --once` pass at `now`.
 pub fn deliver_at(w: &World, now: &str) -> Run {
-    w.run(&[
-        "--now",
-        now,
-        "webhook",
-        "deliver",
-        "--once",
-        "--allow-private-targets",
-        "--webhook-timeout",
-        "1",
-    ])
+    w.run(&["--now", now, "webhook", "deliver", "--once"])
 }
 
 pub fn schedule(w: &World, now: &str, post: &str, plans: &str) {
@@ -397,10 +393,7 @@ fn test_sends_a_signed_webhook_test_event() {
     let r = Receiver::start();
     let w = World::new();
     let id = add_standard(&w, &r, "/t", &[]);
-    let out = w
-        .run(&["webhook", "test", &id, "--allow-private-targets"])
-        .success()
-        .stdout;
+    let out = w.run(&["webhook", "test", &id]).success().stdout;
     assert!(
         out.contains("webhook.test") && out.contains("answered 200"),
         "{out}"
@@ -416,7 +409,7 @@ fn test_sends_a_signed_webhook_test_event() {
         "{shown}"
     );
     r.script("/t", &[200, 500], &[], 200);
-    let failed = w.run(&["webhook", "test", &id, "--allow-private-targets"]);
+    let failed = w.run(&["webhook", "test", &id]);
     assert_eq!(failed.code, 69, "{failed:?}");
     assert!(failed.stderr.contains("answered 500"), "{failed:?}");
 }
@@ -493,7 +486,8 @@ fn non_http_and_private_targets_are_refused_unless_allowed() {
         let run = w.run(&["webhook", "add", &url]);
         assert_eq!(run.code, 64, "{url}: {run:?}");
         assert!(
-            run.stderr.contains("loopback, private or link-local"),
+            run.stderr
+                .contains("refused (allow such a target with --allow-private-targets)"),
             "{url}: {run:?}"
         );
     }
@@ -520,23 +514,87 @@ fn non_http_and_private_targets_are_refused_unless_allowed() {
         &r.url("/file"),
     ]);
     let id = run.success().stdout.lines().next().unwrap().to_owned();
-    // Checked again at each delivery: without the setting nothing is sent.
+    // The setting is kept with the endpoint; checked again at each
+    // delivery. Taken away (`webhook set`), nothing is sent, whichever
+    // process delivers and whatever its config says.
+    w.run(&["webhook", "set", &id, "--no-allow-private-targets"])
+        .success();
+    schedule(&w, T0, A, "pro");
+    w.run(&[
+        "--config",
+        config.to_str().unwrap(),
+        "--now",
+        T0,
+        "webhook",
+        "deliver",
+        "--once",
+    ])
+    .success();
+    assert!(r.requests_to("/file").is_empty(), "{:?}", r.requests());
+    let shown = w.run(&["webhook", "deliveries", &id]).success().stdout;
+    assert!(
+        shown.contains("a loopback address; refused (this endpoint was not added with --allow-private-targets)"),
+        "{shown}"
+    );
+    // Given back, the next pass (once the retry is due) delivers.
+    w.run(&["webhook", "set", &id, "--allow-private-targets"])
+        .success();
+    w.run(&[
+        "--now",
+        "2026-11-20T10:01:00.000Z",
+        "webhook",
+        "deliver",
+        "--once",
+    ])
+    .success();
+    assert_eq!(r.requests_to("/file").len(), 1);
+}
+
+/// Delivery settings live with the endpoint: whichever process holds the
+/// deliverer lock (here a `serve` and a `sync --daemon` started without
+/// any delivery flag, and a config-less `webhook deliver`) delivers alike.
+#[test]
+fn an_endpoints_delivery_settings_are_honoured_by_whichever_process_delivers() {
+    let r = Receiver::start();
+    let w = World::new();
+    let config = w.path("config.toml");
+    std::fs::write(&config, "webhook-timeout = 0.5\n").unwrap();
+    let out = w
+        .run(&[
+            "--config",
+            config.to_str().unwrap(),
+            "webhook",
+            "add",
+            &r.url("/slow"),
+            "--allow-private-targets",
+        ])
+        .success()
+        .stdout;
+    let id = out.lines().next().unwrap().to_owned();
+    let shown = w.run(&["webhook", "show", &id, "--json"]).success().json();
+    assert_eq!(shown["allowPrivateTargets"], true, "{shown}");
+    assert_eq!(shown["timeoutSeconds"], 0.5, "{shown}");
+    // The receiver answers after 2 s: past the endpoint's 0.5 s, whatever
+    // the delivering process was started with.
+    r.script("/slow", &[], &[2.0], 200);
     schedule(&w, T0, A, "pro");
     w.run(&["--now", T0, "webhook", "deliver", "--once"])
         .success();
-    assert!(r.requests().is_empty(), "{:?}", r.requests());
-    let shown = w.run(&["webhook", "deliveries", &id]).success().stdout;
-    assert!(shown.contains("loopback, private or link-local"), "{shown}");
+    let attempts = w.run(&["webhook", "deliveries", &id]).success().stdout;
+    assert!(attempts.contains("timed out after 500ms"), "{attempts}");
+    // A serve started without any delivery flag delivers to the private target.
+    let _s = Server::start(&w, &["--log", "warn"], &[]);
+    r.wait_for("/slow", 2, Duration::from_secs(30));
 }
 
 #[test]
 fn serve_delivers_in_order_and_a_slow_endpoint_does_not_delay_another() {
     let r = Receiver::start();
     let w = World::new();
-    add_standard(&w, &r, "/slow", &[]);
+    add_standard(&w, &r, "/slow", &["--webhook-timeout", "10"]);
     add_standard(&w, &r, "/fast", &[]);
     r.script("/slow", &[], &[1.5, 1.5, 1.5, 1.5, 1.5], 200);
-    let _s = Server::start(&w, &["--allow-private-targets", "--log", "warn"], &[]);
+    let _s = Server::start(&w, &["--log", "warn"], &[]);
     let posts: Vec<String> = (1..=5).map(|i| format!("209000000000000010{i}")).collect();
     for (i, post) in posts.iter().enumerate() {
         schedule(&w, &format!("2026-11-20T10:0{i}:00.000Z"), post, "pro");
@@ -603,7 +661,6 @@ fn a_sync_daemon_delivers_what_it_publishes() {
         "--daemon",
         "--interval-minutes",
         "5",
-        "--allow-private-targets",
     ]);
     // Two of the three records are visible under `all` (one is a fulfilled schedule).
     let got = r.wait_for("/sync", 2, Duration::from_secs(20));

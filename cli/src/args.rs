@@ -84,6 +84,16 @@ pub struct GlobalArgs {
     /// Seconds to wait for the data-dir lock before giving up with exit code 75. Default: 10.
     #[arg(long, global = true, env = "RESETCTL_LOCK_TIMEOUT", value_name = "SECONDS", value_parser = parse_seconds)]
     pub lock_timeout: Option<f64>,
+    /// How the operators of an upstream or a webhook receiver reach you: an https:// URL, a
+    /// mailto: URL or an e-mail address, sent in the User-Agent of every outbound request
+    /// (resetctl/VERSION (+CONTACT)). Default: none (resetctl/VERSION).
+    #[arg(
+        long,
+        global = true,
+        env = "RESETCTL_USER_AGENT_CONTACT",
+        value_name = "CONTACT"
+    )]
+    pub user_agent_contact: Option<String>,
 }
 
 /// How log lines are written.
@@ -466,9 +476,6 @@ pub struct SyncArgs {
     /// Most redirects followed. Default: 5.
     #[arg(long, env = "RESETCTL_MAX_REDIRECTS", value_name = "N")]
     pub max_redirects: Option<usize>,
-    /// Webhook delivery (with --daemon, this process delivers when it holds the deliverer lock).
-    #[command(flatten)]
-    pub delivery: DeliveryArgs,
 }
 
 /// `resetctl serve` flags.
@@ -520,9 +527,6 @@ pub struct ServeArgs {
     /// The live record stream.
     #[command(flatten)]
     pub streams: StreamArgs,
-    /// Webhook delivery (this process delivers when it holds the data dir's deliverer lock).
-    #[command(flatten)]
-    pub delivery: DeliveryArgs,
     /// The quota.
     #[command(flatten)]
     pub limits: LimiterArgs,
@@ -535,6 +539,11 @@ pub struct ConnectionArgs {
     /// end of each response (so also the idle keep-alive timeout); 0.1 to 3600. Default: 10.
     #[arg(long, env = "RESETCTL_HEADER_TIMEOUT", value_name = "SECONDS", value_parser = parse_seconds)]
     pub header_timeout: Option<f64>,
+    /// Seconds a request body gets to arrive whole, counted from its head (HTTP/1 and
+    /// HTTP/2); past it the request is answered with a JSON 408 and the connection is
+    /// closed; 0.1 to 3600. Default: 10.
+    #[arg(long, env = "RESETCTL_BODY_TIMEOUT", value_name = "SECONDS", value_parser = parse_seconds)]
+    pub body_timeout: Option<f64>,
     /// Connections held at once, in all; past it a new connection gets a JSON 503
     /// (too_many_connections) and is closed. Default: 10000.
     #[arg(long, env = "RESETCTL_MAX_CONNECTIONS", value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
@@ -603,16 +612,21 @@ pub struct LimiterArgs {
     pub flood_guard: Option<String>,
 }
 
-/// How webhooks are sent (`serve`, `sync --daemon`, `webhook deliver`, `webhook test`, `webhook add`).
+/// How an endpoint is delivered to, kept with it in the data dir (`webhook add`), so every
+/// process that delivers (serve, sync --daemon, webhook deliver) does so alike.
 #[derive(Debug, Args, Clone)]
 pub struct DeliveryArgs {
-    /// Allow webhook targets whose host resolves to a loopback, private or link-local address
+    /// Allow this endpoint's target to resolve to a loopback, private or link-local address
     /// (refused by default, when added and at each delivery).
     #[arg(long, env = "RESETCTL_ALLOW_PRIVATE_TARGETS")]
     pub allow_private_targets: bool,
-    /// Seconds a webhook request may take, answer included (0.1 to 60). Default: 10.
+    /// Seconds a request to this endpoint may take, answer included (0.1 to 60). Default: 10.
     #[arg(long, env = "RESETCTL_WEBHOOK_TIMEOUT", value_name = "SECONDS", value_parser = parse_seconds)]
     pub webhook_timeout: Option<f64>,
+    /// The public address of the status site: notifications link to the record's page there
+    /// (unless no-site is set). Default: the public-base-url of the config file or environment.
+    #[arg(long, env = "RESETCTL_PUBLIC_BASE_URL", value_name = "URL")]
+    pub public_base_url: Option<String>,
 }
 
 /// `resetctl webhook …`.
@@ -639,7 +653,7 @@ pub enum WebhookCommand {
         /// A note for operators.
         #[arg(long, value_name = "TEXT")]
         description: Option<String>,
-        /// Target checks.
+        /// How it is delivered to (kept with the endpoint).
         #[command(flatten)]
         delivery: DeliveryArgs,
     },
@@ -676,9 +690,27 @@ pub enum WebhookCommand {
     Test {
         /// The endpoint id.
         id: String,
-        /// How to send.
-        #[command(flatten)]
-        delivery: DeliveryArgs,
+    },
+    /// Change how an endpoint is delivered to (kept with it, so every process that delivers
+    /// agrees); prints the endpoint's delivery settings.
+    Set {
+        /// The endpoint id.
+        id: String,
+        /// Allow its target to resolve to a loopback, private or link-local address.
+        #[arg(long, conflicts_with = "no_allow_private_targets")]
+        allow_private_targets: bool,
+        /// Refuse such a target again.
+        #[arg(long)]
+        no_allow_private_targets: bool,
+        /// Seconds a request may take, answer included (0.1 to 60).
+        #[arg(long, value_name = "SECONDS", value_parser = parse_seconds)]
+        webhook_timeout: Option<f64>,
+        /// Link notifications to the record pages under this public address of the status site.
+        #[arg(long, value_name = "URL", conflicts_with = "no_public_base_url")]
+        public_base_url: Option<String>,
+        /// Stop linking notifications to record pages.
+        #[arg(long)]
+        no_public_base_url: bool,
     },
     /// Recent delivery attempts: event, time, status code or error, next retry.
     Deliveries {
@@ -697,9 +729,6 @@ pub enum WebhookCommand {
         /// One pass, then exit.
         #[arg(long)]
         once: bool,
-        /// How to send.
-        #[command(flatten)]
-        delivery: DeliveryArgs,
     },
 }
 

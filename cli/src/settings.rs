@@ -33,6 +33,8 @@ pub struct Settings {
     pub log: Option<String>,
     /// The log line format (`--log-format`, env, file; default text).
     pub log_format: LogFormat,
+    /// The operator's contact in the `User-Agent` of outbound requests.
+    pub user_agent_contact: Option<String>,
     /// The config file's values, for command-specific settings.
     pub file: resetctl::config::FileConfig,
 }
@@ -69,8 +71,17 @@ impl Settings {
                 ))
             }
         };
+        let user_agent_contact = global
+            .user_agent_contact
+            .clone()
+            .or_else(|| file.user_agent_contact.clone());
+        if let Some(contact) = &user_agent_contact {
+            resetctl::outbound::check_contact(contact)
+                .map_err(|e| CliError::new(Code::Usage, e))?;
+        }
         Ok(Self {
             data_dir,
+            user_agent_contact,
             log_format,
             now: global.now.unwrap_or_else(Timestamp::now),
             now_flag: global.now,

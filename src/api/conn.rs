@@ -26,12 +26,18 @@ use hyper::rt::{Read, ReadBufCursor, Write};
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use tokio::net::TcpListener;
 
+use super::deadline::{Activity, TimedBody, Tracked};
+use super::errors::ApiError;
 use super::gate::{ConnectionGate, ConnectionLimits, BUSY_RESPONSE, MIN_HEAD_BYTES};
 use super::routes::{routes, ClientKey};
 use super::server::AppState;
 use super::stream_conn::{self, Answered, Opening};
-use hyper_util::server::graceful::Watcher;
 use tokio::net::TcpStream;
+
+/// A connection's view of the server's shutdown: it changes once, when the
+/// server stops accepting; the server waits until every connection has
+/// dropped its receiver.
+type Shutdown = tokio::sync::watch::Receiver<()>;
 
 /// The peer of a connection, as a request extension (the client key reads it).
 #[derive(Clone, Copy, Debug)]
@@ -87,7 +93,7 @@ pub async fn run(
         .keep_alive_timeout(limits.header_timeout);
     let builder = Arc::new(builder);
     let service = warp::service(routes(state.clone()));
-    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let (draining, _) = tokio::sync::watch::channel(());
     let mut shutdown = std::pin::pin!(shutdown);
     loop {
         let (stream, peer) = tokio::select! {
@@ -120,16 +126,19 @@ pub async fn run(
             builder: builder.clone(),
             peer,
             header_timeout: limits.header_timeout,
+            body_timeout: limits.body_timeout,
             max_head: limits.max_head_bytes.max(MIN_HEAD_BYTES),
         };
-        let watcher = graceful.watcher();
+        let watcher = draining.subscribe();
         tokio::spawn(async move {
             let _ticket = ticket;
             connection.serve(stream, watcher).await;
         });
     }
     drop(listener);
-    graceful.shutdown().await;
+    // Every connection shuts down gracefully, then drops its receiver.
+    let _ = draining.send(());
+    draining.closed().await;
 }
 
 /// One accepted connection and what serving it needs.
@@ -139,13 +148,14 @@ struct Connection<S> {
     builder: Arc<hyper_util::server::conn::auto::Builder<TokioExecutor>>,
     peer: SocketAddr,
     header_timeout: Duration,
+    body_timeout: Duration,
     max_head: usize,
 }
 
 impl<S> Connection<S>
 where
     S: tower_service::Service<
-            hyper::Request<Incoming>,
+            hyper::Request<TimedBody>,
             Response = warp::reply::Response,
             Error = Infallible,
         > + tower_service::Service<
@@ -156,7 +166,7 @@ where
         + Send
         + Sync
         + 'static,
-    <S as tower_service::Service<hyper::Request<Incoming>>>::Future: Send,
+    <S as tower_service::Service<hyper::Request<TimedBody>>>::Future: Send,
     <S as tower_service::Service<hyper::Request<http_body_util::Empty<bytes::Bytes>>>>::Future:
         Send,
 {
@@ -164,7 +174,7 @@ where
     /// [`stream_conn`], everything else (and whatever follows a counted
     /// refusal of a stream) by hyper. The first head must arrive within
     /// the header timeout of accept, whatever the peer sends.
-    async fn serve(self, mut stream: TcpStream, watcher: Watcher) {
+    async fn serve(self, mut stream: TcpStream, watcher: Shutdown) {
         let peer = self.peer;
         let mut deadline = tokio::time::Instant::now() + self.header_timeout;
         let first =
@@ -215,12 +225,16 @@ where
     }
 
     /// hyper's HTTP/1.1 and HTTP/2 on `stream`, `first` read before it.
+    /// Its first request must start before `deadline`; after that, the
+    /// connection is shut down gracefully when the server stops, when a
+    /// request body runs out of time, or when no request has been in
+    /// flight for the header timeout ([`Activity`]).
     async fn serve_with_hyper(
         self,
         stream: TcpStream,
         first: bytes::Bytes,
         deadline: tokio::time::Instant,
-        watcher: Watcher,
+        mut shutdown: Shutdown,
     ) {
         let Connection {
             service,
@@ -228,46 +242,92 @@ where
             builder,
             peer,
             header_timeout,
+            body_timeout,
             ..
         } = self;
         let first_request = Arc::new(tokio::sync::Notify::new());
         let seen = first_request.clone();
+        let activity = Activity::new();
+        let requests = activity.clone();
         let per_request =
             hyper::service::service_fn(move |mut request: hyper::Request<Incoming>| {
                 seen.notify_one();
+                let in_flight = requests.begin();
                 prepare(&state, peer, &mut request);
                 let client = request.extensions().get::<ClientKey>().map(|k| k.0);
                 let method = request.method().clone();
+                let http1 = request.version() < hyper::Version::HTTP_2;
                 let path = request.uri().path().to_owned();
                 let started = Instant::now();
+                let (request, outcome) = {
+                    let (parts, body) = request.into_parts();
+                    let (body, outcome) = TimedBody::new(body, body_timeout);
+                    (hyper::Request::from_parts(parts, body), outcome)
+                };
                 let mut service = service.clone();
+                let requests = requests.clone();
                 async move {
-                    let response = tower_service::Service::call(&mut service, request).await?;
+                    let mut response = tower_service::Service::call(&mut service, request).await?;
+                    if let Some(outcome) = outcome {
+                        if outcome.expired() {
+                            // Whatever the handler made of the broken body.
+                            response = ApiError::RequestTimeout(body_timeout).response();
+                            requests.close();
+                        } else if http1 && !outcome.finished() {
+                            // The rest of the body is not waited for.
+                            response.headers_mut().insert(
+                                hyper::header::CONNECTION,
+                                hyper::header::HeaderValue::from_static("close"),
+                            );
+                            requests.linger();
+                        }
+                    }
                     if let Some(client) = client {
                         access_log(&method, &path, response.status(), started, client);
                     }
-                    Ok::<_, Infallible>(response)
+                    Ok::<_, Infallible>(response.map(|body| Tracked::new(body, in_flight)))
                 }
             });
-        let io = HyperIo::new(first, TokioIo::new(stream));
-        let connection = builder.serve_connection_with_upgrades(io, per_request);
-        let mut connection = std::pin::pin!(watcher.watch(connection));
+        let io = HyperIo::new(first, TokioIo::new(stream), activity.clone());
+        let mut connection =
+            std::pin::pin!(builder.serve_connection_with_upgrades(io, per_request));
+        let mut closing = false;
         // Client-caused connection errors are the client's business: debug only.
         tokio::select! {
-            result = &mut connection => {
+            result = connection.as_mut() => {
                 if let Err(e) = result {
                     tracing::debug!("connection from {peer}: {e}");
                 }
                 return;
             }
             () = first_request.notified() => {}
+            _ = shutdown.changed() => {
+                closing = true;
+                connection.as_mut().graceful_shutdown();
+            }
             () = tokio::time::sleep_until(deadline) => {
                 tracing::debug!("connection from {peer}: no request within {header_timeout:?}; closed");
                 return;
             }
         }
-        if let Err(e) = connection.await {
-            tracing::debug!("connection from {peer}: {e}");
+        loop {
+            tokio::select! {
+                result = connection.as_mut() => {
+                    if let Err(e) = result {
+                        tracing::debug!("connection from {peer}: {e}");
+                    }
+                    return;
+                }
+                _ = shutdown.changed(), if !closing => {
+                    closing = true;
+                    connection.as_mut().graceful_shutdown();
+                }
+                () = activity.until_done(header_timeout), if !closing => {
+                    tracing::debug!("connection from {peer}: idle or out of time; closing");
+                    closing = true;
+                    connection.as_mut().graceful_shutdown();
+                }
+            }
         }
     }
 }
@@ -313,32 +373,39 @@ fn access_log(
 /// The connection as hyper sees it: the bytes read before hyper took over
 /// (the first request's opening) are read first, then the socket; and
 /// hyper's automatic 400/414/431 answers get a JSON body on their way out.
-struct HyperIo<T> {
+/// Dropped while a request body is unread, it lingers ([`linger`]).
+struct HyperIo {
     /// Read but not yet given to hyper.
     first: Bytes,
-    inner: T,
+    /// The socket; taken only when dropped.
+    inner: Option<TokioIo<TcpStream>>,
     /// A rewritten answer not yet fully written, and how much of it is.
     pending: Vec<u8>,
     written: usize,
+    activity: Arc<Activity>,
 }
 
-impl<T> HyperIo<T> {
-    fn new(first: Bytes, inner: T) -> Self {
+impl HyperIo {
+    fn new(first: Bytes, inner: TokioIo<TcpStream>, activity: Arc<Activity>) -> Self {
         Self {
             first,
-            inner,
+            inner: Some(inner),
             pending: Vec::new(),
             written: 0,
+            activity,
         }
     }
-}
 
-impl<T: Write + Unpin> HyperIo<T> {
+    fn socket(inner: &mut Option<TokioIo<TcpStream>>) -> Pin<&mut TokioIo<TcpStream>> {
+        Pin::new(inner.as_mut().expect("taken only when dropped"))
+    }
+
     /// Writes what is left of a rewritten answer.
     fn poll_drain(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         while self.written < self.pending.len() {
-            let n =
-                ready!(Pin::new(&mut self.inner).poll_write(cx, &self.pending[self.written..]))?;
+            let n = ready!(
+                Self::socket(&mut self.inner).poll_write(cx, &self.pending[self.written..])
+            )?;
             if n == 0 {
                 return Poll::Ready(Err(io::ErrorKind::WriteZero.into()));
             }
@@ -350,14 +417,24 @@ impl<T: Write + Unpin> HyperIo<T> {
     }
 }
 
-impl<T: Read + Unpin> Read for HyperIo<T> {
+impl Drop for HyperIo {
+    fn drop(&mut self) {
+        if self.activity.lingers() {
+            if let Some(io) = self.inner.take() {
+                tokio::spawn(super::deadline::linger(io.into_inner()));
+            }
+        }
+    }
+}
+
+impl Read for HyperIo {
     fn poll_read(
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
         mut buf: ReadBufCursor<'_>,
     ) -> Poll<io::Result<()>> {
         if self.first.is_empty() {
-            return Pin::new(&mut self.inner).poll_read(cx, buf);
+            return Self::socket(&mut self.inner).poll_read(cx, buf);
         }
         let n = self.first.len().min(buf.remaining());
         buf.put_slice(&self.first[..n]);
@@ -370,7 +447,7 @@ impl<T: Read + Unpin> Read for HyperIo<T> {
     }
 }
 
-impl<T: Write + Unpin> Write for HyperIo<T> {
+impl Write for HyperIo {
     fn poll_write(
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
@@ -386,17 +463,17 @@ impl<T: Write + Unpin> Write for HyperIo<T> {
             }
             return Poll::Ready(Ok(buf.len()));
         }
-        Pin::new(&mut self.inner).poll_write(cx, buf)
+        Self::socket(&mut self.inner).poll_write(cx, buf)
     }
 
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         ready!(self.poll_drain(cx))?;
-        Pin::new(&mut self.inner).poll_flush(cx)
+        Self::socket(&mut self.inner).poll_flush(cx)
     }
 
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         ready!(self.poll_drain(cx))?;
-        Pin::new(&mut self.inner).poll_shutdown(cx)
+        Self::socket(&mut self.inner).poll_shutdown(cx)
     }
 }
 

@@ -41,6 +41,9 @@ pub enum ApiError {
     /// 400: the request target is neither a path nor an absolute URL
     /// (authority form without CONNECT, or `*` without OPTIONS).
     BadTarget,
+    /// 408: the request body did not arrive whole within this time of its
+    /// head; the connection is closed after the answer.
+    RequestTimeout(std::time::Duration),
 }
 
 impl ApiError {
@@ -96,6 +99,14 @@ impl ApiError {
                 "bad_request",
                 "the request target must be a path or an absolute URL".into(),
             ),
+            ApiError::RequestTimeout(limit) => (
+                StatusCode::REQUEST_TIMEOUT,
+                "request_timeout",
+                format!(
+                    "the request body did not arrive within {} s of its head; the connection is closed",
+                    limit.as_secs_f64()
+                ),
+            ),
         }
     }
 
@@ -123,6 +134,9 @@ impl ApiError {
         let headers = response.headers_mut();
         if let Some(seconds) = retry_after {
             headers.insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+        }
+        if matches!(self, ApiError::RequestTimeout(_)) {
+            headers.insert(header::CONNECTION, HeaderValue::from_static("close"));
         }
         if *self == ApiError::MethodNotAllowed {
             headers.insert(

@@ -30,6 +30,9 @@ pub struct ConnectionLimits {
     pub max_connections_per_ip: usize,
     /// Largest request head (request line and headers), in bytes.
     pub max_head_bytes: usize,
+    /// Time for a request body to arrive whole, from its head
+    /// ([`super::deadline`]): past it, a JSON 408 and the connection closed.
+    pub body_timeout: Duration,
 }
 
 impl Default for ConnectionLimits {
@@ -39,6 +42,7 @@ impl Default for ConnectionLimits {
             max_connections: 10_000,
             max_connections_per_ip: 256,
             max_head_bytes: 32 * 1024,
+            body_timeout: Duration::from_secs(10),
         }
     }
 }

@@ -15,6 +15,7 @@ mod admin;
 mod admission;
 mod assets;
 mod conn;
+mod deadline;
 pub mod errors;
 mod feeds;
 mod gate;

@@ -3,11 +3,13 @@
 //! Everything here is plain data with exact serde mappings; validation rules
 //! that span fields live in [`validate`].
 
+mod link;
 mod meta;
 mod record;
 mod timestamp;
 pub mod validate;
 
+pub use link::Link;
 pub use meta::{DataSource, DataSourceStatus, Meta, TranslationStatus};
 pub use record::{
     FulfillmentOrigin, Kind, Origin, Record, ResetType, ScheduleBasis, SchedulePrecision,

@@ -181,13 +181,13 @@ fn entry(record: &Record, pages: Option<&BaseUrl>) -> Entry {
             .map(|pages| pages.join(&crate::site::html::record_path(&record.id, None)))
             .into_iter()
             .map(|page| (page, "alternate"))
-            .chain(record.source.url.iter().map(|url| {
+            .chain(record.source.link().map(|url| {
                 let rel = if pages.is_some() {
                     "related"
                 } else {
                     "alternate"
                 };
-                (xml_safe(url).into_owned(), rel)
+                (url.as_str().to_owned(), rel)
             }))
             .map(|(href, rel)| Link {
                 href,

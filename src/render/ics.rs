@@ -141,12 +141,12 @@ fn event(record: &Record, stamp: Timestamp, pages: Option<&BaseUrl>) -> Vec<u8> 
         if confirmed { "CONFIRMED" } else { "TENTATIVE" },
     );
     property(&mut out, "TRANSP", "TRANSPARENT");
-    // A URI is written as is: one that is not plain visible ASCII is left out.
+    // A URI is written as is: only a link (crate::model::Link: http(s),
+    // percent-encoded, so plain visible ASCII) is written at all.
     let page = pages.map(|pages| pages.join(&crate::site::html::record_path(&record.id, None)));
-    if let Some(url) = page.as_deref().or(record.source.url.as_deref()) {
-        if !url.is_empty() && url.bytes().all(|b| b.is_ascii_graphic()) {
-            property(&mut out, "URL", url);
-        }
+    let source = record.source.link();
+    if let Some(url) = page.as_deref().or(source.as_ref().map(|l| l.as_str())) {
+        property(&mut out, "URL", url);
     }
     out
 }

@@ -16,8 +16,8 @@ use super::heatmap::{heatmap, Heatmap};
 use super::i18n::{Lang, Strings};
 use super::verdict::{self, next_reset, Day, Distrust, Hit, HitKind, Trust, Verdict};
 use crate::model::{
-    DataSourceStatus, Kind, Record, ResetType, ScheduleBasis, SchedulePrecision, ScheduleState,
-    Timestamp,
+    DataSourceStatus, Kind, Link, Record, ResetType, ScheduleBasis, SchedulePrecision,
+    ScheduleState, Timestamp,
 };
 use crate::query::{KindFilter, PublishedView};
 use crate::render::BaseUrl;
@@ -97,14 +97,6 @@ fn iso(at: Timestamp) -> String {
     at.to_datetime()
         .format("%Y-%m-%dT%H:%M:%S%.3fZ")
         .to_string()
-}
-
-/// A source link when the URL is a web address (never `javascript:` and the like).
-fn web_url(url: Option<&str>) -> Option<&str> {
-    url.filter(|u| {
-        let lower = u.get(..8).unwrap_or(u).to_ascii_lowercase();
-        lower.starts_with("https://") || lower.starts_with("http://")
-    })
 }
 
 fn type_words(s: &Strings, t: ResetType) -> &'static str {
@@ -406,8 +398,8 @@ fn freshness_section(ctx: &PageContext) -> Markup {
                 @if let Some(source) = view.data_source() {
                     dt { (s.source) }
                     dd {
-                        @match web_url(Some(&source.page_url)) {
-                            Some(url) => { a href=(url) rel="noopener noreferrer" { (source.name) } }
+                        @match Link::parse(&source.page_url) {
+                            Some(url) => { a href=(url.as_str()) rel="noopener noreferrer" { (source.name) } }
                             None => { (source.name) }
                         }
                     }
@@ -477,8 +469,8 @@ fn history_item(ctx: &PageContext, record: &Record, n: usize) -> Markup {
         }
         p {
             a href=(ctx.link(&record_path(&record.id, Some(ctx.lang)))) { (s.details) }
-            @if let Some(url) = web_url(record.source.url.as_deref()) {
-                " · " a href=(url) rel="noopener noreferrer" { (s.source_post) }
+            @if let Some(url) = record.source.link() {
+                " · " a href=(url.as_str()) rel="noopener noreferrer" { (s.source_post) }
             }
         }
     }
@@ -639,8 +631,8 @@ pub fn record_page(ctx: &PageContext, index: u32) -> String {
                         dd {
                             (record.source.origin.as_str())
                             @if let Some(handle) = &record.source.handle { " @" (handle) }
-                            @if let Some(url) = web_url(record.source.url.as_deref()) {
-                                " · " a href=(url) rel="noopener noreferrer" { (s.source_post) }
+                            @if let Some(url) = record.source.link() {
+                                " · " a href=(url.as_str()) rel="noopener noreferrer" { (s.source_post) }
                             }
                         }
                     }

@@ -1,10 +1,11 @@
 //! The upstream HTTP client: a conditional GET with bounded everything.
 //!
-//! reqwest with rustls (no system OpenSSL), gzip and brotli accepted,
-//! `User-Agent: resetctl/VERSION (+REPOSITORY)` (so the operator of a feed
-//! can tell who polls it and find the project), connect and whole-request timeouts, at
-//! most N redirects, and a body limit enforced while streaming (the body is
-//! never buffered past the limit).
+//! The request goes through the one outbound policy ([`crate::outbound`]):
+//! gzip and brotli accepted, `User-Agent: resetctl/VERSION (+CONTACT)`,
+//! connect and whole-request timeouts, at most N redirects (to public
+//! addresses or the upstream's own kind, never https to http, without the
+//! operator's headers and userinfo once off the upstream's origin, never
+//! with a `Referer`), and a body limit enforced while streaming.
 //!
 //! The request ([`UpstreamRequest`]) may carry secrets (userinfo or a token
 //! in the URL, an `Authorization` header): none of it ever reaches an error
@@ -16,8 +17,10 @@ use std::time::Duration;
 use reqwest::header::{ETAG, IF_MODIFIED_SINCE, IF_NONE_MATCH, LAST_MODIFIED};
 use reqwest::StatusCode;
 
+use crate::outbound::{OutboundError, Outgoing, Policy, Reach};
+
 /// Limits and timeouts of one fetch (decisions.md, "Details pinned").
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FetchSettings {
     /// Connect timeout (default 10 s).
     pub connect_timeout: Duration,
@@ -27,6 +30,8 @@ pub struct FetchSettings {
     pub max_body_bytes: u64,
     /// Most redirects followed (default 5).
     pub max_redirects: usize,
+    /// The operator's contact for the `User-Agent` (`--user-agent-contact`).
+    pub contact: Option<String>,
 }
 
 impl Default for FetchSettings {
@@ -36,6 +41,7 @@ impl Default for FetchSettings {
             timeout: Duration::from_secs(30),
             max_body_bytes: 16 * 1024 * 1024,
             max_redirects: 5,
+            contact: None,
         }
     }
 }
@@ -100,115 +106,101 @@ pub enum Fetched {
     },
 }
 
-/// Why a fetch failed; the text becomes `dataSource.lastError`.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+/// Why a fetch failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FetchError {
-    /// The client could not be built.
-    #[error("cannot set up the HTTP client: {0}")]
-    Client(String),
     /// The upstream answered with another status than 200 or 304.
-    #[error("upstream answered HTTP {text}")]
     Status {
         /// The status code.
         code: u16,
         /// The code and its reason phrase.
         text: String,
     },
-    /// No connection could be made.
-    #[error("cannot connect to the upstream: {0}")]
-    Connect(String),
-    /// A timeout passed.
-    #[error("the upstream did not answer in time ({0})")]
-    Timeout(String),
-    /// Too many redirects, or a loop.
-    #[error("redirects: {0}")]
-    Redirect(String),
-    /// The body is over the limit.
-    #[error("the body exceeds the limit of {0} bytes")]
-    TooLarge(u64),
-    /// The body broke off or could not be decoded.
-    #[error("the body could not be read completely: {0}")]
-    Body(String),
+    /// The request itself failed: connecting, a timeout, a redirect the
+    /// outbound policy refused, the body ([`crate::outbound`]).
+    Outbound(OutboundError),
 }
 
-/// What every upstream request says it is: the version and a URL that
-/// identifies the project (the public feed's maintainers ask mirrors to).
-pub const USER_AGENT: &str = concat!(
-    "resetctl/",
-    env!("CARGO_PKG_VERSION"),
-    " (+",
-    env!("CARGO_PKG_REPOSITORY"),
-    ")"
-);
-
-/// Builds the client for `settings`.
-pub fn build_client(settings: &FetchSettings) -> Result<reqwest::Client, FetchError> {
-    reqwest::Client::builder()
-        .user_agent(USER_AGENT)
-        .connect_timeout(settings.connect_timeout)
-        .timeout(settings.timeout)
-        .redirect(reqwest::redirect::Policy::limited(settings.max_redirects))
-        .gzip(true)
-        .brotli(true)
-        .build()
-        .map_err(|e| FetchError::Client(chain(&e)))
-}
-
-/// The whole error chain of `e` in one line.
-fn chain(e: &dyn std::error::Error) -> String {
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(inner) = source {
-        let part = inner.to_string();
-        if !text.contains(&part) {
-            text.push_str(": ");
-            text.push_str(&part);
+impl std::fmt::Display for FetchError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FetchError::Status { text, .. } => write!(f, "upstream answered HTTP {text}"),
+            FetchError::Outbound(OutboundError::Connect(why)) => {
+                write!(f, "cannot connect to the upstream: {why}")
+            }
+            FetchError::Outbound(OutboundError::Timeout { connect, whole }) => write!(
+                f,
+                "the upstream did not answer in time (connect {connect:?}, whole request {whole:?})"
+            ),
+            FetchError::Outbound(e) => e.fmt(f),
         }
-        source = inner.source();
-    }
-    text
-}
-
-fn classify(e: reqwest::Error, settings: &FetchSettings) -> FetchError {
-    // The URL may carry userinfo or a token: it never goes into an error text.
-    let e = e.without_url();
-    if e.is_timeout() {
-        FetchError::Timeout(format!(
-            "connect {:?}, whole request {:?}",
-            settings.connect_timeout, settings.timeout
-        ))
-    } else if e.is_redirect() {
-        FetchError::Redirect(format!(
-            "more than {} or a loop ({})",
-            settings.max_redirects,
-            chain(&e)
-        ))
-    } else if e.is_connect() {
-        FetchError::Connect(chain(&e))
-    } else {
-        FetchError::Body(chain(&e))
     }
 }
 
-/// GETs the upstream, conditional on the stored validators.
+impl std::error::Error for FetchError {}
+
+impl FetchError {
+    /// The error as `dataSource.lastError` publishes it: the kind of
+    /// problem, never a host, an address or a library's detail.
+    pub fn public_text(&self) -> String {
+        match self {
+            FetchError::Outbound(OutboundError::Connect(_)) => {
+                "cannot connect to the upstream".into()
+            }
+            FetchError::Outbound(e @ OutboundError::Timeout { .. }) => {
+                FetchError::Outbound(e.clone()).to_string()
+            }
+            FetchError::Outbound(e) => e.public_text(),
+            status => status.to_string(),
+        }
+    }
+}
+
+/// The outbound policy of a sync: the configured upstream wherever the
+/// operator put it, redirects to public addresses or the upstream's own
+/// kind only (see [`crate::outbound`]).
+pub fn policy(settings: &FetchSettings) -> Policy {
+    Policy {
+        reach: Reach::ConfiguredThenPublic,
+        connect_timeout: settings.connect_timeout,
+        timeout: settings.timeout,
+        max_redirects: settings.max_redirects,
+        user_agent: crate::outbound::user_agent(settings.contact.as_deref()),
+        decompress: true,
+    }
+}
+
+/// GETs the upstream, conditional on the stored validators. The
+/// operator's headers and the URL's userinfo go to the upstream's own
+/// origin only; the validators go to every hop.
 pub async fn fetch(
-    client: &reqwest::Client,
     upstream: &UpstreamRequest,
     etag: Option<&str>,
     last_modified: Option<&str>,
     settings: &FetchSettings,
 ) -> Result<Fetched, FetchError> {
-    let mut request = client.get(&upstream.url);
-    for (name, value) in &upstream.headers {
-        request = request.header(name.as_str(), value.as_str());
-    }
+    let url = crate::outbound::parse_target(&upstream.url).map_err(FetchError::Outbound)?;
+    let mut headers = Vec::new();
     if let Some(etag) = etag {
-        request = request.header(IF_NONE_MATCH, etag);
+        headers.push((IF_NONE_MATCH.as_str().to_owned(), etag.to_owned()));
     }
     if let Some(last_modified) = last_modified {
-        request = request.header(IF_MODIFIED_SINCE, last_modified);
+        headers.push((
+            IF_MODIFIED_SINCE.as_str().to_owned(),
+            last_modified.to_owned(),
+        ));
     }
-    let mut response = request.send().await.map_err(|e| classify(e, settings))?;
+    let request = Outgoing {
+        method: reqwest::Method::GET,
+        url,
+        origin_headers: upstream.headers.clone(),
+        headers,
+        body: None,
+    };
+    let answer = crate::outbound::send(&policy(settings), request)
+        .await
+        .map_err(FetchError::Outbound)?;
+    let response = &answer.response;
     match response.status() {
         StatusCode::NOT_MODIFIED => return Ok(Fetched::NotModified),
         StatusCode::OK => {}
@@ -228,20 +220,10 @@ pub async fn fetch(
             .map(str::to_owned)
     };
     let (etag, last_modified) = (header(ETAG), header(LAST_MODIFIED));
-    // Refuse early when the upstream declares too much (for an uncompressed body).
-    if response
-        .content_length()
-        .is_some_and(|len| len > settings.max_body_bytes)
-    {
-        return Err(FetchError::TooLarge(settings.max_body_bytes));
-    }
-    let mut bytes = Vec::new();
-    while let Some(chunk) = response.chunk().await.map_err(|e| classify(e, settings))? {
-        if bytes.len() as u64 + chunk.len() as u64 > settings.max_body_bytes {
-            return Err(FetchError::TooLarge(settings.max_body_bytes));
-        }
-        bytes.extend_from_slice(&chunk);
-    }
+    let bytes = answer
+        .body(settings.max_body_bytes)
+        .await
+        .map_err(FetchError::Outbound)?;
     Ok(Fetched::Body {
         bytes,
         etag,

@@ -17,7 +17,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::backoff::{backoff_delay, interval_with_jitter, random_jitter, random_unit};
-use super::fetch::{build_client, fetch, FetchError, FetchSettings, Fetched, UpstreamRequest};
+use super::fetch::{fetch, FetchError, FetchSettings, Fetched, UpstreamRequest};
 use super::state::{
     load_sync_state, newest, save_sync_state, Origin, SourceSettings, SyncState, SyncStateError,
 };
@@ -121,13 +121,31 @@ pub enum Rejected {
     Document(DocumentError),
     /// The document is valid but what it yields would not load back.
     #[error("the upstream document yields records that cannot be published: {0}")]
-    Unpublishable(String),
+    Unpublishable(DocumentError),
     /// A 304 to a request that carried no validator of this upstream.
     #[error("the upstream answered 304 Not Modified to a request without validators of its own; nothing to revalidate")]
     UnexpectedNotModified,
     /// The kept feed, re-derived after a 304, no longer decodes.
     #[error("the upstream answered 304, but the kept feed ({STORED_FEED}) cannot be used: {0}")]
     StoredFeed(String),
+}
+
+impl Rejected {
+    /// The refusal as it may be published: where in the document and what
+    /// kind of problem, never a value the upstream sent.
+    pub fn public_text(&self) -> String {
+        match self {
+            Rejected::Document(e) => format!("invalid upstream document: {}", e.public_text()),
+            Rejected::Unpublishable(e) => format!(
+                "the upstream document yields records that cannot be published: {}",
+                e.public_text()
+            ),
+            Rejected::StoredFeed(_) => format!(
+                "the upstream answered 304, but the kept feed ({STORED_FEED}) cannot be used"
+            ),
+            other => other.to_string(),
+        }
+    }
 }
 
 /// What an answer amounts to, decided before anything is written.
@@ -174,15 +192,17 @@ impl Failure {
             }
     }
 
-    /// The text recorded as `lastError`, which the API publishes: a local
-    /// failure is named without its details (paths, OS errors), which go
-    /// to the command's own error output.
+    /// The text recorded as `lastError`, which the API publishes: the kind
+    /// of problem only. It never quotes the upstream's body or names a
+    /// host, an address or a local path; the whole text ([`Failure::text`])
+    /// goes to the local state, `status` and the command's own output.
     fn public_text(&self) -> String {
         match self {
             Failure::Local(_) => {
                 "a local storage error while recording the sync (see the sync's own output)".into()
             }
-            other => other.text(),
+            Failure::Fetch(e) => e.public_text(),
+            Failure::Rejected(e) => e.public_text(),
         }
     }
 
@@ -289,19 +309,13 @@ pub async fn sync_once(
         (None, None)
     };
     let conditional = etag.is_some() || last_modified.is_some();
-    let fetched = match build_client(&settings.fetch) {
-        Ok(client) => {
-            fetch(
-                &client,
-                &settings.upstream,
-                etag.as_deref(),
-                last_modified.as_deref(),
-                &settings.fetch,
-            )
-            .await
-        }
-        Err(e) => Err(e),
-    };
+    let fetched = fetch(
+        &settings.upstream,
+        etag.as_deref(),
+        last_modified.as_deref(),
+        &settings.fetch,
+    )
+    .await;
     state.last_attempt_at = Some(now);
     let decided = decide(fetched, conditional, data_dir, now);
     let lock = store.lock(settings.lock_timeout, "resetctl sync")?;
@@ -333,8 +347,14 @@ pub async fn sync_once(
                 state.etag = None;
                 state.last_modified = None;
             }
-            let (status, next_attempt_at) =
-                fail(&mut state, now, settings, cached, &failure.public_text());
+            let (status, next_attempt_at) = fail(
+                &mut state,
+                now,
+                settings,
+                cached,
+                failure.public_text(),
+                failure.text(),
+            );
             save_sync_state(&lock, data_dir, &state)?;
             Err(failure.into_error(status, next_attempt_at))
         }
@@ -442,9 +462,9 @@ fn commit(
             crate::testhook::reached("sync:published");
             Ok(SyncOutcome::Published { sequence, records })
         }
-        Err(SnapshotError::Corrupt { reason, .. }) => Err(Failure::Rejected(
-            Rejected::Unpublishable(reason.to_string()),
-        )),
+        Err(SnapshotError::Corrupt { reason, .. }) => {
+            Err(Failure::Rejected(Rejected::Unpublishable(reason)))
+        }
         Err(e) => Err(local(e)),
     }
 }
@@ -519,7 +539,8 @@ impl Content {
                 origin: None,
             },
         };
-        validate_records(&content.records).map_err(|e| Rejected::Unpublishable(e.to_string()))?;
+        validate_records(&content.records)
+            .map_err(|e| Rejected::Unpublishable(DocumentError::Record(e)))?;
         Ok(content)
     }
 
@@ -555,6 +576,7 @@ impl Content {
 fn succeed(state: &mut SyncState) {
     state.status = DataSourceStatus::Ok;
     state.last_error = None;
+    state.last_error_detail = None;
     state.consecutive_failures = 0;
     state.next_attempt_at = None;
 }
@@ -565,7 +587,8 @@ fn fail(
     now: Timestamp,
     settings: &SyncSettings,
     cached: bool,
-    error: &str,
+    public_error: String,
+    error: String,
 ) -> (DataSourceStatus, Timestamp) {
     state.consecutive_failures += 1;
     let interval = Duration::from_secs(u64::from(settings.source.interval_minutes) * 60);
@@ -580,7 +603,8 @@ fn fail(
         .add_millis(i64::try_from(delay.as_millis()).unwrap_or(i64::MAX))
         .min(Timestamp::MAX);
     state.next_attempt_at = Some(next);
-    state.last_error = Some(error.to_owned());
+    state.last_error_detail = (error != public_error).then_some(error);
+    state.last_error = Some(public_error);
     state.status = if cached {
         DataSourceStatus::Stale
     } else {
@@ -654,14 +678,28 @@ mod tests {
         };
         let now = Timestamp::parse("2026-11-20T10:00:00.000Z").unwrap();
         let mut state = SyncState::pending(source);
-        let (status, next) = fail(&mut state, now, &settings, false, "boom");
+        let (status, next) = fail(
+            &mut state,
+            now,
+            &settings,
+            false,
+            "boom".into(),
+            "boom".into(),
+        );
         assert_eq!(status, DataSourceStatus::Error);
         let delay = next.as_millis() - now.as_millis();
         assert!(
             (150_000..=300_000).contains(&delay),
             "first back-off is the interval with jitter: {delay}"
         );
-        let (status, next) = fail(&mut state, now, &settings, true, "boom again");
+        let (status, next) = fail(
+            &mut state,
+            now,
+            &settings,
+            true,
+            "boom again".into(),
+            "boom again: the whole story".into(),
+        );
         assert_eq!(status, DataSourceStatus::Stale);
         let delay = next.as_millis() - now.as_millis();
         assert!(
@@ -670,5 +708,9 @@ mod tests {
         );
         assert_eq!(state.consecutive_failures, 2);
         assert_eq!(state.last_error.as_deref(), Some("boom again"));
+        assert_eq!(
+            state.last_error_detail.as_deref(),
+            Some("boom again: the whole story")
+        );
     }
 }

@@ -57,8 +57,14 @@ pub struct SyncState {
     pub upstream_generated_at: Option<Timestamp>,
     /// Status as of the last run.
     pub status: DataSourceStatus,
-    /// The last error, null after a good sync.
+    /// The last error as published (`dataSource.lastError`): the kind of
+    /// problem only, never upstream content; null after a good sync.
     pub last_error: Option<String>,
+    /// The whole text of the last error, when it says more than the
+    /// published one (the field's value, the host, the library's detail):
+    /// for `status` and the operator, never served.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_error_detail: Option<String>,
     /// Failures in a row.
     pub consecutive_failures: u32,
     /// While backing off: the next permitted attempt.
@@ -116,6 +122,7 @@ impl SyncState {
             upstream_generated_at: None,
             status: DataSourceStatus::Pending,
             last_error: None,
+            last_error_detail: None,
             consecutive_failures: 0,
             next_attempt_at: None,
             last_attempt_at: None,

@@ -44,20 +44,18 @@ const FAILED_KEPT: usize = 20;
 /// How often a running deliverer looks for new outbox entries and endpoints.
 const POLL: Duration = Duration::from_millis(200);
 
-/// What the deliverer needs.
+/// What the deliverer process brings. Everything that decides how an
+/// endpoint is delivered to (private targets allowed, the timeout, the
+/// record pages' base) is kept with the endpoint in the data dir, so every
+/// process that may hold the deliverer lock delivers alike.
 #[derive(Debug, Clone)]
 pub struct DeliverSettings {
-    /// Allow loopback, private and link-local targets.
-    pub allow_private: bool,
-    /// Whole-request timeout.
-    pub timeout: Duration,
     /// The clock of retry schedules.
     pub clock: Arc<dyn Clock>,
     /// Seconds to wait for the data-dir lock (disabling an endpoint on 410).
     pub lock_timeout: Duration,
-    /// The base URL of the status site's record pages (`--public-base-url`
-    /// while the pages are on): messages link to the record's page.
-    pub record_pages: Option<String>,
+    /// The operator's contact in the `User-Agent` (`--user-agent-contact`).
+    pub contact: Option<String>,
 }
 
 /// One failed message, kept for `status` and `webhook show`.
@@ -494,8 +492,10 @@ fn disable_gone(shared: &Shared, id: &str, now: Timestamp) {
     }
 }
 
-/// Sends one event: checks the target's addresses again, connects to
-/// exactly those, follows no redirect. Returns the status, or why there is none.
+/// Sends one event through the outbound policy
+/// ([`crate::outbound`]): the target's addresses are checked again and
+/// connected to exactly; no redirect is followed (a 3xx is a failed
+/// attempt). Returns the status, or why there is none.
 pub async fn send(
     settings: &DeliverSettings,
     endpoint: &Endpoint,
@@ -505,42 +505,38 @@ pub async fn send(
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs() as i64);
     let mut event = event.clone();
-    if let (Some(base), Some(record)) = (&settings.record_pages, event.record) {
+    if let (Some(base), Some(record)) = (&endpoint.record_pages, event.record) {
         event.page = Some(format!(
             "{base}{}",
             crate::site::html::record_path(&record.id, None)
         ));
     }
     let request = render(endpoint, &event, signed_at).map_err(|e| e.to_string())?;
-    let addresses = super::target::resolve(&request.url, settings.allow_private)
-        .await
-        .map_err(|e| e.to_string())?;
-    let host = request.url.host_str().unwrap_or_default().to_owned();
-    let mut builder = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .no_proxy()
-        .timeout(settings.timeout)
-        .user_agent(concat!("resetctl-webhooks/", env!("CARGO_PKG_VERSION")));
-    if host.parse::<std::net::IpAddr>().is_err() && !host.starts_with('[') {
-        builder = builder.resolve_to_addrs(&host, &addresses);
+    let timeout = endpoint.timeout();
+    let policy = crate::outbound::Policy {
+        reach: endpoint.reach(),
+        connect_timeout: timeout,
+        timeout,
+        max_redirects: 0,
+        user_agent: crate::outbound::user_agent(settings.contact.as_deref()),
+        decompress: false,
+    };
+    let outgoing = crate::outbound::Outgoing {
+        method: reqwest::Method::POST,
+        url: request.url,
+        origin_headers: Vec::new(),
+        headers: request.headers,
+        body: Some(request.body),
+    };
+    match crate::outbound::send(&policy, outgoing).await {
+        Ok(answer) => Ok(answer.response.status().as_u16()),
+        Err(crate::outbound::OutboundError::Timeout { .. }) => {
+            Err(format!("timed out after {timeout:?}"))
+        }
+        Err(crate::outbound::OutboundError::Refused { host, address, kind, .. }) => Err(format!(
+            "{host} resolves to {address}, {}; refused (this endpoint was not added with --allow-private-targets)",
+            kind.describe()
+        )),
+        Err(e) => Err(e.to_string()),
     }
-    let client = builder.build().map_err(|e| e.to_string())?;
-    let mut call = client.post(request.url.clone());
-    for (name, value) in &request.headers {
-        call = call.header(name, value);
-    }
-    match call.body(request.body).send().await {
-        Ok(response) => Ok(response.status().as_u16()),
-        Err(e) if e.is_timeout() => Err(format!("timed out after {:?}", settings.timeout)),
-        Err(e) if e.is_connect() => Err(format!("cannot connect: {}", root_cause(&e))),
-        Err(e) => Err(root_cause(&e)),
-    }
-}
-
-fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut cause = e;
-    while let Some(next) = cause.source() {
-        cause = next;
-    }
-    cause.to_string()
 }

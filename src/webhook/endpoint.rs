@@ -55,9 +55,39 @@ pub struct Endpoint {
     /// The first outbox entry it gets: changes published before it was
     /// added are not sent.
     pub start: u64,
+    /// Whether the target may resolve to a loopback, private or link-local
+    /// address (`webhook add --allow-private-targets`). Kept here, not
+    /// given to each process, so whichever process delivers agrees.
+    #[serde(default)]
+    pub allow_private_targets: bool,
+    /// Seconds a request may take, answer included (`--webhook-timeout`).
+    #[serde(default = "default_timeout_seconds")]
+    pub timeout_seconds: f64,
+    /// The base URL of the status site's record pages (`--public-base-url`
+    /// when added, while the pages are on): messages link to the record's page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub record_pages: Option<String>,
+}
+
+fn default_timeout_seconds() -> f64 {
+    super::deliver::DEFAULT_TIMEOUT.as_secs_f64()
 }
 
 impl Endpoint {
+    /// Where this endpoint's requests may go.
+    pub fn reach(&self) -> crate::outbound::Reach {
+        if self.allow_private_targets {
+            crate::outbound::Reach::Any
+        } else {
+            crate::outbound::Reach::Public
+        }
+    }
+
+    /// The request timeout.
+    pub fn timeout(&self) -> std::time::Duration {
+        std::time::Duration::from_secs_f64(self.timeout_seconds)
+    }
+
     /// Whether this endpoint is told about `entry`.
     pub fn wants(&self, entry: &OutboxEntry) -> bool {
         entry.kinds.contains(&self.kind)
@@ -231,11 +261,17 @@ pub struct NewEndpoint {
     pub plan: Option<String>,
     /// A note.
     pub description: Option<String>,
+    /// Allow a loopback, private or link-local target.
+    pub allow_private_targets: bool,
+    /// The request timeout (0.1 to 60 s).
+    pub timeout: std::time::Duration,
+    /// The record pages' base URL, if notifications should link to them.
+    pub record_pages: Option<String>,
 }
 
 impl NewEndpoint {
     /// Checks the settings (not the target's addresses, see
-    /// [`crate::webhook::target`]) and builds the endpoint.
+    /// [`crate::outbound::resolve`]) and builds the endpoint.
     pub fn build(self, now: Timestamp, start: u64) -> Result<Endpoint, EndpointError> {
         let kind = self.kind.unwrap_or_else(|| "all".to_owned());
         if KindFilter::parse(&kind).is_none() {
@@ -263,7 +299,7 @@ impl NewEndpoint {
                 )));
             }
         }
-        let url = super::target::parse_url(&self.url)
+        let url = crate::outbound::parse_target(&self.url)
             .map_err(|e| EndpointError::Invalid(e.to_string()))?;
         super::render::check_target(self.format, &url).map_err(EndpointError::Invalid)?;
         let mut events = self.events;
@@ -282,6 +318,9 @@ impl NewEndpoint {
             disabled_reason: None,
             created_at: now,
             start,
+            allow_private_targets: self.allow_private_targets,
+            timeout_seconds: self.timeout.as_secs_f64(),
+            record_pages: self.record_pages,
         })
     }
 }

@@ -14,10 +14,10 @@ pub mod deliver;
 pub mod endpoint;
 pub mod format;
 pub mod log;
+pub mod markup;
 pub mod outbox;
 pub mod render;
 pub mod sign;
-pub mod target;
 
 pub use endpoint::{Endpoint, EndpointError, Endpoints};
 pub use format::Format;

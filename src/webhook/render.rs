@@ -5,7 +5,7 @@
 use reqwest::Url;
 use serde_json::json;
 
-use crate::model::{Kind, Record, ScheduleState, Timestamp};
+use crate::model::{Kind, Link, Record, ScheduleState, Timestamp};
 
 use super::endpoint::Endpoint;
 use super::format::Format;
@@ -142,29 +142,56 @@ fn standard(url: Url, secret: &str, event: &Event, signed_at: i64) -> Result<Req
 }
 
 /// Discord, "Execute Webhook" (<https://discord.com/developers/docs/resources/webhook#execute-webhook>):
-/// POST JSON with `content` (at most 2000 characters) to the webhook URL.
+/// POST JSON with `content` (at most 2000 characters) to the webhook URL;
+/// `allowed_mentions` with an empty `parse` list, as the page advises, so
+/// no text can mention `@everyone`, a role or a user. Links as `<url>`.
 fn discord(url: Url, event: &Event) -> Request {
+    let text = message(event).render(super::markup::discord, |link| format!("<{link}>"));
     json_post(
         url,
-        &json!({ "content": clip(&message(event).text(), 2000) }),
+        &json!({ "content": clip(&text, 2000), "allowed_mentions": { "parse": [] } }),
     )
 }
 
 /// Slack, "Sending messages using incoming webhooks"
 /// (<https://api.slack.com/messaging/webhooks>): POST JSON `{text}` to the
-/// webhook URL. Mattermost and Rocket.Chat incoming webhooks accept the same.
+/// webhook URL, the text escaped as "Escaping text" asks
+/// (<https://api.slack.com/reference/surfaces/formatting#escaping>).
+/// Mattermost and Rocket.Chat incoming webhooks accept the same.
 fn slack(url: Url, event: &Event) -> Request {
-    json_post(url, &json!({ "text": message(event).text() }))
+    let text = message(event).render(super::markup::slack, |link| link.to_string());
+    json_post(url, &json!({ "text": text }))
 }
 
 /// Feishu custom bot, "Custom bot usage guide"
 /// (<https://open.feishu.cn/document/client-docs/bot-v3/add-custom-bot>):
-/// POST JSON `{"msg_type": "text", "content": {"text": …}}` to
-/// `https://open.feishu.cn/open-apis/bot/v2/hook/<token>`.
+/// POST JSON to `https://open.feishu.cn/open-apis/bot/v2/hook/<token>`, as
+/// a `post` (rich text) message: a title and one paragraph per line of
+/// `text` elements, which are literal (an `<at>` mention is only ever its
+/// own `at` element, never parsed from text), and `a` elements for links.
 fn feishu(url: Url, event: &Event) -> Request {
+    let message = message(event);
+    let text = |t: &str| json!({ "tag": "text", "text": super::markup::feishu(t) });
+    let mut paragraphs: Vec<serde_json::Value> = message
+        .lines
+        .iter()
+        .map(|line| json!([text(line)]))
+        .collect();
+    for (label, link) in message.links() {
+        paragraphs.push(json!([
+            text(label),
+            { "tag": "a", "text": link.as_str(), "href": link.as_str() }
+        ]));
+    }
     json_post(
         url,
-        &json!({ "msg_type": "text", "content": { "text": message(event).text() } }),
+        &json!({
+            "msg_type": "post",
+            "content": { "post": { "en_us": {
+                "title": super::markup::feishu(&message.title),
+                "content": paragraphs,
+            } } }
+        }),
     )
 }
 
@@ -178,7 +205,10 @@ fn json_post(url: Url, body: &serde_json::Value) -> Request {
 }
 
 /// ntfy, "Publishing" (<https://docs.ntfy.sh/publish/>): POST the message as
-/// the body to the topic URL; `Title`, `Tags` and `Click` as headers.
+/// the body to the topic URL; `Title`, `Tags` and `Click` as headers. The
+/// body is plain text (no `Markdown` header is sent) of at most 4,000
+/// bytes (past 4,096 ntfy turns a message into an attachment); `Click`
+/// takes any scheme, so only a link ([`Link`]) goes there.
 fn ntfy(url: Url, event: &Event) -> Request {
     let message = message(event);
     let mut headers = vec![
@@ -190,26 +220,28 @@ fn ntfy(url: Url, event: &Event) -> Request {
         ("title".to_owned(), message.title.clone()),
         ("tags".to_owned(), "arrows_counterclockwise".to_owned()),
     ];
-    if let Some(link) = message.page.as_ref().or(message.link.as_ref()) {
-        headers.push(("click".to_owned(), link.clone()));
+    if let Some((_, link)) = message.links().next() {
+        headers.push(("click".to_owned(), link.to_string()));
     }
     Request {
         method: "POST",
         url,
         headers,
-        body: message.body().into_bytes(),
+        body: clip_bytes(&message.body(), 4000).into_bytes(),
     }
 }
 
 /// Telegram Bot API `sendMessage` (<https://core.telegram.org/bots/api#sendmessage>):
-/// POST JSON `{chat_id, text}` to `…/bot<token>/sendMessage`. The target is
+/// POST JSON `{chat_id, text}` to `…/bot<token>/sendMessage`, without
+/// `parse_mode` (so nothing is Markdown or HTML). The target is
 /// `https://api.telegram.org/bot<token>/sendMessage?chat_id=<chat>`; the chat
 /// id moves from the query into the body.
 fn telegram(url: Url, event: &Event) -> Result<Request, RenderError> {
     let (endpoint, chat_id) = telegram_parts(&url).map_err(RenderError::Target)?;
+    let text = message(event).render(super::markup::telegram, |link| link.to_string());
     Ok(json_post(
         endpoint,
-        &json!({ "chat_id": chat_id, "text": clip(&message(event).text(), 4096) }),
+        &json!({ "chat_id": chat_id, "text": clip(&text, 4096) }),
     ))
 }
 
@@ -231,12 +263,15 @@ fn telegram_parts(url: &Url) -> Result<(Url, String), String> {
 
 /// Bark (<https://bark.day.app/#/tutorial>, "POST requests support JSON"):
 /// POST JSON `{title, body, url, group}` to `https://api.day.app/<device key>`.
+/// The body is plain (no `markdown` field); `url` opens any scheme on the
+/// phone, so only a link ([`Link`]) goes there; nothing from a record sets
+/// `level`, `call`, `sound` or `icon`.
 fn bark(url: Url, event: &Event) -> Result<Request, RenderError> {
     bark_key(&url).map_err(RenderError::Target)?;
     let message = message(event);
     let mut body = json!({ "title": message.title, "body": message.body(), "group": "resetctl" });
-    if let Some(link) = message.page.as_ref().or(message.link.as_ref()) {
-        body["url"] = json!(link);
+    if let Some((_, link)) = message.links().next() {
+        body["url"] = json!(link.as_str());
     }
     Ok(json_post(url, &body))
 }
@@ -249,34 +284,61 @@ fn bark_key(url: &Url) -> Result<String, String> {
 }
 
 /// A short human message: what happened, for whom, when, and the source.
+/// Its lines may carry an upstream's or an operator's text: each format
+/// escapes them with its own [`markup`](super::markup) function.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Message {
     /// One line (ASCII).
     pub title: String,
     /// The details, one per line.
     pub lines: Vec<String>,
-    /// The source post.
-    pub link: Option<String>,
+    /// The source post, when its URL may be a link.
+    pub link: Option<Link>,
     /// The record's page on the status site.
-    pub page: Option<String>,
+    pub page: Option<Link>,
 }
 
 impl Message {
-    /// The details and the link.
+    /// The links, labelled: the record's page first, then the source post.
+    pub fn links(&self) -> impl Iterator<Item = (&'static str, &Link)> {
+        let page = self.page.iter().map(|l| ("Details: ", l));
+        page.chain(self.link.iter().map(|l| ("Source: ", l)))
+    }
+
+    /// The details and the links, as plain text.
     pub fn body(&self) -> String {
-        let mut lines = self.lines.clone();
-        if let Some(page) = &self.page {
-            lines.push(format!("Details: {page}"));
-        }
-        if let Some(link) = &self.link {
-            lines.push(format!("Source: {link}"));
+        self.render_body(|t| t.to_owned(), |l| l.to_string())
+    }
+
+    /// Title, details and links: every line through `escape`, every link
+    /// through `link`.
+    pub fn render(
+        &self,
+        escape: impl Fn(&str) -> String,
+        link: impl Fn(&Link) -> String,
+    ) -> String {
+        format!(
+            "{}\n{}",
+            escape(&self.title),
+            self.render_body(&escape, link)
+        )
+    }
+
+    fn render_body(
+        &self,
+        escape: impl Fn(&str) -> String,
+        link: impl Fn(&Link) -> String,
+    ) -> String {
+        let mut lines: Vec<String> = self.lines.iter().map(|l| escape(l)).collect();
+        for (label, url) in self.links() {
+            lines.push(format!("{}{}", escape(label), link(url)));
         }
         lines.join("\n")
     }
 
-    /// Title, details and link.
+    /// Title, details and links, as plain text.
     pub fn text(&self) -> String {
-        format!("{}\n{}", self.title, self.body())
+        self.render(|t| t.to_owned(), |l| l.to_string())
     }
 }
 
@@ -337,14 +399,26 @@ pub fn message(event: &Event) -> Message {
     Message {
         title: what.to_owned(),
         lines,
-        link: record.source.url.clone(),
-        page: event.page.clone(),
+        link: record.source.link(),
+        page: event.page.as_deref().and_then(Link::parse),
     }
 }
 
 /// `2026-11-24 18:00` (UTC, minutes).
 fn utc(at: Timestamp) -> String {
     at.to_datetime().format("%Y-%m-%d %H:%M").to_string()
+}
+
+/// `text` cut to at most `max_bytes` bytes, at a character boundary.
+fn clip_bytes(text: &str, max_bytes: usize) -> String {
+    if text.len() <= max_bytes {
+        return text.to_owned();
+    }
+    let mut end = max_bytes - '…'.len_utf8();
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end])
 }
 
 fn clip(text: &str, max_chars: usize) -> String {

@@ -14,8 +14,16 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 
 /// The binary under test.
+///
+/// `RESETCTL_TEST_BIN` names another build to run instead: how a new test
+/// is seen to fail against the previous release or a deliberately broken
+/// build, without recompiling the tests.
 pub fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_resetctl")
+    static BIN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    BIN.get_or_init(|| {
+        std::env::var("RESETCTL_TEST_BIN")
+            .unwrap_or_else(|_| env!("CARGO_BIN_EXE_resetctl").to_owned())
+    })
 }
 
 /// A test's private world: a data dir and a home (so no user config leaks in).

@@ -36,6 +36,12 @@ pub enum Behavior {
     Encoded { body: Vec<u8>, encoding: String },
     /// `/hopN` redirects to `/hop(N-1)`; `/hop0` serves `body`: a chain of exactly N redirects.
     Chain { body: Vec<u8> },
+    /// 302 to `location` for every path but `serve_path`, which gets `body`.
+    Redirect {
+        location: String,
+        serve_path: String,
+        body: Vec<u8>,
+    },
 }
 
 /// The headers of one request.
@@ -49,7 +55,12 @@ pub struct Upstream {
 
 impl Upstream {
     pub fn start(behavior: Behavior) -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        Self::start_on("127.0.0.1", behavior)
+    }
+
+    /// Starts on `ip`, port 0 (the port the system gave is in `addr`).
+    pub fn start_on(ip: &str, behavior: Behavior) -> Self {
+        let listener = TcpListener::bind((ip, 0)).unwrap();
         let addr = listener.local_addr().unwrap();
         let behavior = Arc::new(Mutex::new(behavior));
         let requests = Arc::new(Mutex::new(Vec::new()));
@@ -82,6 +93,12 @@ impl Upstream {
             etag: Some(etag.to_owned()),
             last_modified: Some("Fri, 20 Nov 2026 10:00:00 GMT".to_owned()),
         });
+    }
+
+    /// The headers of every request so far, in order (each with its
+    /// request target as the pseudo-header `:path`).
+    pub fn requests(&self) -> Vec<Vec<(String, String)>> {
+        self.requests.lock().unwrap().clone()
     }
 
     /// The headers of the last request.
@@ -127,7 +144,9 @@ fn handle(
             headers.push((k.trim().to_owned(), v.trim().to_owned()));
         }
     }
-    requests.lock().unwrap().push(headers.clone());
+    let mut logged = headers.clone();
+    logged.push((":path".to_owned(), path.clone()));
+    requests.lock().unwrap().push(logged);
     let behavior = behavior.lock().unwrap().clone();
     let _ = match behavior {
         Behavior::Serve { body, etag, last_modified } => {
@@ -182,6 +201,14 @@ fn handle(
             Some(n) => write!(stream, "HTTP/1.1 302 Found\r\nLocation: /hop{}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n", n - 1),
             None => write!(stream, "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"),
         },
+        Behavior::Redirect { location, serve_path, body } => {
+            if path == serve_path {
+                write!(stream, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", body.len())
+                    .and_then(|_| stream.write_all(&body))
+            } else {
+                write!(stream, "HTTP/1.1 302 Found\r\nLocation: {location}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+            }
+        }
         Behavior::Huge { bytes } => {
             let chunk = vec![b' '; 64 * 1024];
             let mut result = write!(stream, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n");

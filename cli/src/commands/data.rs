@@ -243,8 +243,17 @@ fn render_sync(report: &StatusReport) -> String {
     ));
     out.push_str(&format!(
         "  last error:      {}\n",
-        s.last_error.as_deref().unwrap_or("none")
+        s.last_error_detail
+            .as_deref()
+            .or(s.last_error.as_deref())
+            .unwrap_or("none")
     ));
+    if s.last_error_detail.is_some() {
+        out.push_str(&format!(
+            "  published as:    {}\n",
+            s.last_error.as_deref().unwrap_or("none")
+        ));
+    }
     out.push_str(&format!(
         "  failures:        {} in a row\n",
         s.consecutive_failures

@@ -81,13 +81,7 @@ pub fn run(settings: &Settings, args: &ServeArgs) -> Result<(), CliError> {
         site: !(args.no_site || settings.file.no_site.unwrap_or(false)),
         streams: stream_limits(settings, &args.streams)?,
     };
-    let mut delivery = super::webhook::delivery_settings(settings, &args.delivery)?;
-    // Notifications link to the record pages this server serves.
-    delivery.record_pages = options
-        .public_base_url
-        .as_ref()
-        .filter(|_| options.site)
-        .map(|base| base.as_str().to_owned());
+    let delivery = super::webhook::delivery_settings(settings);
     // `--now` freezes the server's clock (tests and demos); otherwise the system clock.
     let clock = settings.clock();
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -212,6 +206,16 @@ fn connection_limits(
         0.1,
         3600.0,
     )?;
+    let body_timeout = seconds_setting(
+        "body-timeout",
+        layer(
+            args.body_timeout,
+            file.body_timeout,
+            defaults.body_timeout.as_secs_f64(),
+        ),
+        0.1,
+        3600.0,
+    )?;
     let count = |flag: Option<u64>, file: Option<u64>, default: usize, name: &str| {
         let n = flag.or(file).map_or(default, |n| n as usize);
         if n == 0 {
@@ -236,6 +240,7 @@ fn connection_limits(
     }
     let limits = ConnectionLimits {
         header_timeout,
+        body_timeout,
         max_connections: count(
             args.max_connections,
             file.max_connections,

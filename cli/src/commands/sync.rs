@@ -108,6 +108,7 @@ fn resolve(settings: &Settings, args: &SyncArgs) -> Result<SyncSettings, CliErro
             .max_redirects
             .or(file.max_redirects)
             .unwrap_or(defaults.max_redirects),
+        contact: settings.user_agent_contact.clone(),
     };
     let cap_minutes = args
         .backoff_cap_minutes
@@ -230,7 +231,7 @@ pub fn run(settings: &Settings, args: &SyncArgs) -> Result<(), CliError> {
         sync.source.interval_minutes,
         sync.backoff_cap.as_secs() / 60
     );
-    let delivery = super::webhook::delivery_settings(settings, &args.delivery)?;
+    let delivery = super::webhook::delivery_settings(settings);
     runtime.block_on(async {
         // The webhook deliverer, when this process holds the data dir's deliverer lock.
         let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);

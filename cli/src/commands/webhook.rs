@@ -2,10 +2,11 @@
 //! the deliverer. Each subcommand is one library call.
 
 use resetctl::config::seconds_setting;
+use resetctl::outbound;
 use resetctl::webhook::deliver::{self, DeliverSettings};
 use resetctl::webhook::endpoint::NewEndpoint;
 use resetctl::webhook::render::{Event, TEST_EVENT};
-use resetctl::webhook::{log, target, Endpoints, Outbox};
+use resetctl::webhook::{log, Endpoints, Outbox};
 
 use crate::args::{DeliveryArgs, WebhookCommand};
 use crate::exit::{CliError, Code};
@@ -15,11 +16,26 @@ use crate::settings::Settings;
 /// How many attempts `deliveries` shows by default.
 const DEFAULT_LIMIT: usize = 20;
 
-/// The delivery settings: flags > env > config file > defaults.
-pub fn delivery_settings(
+/// What the deliverer process brings (everything else is kept with each endpoint).
+pub fn delivery_settings(settings: &Settings) -> DeliverSettings {
+    DeliverSettings {
+        clock: settings.clock(),
+        lock_timeout: settings.lock_timeout,
+        contact: settings.user_agent_contact.clone(),
+    }
+}
+
+/// How a new endpoint is delivered to: flags > env > config file > defaults.
+struct EndpointDelivery {
+    allow_private_targets: bool,
+    timeout: std::time::Duration,
+    record_pages: Option<String>,
+}
+
+fn endpoint_delivery(
     settings: &Settings,
     args: &DeliveryArgs,
-) -> Result<DeliverSettings, CliError> {
+) -> Result<EndpointDelivery, CliError> {
     let timeout = seconds_setting(
         "webhook-timeout",
         args.webhook_timeout
@@ -28,22 +44,50 @@ pub fn delivery_settings(
         0.1,
         60.0,
     )?;
-    Ok(DeliverSettings {
-        allow_private: args.allow_private_targets
+    let base = args
+        .public_base_url
+        .as_deref()
+        .or(settings.file.public_base_url.as_deref());
+    let record_pages = match base {
+        Some(_) if settings.file.no_site.unwrap_or(false) => None,
+        Some(text) => Some(record_pages_base(text)?),
+        None => None,
+    };
+    Ok(EndpointDelivery {
+        allow_private_targets: args.allow_private_targets
             || settings.file.allow_private_targets.unwrap_or(false),
         timeout,
-        clock: settings.clock(),
-        lock_timeout: settings.lock_timeout,
-        // The config file's public base URL, while the pages are on (`serve`
-        // also takes its flag and environment variable).
-        record_pages: settings
-            .file
-            .public_base_url
-            .as_deref()
-            .filter(|_| !settings.file.no_site.unwrap_or(false))
-            .and_then(|text| resetctl::render::BaseUrl::parse(text).ok())
-            .map(|base| base.as_str().to_owned()),
+        record_pages,
     })
+}
+
+/// The record pages' base URL as kept with an endpoint.
+fn record_pages_base(text: &str) -> Result<String, CliError> {
+    resetctl::render::BaseUrl::parse(text)
+        .map(|base| base.as_str().to_owned())
+        .map_err(|why| {
+            CliError::new(
+                Code::Usage,
+                format!(
+                    "public-base-url {:?} must be an absolute http:// or https:// URL without query or fragment: {why}",
+                    resetctl::redact::redact_url(text)
+                ),
+            )
+        })
+}
+
+/// An endpoint's delivery settings, one per line.
+fn delivery_lines(endpoint: &resetctl::webhook::Endpoint) -> String {
+    format!(
+        "private targets: {}\ntimeout:     {} s\nrecord pages: {}\n",
+        if endpoint.allow_private_targets {
+            "allowed"
+        } else {
+            "refused"
+        },
+        endpoint.timeout_seconds,
+        endpoint.record_pages.as_deref().unwrap_or("none"),
+    )
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime, CliError> {
@@ -66,13 +110,24 @@ pub fn run(settings: &Settings, command: WebhookCommand) -> Result<(), CliError>
             description,
             delivery,
         } => {
-            let delivery = delivery_settings(settings, &delivery)?;
+            let delivery = endpoint_delivery(settings, &delivery)?;
             let format = format.unwrap_or_default();
-            let parsed =
-                target::parse_url(&url).map_err(|e| CliError::new(Code::Usage, e.to_string()))?;
-            runtime()?
-                .block_on(target::resolve(&parsed, delivery.allow_private))
+            let parsed = outbound::parse_target(&url)
                 .map_err(|e| CliError::new(Code::Usage, e.to_string()))?;
+            let reach = if delivery.allow_private_targets {
+                outbound::Reach::Any
+            } else {
+                outbound::Reach::Public
+            };
+            runtime()?
+                .block_on(outbound::resolve(&parsed, reach))
+                .map_err(|e| match e {
+                    outbound::OutboundError::Refused { .. } => CliError::new(
+                        Code::Usage,
+                        format!("{e} (allow such a target with --allow-private-targets)"),
+                    ),
+                    e => CliError::new(Code::Usage, e.to_string()),
+                })?;
             let lock = store.lock(settings.lock_timeout, "resetctl webhook add")?;
             let start = Outbox::new(&settings.data_dir)
                 .read()
@@ -85,6 +140,9 @@ pub fn run(settings: &Settings, command: WebhookCommand) -> Result<(), CliError>
                 events,
                 plan,
                 description,
+                allow_private_targets: delivery.allow_private_targets,
+                timeout: delivery.timeout,
+                record_pages: delivery.record_pages,
             }
             .build(settings.now, start)?;
             let mut all = endpoints.load()?;
@@ -151,6 +209,7 @@ pub fn run(settings: &Settings, command: WebhookCommand) -> Result<(), CliError>
             if let Some(secret) = &endpoint.secret {
                 out.push_str(&format!("secret:      {secret}\n"));
             }
+            out.push_str(&delivery_lines(&endpoint));
             if let Some(s) = summary {
                 out.push_str(&format!(
                     "delivered:   {}\npending:     {}\nfailed:      {}\n",
@@ -161,6 +220,35 @@ pub fn run(settings: &Settings, command: WebhookCommand) -> Result<(), CliError>
                 }
             }
             print(&out)
+        }
+        WebhookCommand::Set {
+            id,
+            allow_private_targets,
+            no_allow_private_targets,
+            webhook_timeout,
+            public_base_url,
+            no_public_base_url,
+        } => {
+            let timeout = webhook_timeout
+                .map(|s| seconds_setting("webhook-timeout", s, 0.1, 60.0))
+                .transpose()?;
+            let pages = public_base_url
+                .as_deref()
+                .map(record_pages_base)
+                .transpose()?;
+            let lock = store.lock(settings.lock_timeout, "resetctl webhook set")?;
+            let endpoint = endpoints.update(&lock, &id, |e| {
+                if allow_private_targets || no_allow_private_targets {
+                    e.allow_private_targets = allow_private_targets;
+                }
+                if let Some(timeout) = timeout {
+                    e.timeout_seconds = timeout.as_secs_f64();
+                }
+                if pages.is_some() || no_public_base_url {
+                    e.record_pages = pages;
+                }
+            })?;
+            print(&format!("{id}\n{}", delivery_lines(&endpoint)))
         }
         WebhookCommand::Remove { id } => {
             let lock = store.lock(settings.lock_timeout, "resetctl webhook remove")?;
@@ -184,8 +272,8 @@ pub fn run(settings: &Settings, command: WebhookCommand) -> Result<(), CliError>
             })?;
             print(&format!("enabled {id}\n"))
         }
-        WebhookCommand::Test { id, delivery } => {
-            let delivery = delivery_settings(settings, &delivery)?;
+        WebhookCommand::Test { id } => {
+            let delivery = delivery_settings(settings);
             let endpoint = endpoints.get(&id)?;
             let head = store.load_current().ok().flatten();
             let message = format!("msg_test_{}", resetctl::webhook::random_token(8));
@@ -277,8 +365,8 @@ pub fn run(settings: &Settings, command: WebhookCommand) -> Result<(), CliError>
             }
             print(&out)
         }
-        WebhookCommand::Deliver { once, delivery } => {
-            let delivery = delivery_settings(settings, &delivery)?;
+        WebhookCommand::Deliver { once } => {
+            let delivery = delivery_settings(settings);
             if once {
                 let lock = deliver::lock(
                     &settings.data_dir,
