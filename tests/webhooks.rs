@@ -677,3 +677,73 @@ fn a_sync_daemon_delivers_what_it_publishes() {
     }
     assert_ne!(ids[0], ids[1]);
 }
+
+/// The endpoints file holds the secrets: at every step of writing it (the
+/// temp file created, written, renamed), and after a SIGKILL at each, every
+/// copy on disk is owner-only, under the most permissive umask.
+#[test]
+fn the_secrets_file_is_never_readable_by_others_at_any_step_or_after_a_kill() {
+    use std::os::unix::fs::PermissionsExt;
+    let r = Receiver::start();
+    let w = World::new();
+    add_standard(&w, &r, "/first", &[]);
+    let webhooks = w.data_dir().join("webhooks");
+    let modes = || -> Vec<(String, u32)> {
+        std::fs::read_dir(&webhooks)
+            .unwrap()
+            .filter_map(Result::ok)
+            .filter(|e| e.file_name().to_string_lossy().contains("endpoints"))
+            .map(|e| {
+                let mode = e.metadata().unwrap().permissions().mode() & 0o777;
+                (e.file_name().to_string_lossy().into_owned(), mode)
+            })
+            .collect()
+    };
+    for step in ["private:created", "private:written", "private:renamed"] {
+        let trace = w.path(&format!("trace-{}", step.replace(':', "-")));
+        let mut cmd = w.cmd();
+        let program = crate::util::bin();
+        // `umask 000`, then the real command line: no mode from the umask.
+        let mut child = std::process::Command::new("sh")
+            .arg("-c")
+            .arg("umask 000; exec \"$0\" \"$@\"")
+            .arg(program)
+            .args(cmd.get_args())
+            .args([
+                "webhook",
+                "add",
+                &r.url("/second"),
+                "--allow-private-targets",
+            ])
+            .env_clear()
+            .envs(cmd.get_envs().filter_map(|(k, v)| Some((k, v?))))
+            .env("RESETCTL_TEST_TRACE", &trace)
+            .env("RESETCTL_TEST_PAUSE_AT", step)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let _ = &mut cmd;
+        assert!(
+            crate::util::wait_for_step(&mut child, &trace, step),
+            "{step}"
+        );
+        let seen = modes();
+        assert!(
+            seen.iter().any(|(name, _)| name.starts_with(".tmp-")) || step == "private:renamed",
+            "{step}: the temp file is there: {seen:?}"
+        );
+        for (name, mode) in &seen {
+            assert_eq!(*mode, 0o600, "{step}: {name} is {mode:o}");
+        }
+        child.kill().unwrap();
+        child.wait().unwrap();
+        for (name, mode) in modes() {
+            assert_eq!(mode, 0o600, "after a kill at {step}: {name} is {mode:o}");
+        }
+        // The next writer takes over; still owner-only.
+        w.run(&["webhook", "list"]).success();
+    }
+    add_standard(&w, &r, "/third", &[]);
+    assert_eq!(modes(), [("endpoints.json".to_owned(), 0o600)]);
+}

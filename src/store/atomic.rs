@@ -1,4 +1,7 @@
-//! Atomic file replacement: temp file, fsync, rename, fsync the directory.
+//! Atomic file replacement: temp file, fsync, rename, fsync the directory;
+//! and for a file that holds secrets ([`write_private`]), a temp file that
+//! is owner-only (0600) from its creation, before any byte is written, so
+//! no moment (and no kill) ever leaves the secrets readable by others.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
@@ -24,6 +27,18 @@ pub const TEMP_PREFIX: &str = ".tmp-";
 /// `.tmp-<name>-<pid>`; leftovers of killed writers are removed whenever
 /// the data-dir lock is taken ([`SnapshotStore::lock`](crate::snapshot::SnapshotStore::lock)).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), AtomicWriteError> {
+    write(path, bytes, None)
+}
+
+/// [`write_atomic`] for a file that holds secrets: the temp file is
+/// created owner-read/write only (0600) and set so explicitly before any
+/// byte is written (a failure to set it is an error), so the file is never
+/// readable by others, not even for a moment or after a kill.
+pub fn write_private(path: &Path, bytes: &[u8]) -> Result<(), AtomicWriteError> {
+    write(path, bytes, Some(0o600))
+}
+
+fn write(path: &Path, bytes: &[u8], mode: Option<u32>) -> Result<(), AtomicWriteError> {
     let wrap = |source| AtomicWriteError {
         path: path.to_owned(),
         source,
@@ -35,21 +50,51 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), AtomicWriteError> {
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
     let tmp = dir.join(format!("{TEMP_PREFIX}{name}-{}", std::process::id()));
     let result = (|| {
-        let mut file = OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(&tmp)?;
-        file.write_all(bytes)?;
-        file.sync_all()?;
-        drop(file);
-        fs::rename(&tmp, path)?;
-        sync_dir(dir)
+        let mut options = OpenOptions::new();
+        options.write(true).create(true).truncate(true);
+        if let Some(mode) = mode {
+            use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+            // A leftover temp file would keep its own mode: start afresh.
+            match fs::remove_file(&tmp) {
+                Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+                _ => {}
+            }
+            options.create_new(true).mode(mode);
+            let file = options.open(&tmp)?;
+            file.set_permissions(fs::Permissions::from_mode(mode))?;
+            crate::testhook::reached("private:created");
+            return finish(file, &tmp, path, dir, bytes, true);
+        }
+        finish(options.open(&tmp)?, &tmp, path, dir, bytes, false)
     })();
     if result.is_err() {
         let _ = fs::remove_file(&tmp);
     }
     result.map_err(wrap)
+}
+
+/// Writes, syncs and renames the open temp file into place (a private
+/// file's steps are traced for the tests that kill at each of them).
+fn finish(
+    mut file: File,
+    tmp: &Path,
+    path: &Path,
+    dir: &Path,
+    bytes: &[u8],
+    private: bool,
+) -> io::Result<()> {
+    let step = |name| {
+        if private {
+            crate::testhook::reached(name);
+        }
+    };
+    file.write_all(bytes)?;
+    step("private:written");
+    file.sync_all()?;
+    drop(file);
+    fs::rename(tmp, path)?;
+    step("private:renamed");
+    sync_dir(dir)
 }
 
 /// Makes a rename or create in `dir` durable.

@@ -8,5 +8,5 @@
 mod atomic;
 mod lock;
 
-pub use atomic::{sync_dir, write_atomic, AtomicWriteError, TEMP_PREFIX};
+pub use atomic::{sync_dir, write_atomic, write_private, AtomicWriteError, TEMP_PREFIX};
 pub use lock::{DataDirLock, LockError};

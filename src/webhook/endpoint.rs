@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::model::{Record, Timestamp};
 use crate::query::KindFilter;
-use crate::store::{write_atomic, AtomicWriteError, DataDirLock};
+use crate::store::{write_private, AtomicWriteError, DataDirLock};
 
 use super::format::Format;
 use super::outbox::OutboxEntry;
@@ -193,7 +193,7 @@ impl Endpoints {
             .ok_or_else(|| EndpointError::NoSuchEndpoint(id.to_owned()))
     }
 
-    /// Replaces the file (owner-only: it holds the secrets).
+    /// Replaces the file (owner-only from the first byte: it holds the secrets).
     pub fn save(&self, _lock: &DataDirLock, endpoints: &[Endpoint]) -> Result<(), EndpointError> {
         if let Some(dir) = self.path.parent() {
             fs::create_dir_all(dir).map_err(|source| EndpointError::Read {
@@ -206,12 +206,8 @@ impl Endpoints {
         })
         .expect("endpoints serialise");
         bytes.push(b'\n');
-        write_atomic(&self.path, &bytes)?;
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            let _ = fs::set_permissions(&self.path, fs::Permissions::from_mode(0o600));
-        }
+        // Owner-only from the temp file's creation on: it holds the secrets.
+        write_private(&self.path, &bytes)?;
         Ok(())
     }
 
