@@ -89,6 +89,7 @@ struct Metrics {
     streams_open: Gauge,
     webhook_deliveries: Family<Outcome, Counter>,
     webhook_backlog: Gauge,
+    webhook_outbox_bytes: Gauge,
 }
 
 static METRICS: OnceLock<Metrics> = OnceLock::new();
@@ -223,6 +224,13 @@ impl Metrics {
                 "webhook_outbox_backlog",
                 None,
                 "Deliveries waiting in the outbox, over every enabled endpoint",
+                Gauge::default(),
+            ),
+            webhook_outbox_bytes: register(
+                &mut registry,
+                "webhook_outbox",
+                Some(Unit::Bytes),
+                "Size of the webhook outbox file (at most 32 MiB plus one publish's changes)",
                 Gauge::default(),
             ),
             registry,
@@ -413,6 +421,8 @@ pub struct Scrape {
     pub sync: Option<(&'static str, u64, Option<f64>, Option<f64>)>,
     /// Deliveries waiting in the outbox.
     pub webhook_backlog: u64,
+    /// The outbox file's size in bytes.
+    pub webhook_outbox_bytes: u64,
 }
 
 /// The content type of the classic Prometheus text format.
@@ -438,6 +448,8 @@ pub fn render(scrape: &Scrape, openmetrics: bool) -> Option<String> {
     m.quota_clients.set(to_i64(scrape.quota_clients));
     m.streams_open.set(to_i64(scrape.streams_open));
     m.webhook_backlog.set(to_i64(scrape.webhook_backlog));
+    m.webhook_outbox_bytes
+        .set(to_i64(scrape.webhook_outbox_bytes));
     m.sync_status.clear();
     if let Some((status, failures, synced, fetched)) = scrape.sync {
         for each in ["ok", "stale", "error", "pending"] {

@@ -676,12 +676,14 @@ pub enum WebhookCommand {
         /// The endpoint id.
         id: String,
     },
-    /// Pause deliveries to an endpoint (changes wait in the outbox).
+    /// Pause deliveries to an endpoint (changes published meanwhile are kept only while an
+    /// enabled endpoint needs them too).
     Disable {
         /// The endpoint id.
         id: String,
     },
-    /// Resume deliveries to an endpoint, from where they stopped.
+    /// Resume deliveries to an endpoint, from where they stopped (or from the oldest change the
+    /// outbox still holds).
     Enable {
         /// The endpoint id.
         id: String,

@@ -116,7 +116,7 @@ async fn scrape(state: &AppState) -> Scrape {
     };
     let data_dir = state.snapshots.data_dir().to_owned();
     // Two small files: off the request threads all the same.
-    let (sync, backlog) = tokio::task::spawn_blocking(move || {
+    let (sync, backlog, outbox_bytes) = tokio::task::spawn_blocking(move || {
         let sync = crate::sync::state::load_sync_state(&data_dir)
             .ok()
             .flatten()
@@ -133,16 +133,19 @@ async fn scrape(state: &AppState) -> Scrape {
         let backlog = crate::webhook::summaries(&data_dir)
             .map(|all| all.iter().filter(|e| e.enabled).map(|e| e.pending).sum())
             .unwrap_or(0);
-        (sync, backlog)
+        let outbox_bytes =
+            std::fs::metadata(crate::webhook::Outbox::new(&data_dir).path()).map_or(0, |m| m.len());
+        (sync, backlog, outbox_bytes)
     })
     .await
-    .unwrap_or((None, 0));
+    .unwrap_or((None, 0, 0));
     Scrape {
         snapshot,
         quota_clients,
         streams_open: state.streams.open_total() as u64,
         sync,
         webhook_backlog: backlog,
+        webhook_outbox_bytes: outbox_bytes,
     }
 }
 

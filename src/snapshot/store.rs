@@ -357,6 +357,7 @@ impl SnapshotStore {
             sequence,
             snapshot.generated_at,
             snapshot.published_at,
+            crate::webhook::needed(&self.data_dir),
         )?;
         self.set_pointer(sequence)?;
         crate::testhook::reached("publish:pointer-moved");
@@ -382,6 +383,7 @@ impl SnapshotStore {
             sequence,
             target.generated_at,
             now,
+            crate::webhook::needed(&self.data_dir),
         )?;
         self.set_pointer(sequence)
     }
@@ -403,7 +405,7 @@ impl SnapshotStore {
     fn diff_base(&self) -> Option<Snapshot> {
         let told = self
             .outbox()
-            .read()
+            .index()
             .ok()
             .and_then(|c| c.last_sequence)
             .and_then(|seq| self.load(seq).ok());

@@ -161,11 +161,11 @@ impl Shared {
         let outbox = Outbox::new(&self.data_dir);
         {
             let mut committed = self.committed.write().expect("not poisoned");
-            let before = committed.entries.len();
+            let before = (committed.first, committed.next);
             if let Err(e) = outbox.read_from(&mut committed) {
                 tracing::warn!("{e}");
             }
-            if committed.entries.len() != before {
+            if (committed.first, committed.next) != before {
                 self.changed.notify_waiters();
             }
         }
@@ -191,11 +191,22 @@ impl Shared {
     }
 
     /// The first entry at or after `from` that `endpoint` wants, and the
-    /// position scanned up to when there is none.
+    /// position scanned up to when there is none. Changes before the first
+    /// the outbox holds were compacted away (the endpoint was disabled, or
+    /// behind past the outbox's bound): it goes on from the first held.
     fn next_wanted(&self, endpoint: &Endpoint, from: u64) -> Result<OutboxEntry, u64> {
         let committed = self.committed.read().expect("not poisoned");
         let mut n = from;
-        while let Some(entry) = committed.entries.get(n as usize) {
+        if n < committed.first {
+            tracing::warn!(
+                "webhook {}: {} changes were not kept for it (it was disabled, or behind past the outbox's bound); it goes on from change {}",
+                endpoint.id,
+                committed.first - n,
+                committed.first
+            );
+            n = committed.first;
+        }
+        while let Some(entry) = committed.get(n) {
             if endpoint.wants(entry) {
                 return Ok(entry.clone());
             }

@@ -43,6 +43,26 @@ pub fn dir(data_dir: &std::path::Path) -> std::path::PathBuf {
     data_dir.join("webhooks")
 }
 
+/// The lowest outbox change number an enabled endpoint still needs, or
+/// `None` when no endpoint is enabled: what the publish step keeps in the
+/// outbox. Endpoints that cannot be read keep everything (`Some(0)`).
+pub fn needed(data_dir: &std::path::Path) -> Option<u64> {
+    match Endpoints::new(data_dir).load() {
+        Ok(endpoints) => endpoints
+            .iter()
+            .filter(|e| e.enabled)
+            .map(|e| {
+                let next = deliver::load_state(data_dir, &e.id).map_or(0, |s| s.next);
+                next.max(e.start)
+            })
+            .min(),
+        Err(e) => {
+            tracing::warn!("{e}; the outbox keeps every change");
+            Some(0)
+        }
+    }
+}
+
 /// One endpoint as `status`, `webhook list` and `webhook show` report it.
 #[derive(Debug, Clone, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -79,9 +99,8 @@ pub fn summaries(data_dir: &std::path::Path) -> Result<Vec<EndpointSummary>, End
             let state = deliver::load_state(data_dir, &e.id).unwrap_or_default();
             let cursor = state.next.max(e.start);
             let pending = committed
-                .entries
+                .from(cursor)
                 .iter()
-                .skip(cursor as usize)
                 .filter(|entry| e.wants(entry))
                 .count() as u64;
             EndpointSummary {

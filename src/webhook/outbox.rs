@@ -17,6 +17,20 @@
 //! Readers (the deliverer, `status`) take no lock and see only lines up to
 //! the last commit, so a publish killed half way (or a torn last line) is
 //! invisible; the next writer cuts such a tail off before it appends.
+//!
+//! **What it holds, and how big it gets.** Changes are written only while
+//! some endpoint is enabled (with none, a publish appends just its commit
+//! line, and nothing at all before the outbox exists). Past
+//! [`COMPACT_AT_BYTES`], the publish step rewrites the file (atomically,
+//! under the same lock) to what enabled endpoints still need: the changes
+//! from the lowest cursor among them on, with their numbers, message ids
+//! and the outbox id unchanged (the header says where they start). An
+//! endpoint that cannot be reached keeps changes waiting up to
+//! [`MAX_BYTES`]; past that the oldest are dropped down to half of it (the
+//! endpoint, when it recovers, goes on from the oldest kept change, and the
+//! deliverer logs how many it missed). So the file never holds more than
+//! [`MAX_BYTES`] plus one publish's changes, however the upstream flaps. A
+//! reader notices the rewrite (a new file) and reads it afresh.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
@@ -32,6 +46,13 @@ use crate::store::DataDirLock;
 /// The outbox file name, under `webhooks/`.
 pub const OUTBOX_FILE: &str = "outbox.jsonl";
 
+/// Past this size a publish considers compacting the outbox.
+pub const COMPACT_AT_BYTES: u64 = 1024 * 1024;
+
+/// The most the outbox keeps for endpoints that are behind; past it the
+/// oldest changes are dropped down to half of it.
+pub const MAX_BYTES: u64 = 32 * 1024 * 1024;
+
 /// One line of the outbox.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "line", rename_all = "camelCase")]
@@ -40,6 +61,9 @@ pub enum Line {
     Header {
         /// A random id, part of every message id.
         outbox: String,
+        /// The number of the first change held (past 0 once compacted).
+        #[serde(default, skip_serializing_if = "is_zero")]
+        first: u64,
     },
     /// One change.
     Change(Box<OutboxEntry>),
@@ -50,6 +74,10 @@ pub enum Line {
         /// The next entry number.
         next: u64,
     },
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// One change, as every endpoint will be told about it.
@@ -93,7 +121,10 @@ pub struct OutboxError {
 pub struct Committed {
     /// The outbox id, once there is one.
     pub outbox: Option<String>,
-    /// Every committed change, by `n`.
+    /// The number of the first change held (changes before it were
+    /// compacted away).
+    pub first: u64,
+    /// Every committed change held, in order: `entries[i].n == first + i`.
     pub entries: Vec<OutboxEntry>,
     /// The snapshot the last commit led to.
     pub last_sequence: Option<u64>,
@@ -101,6 +132,44 @@ pub struct Committed {
     pub next: u64,
     /// Where the committed part ends, in bytes.
     pub end: u64,
+    /// Which file was read (device and inode): a compaction replaces it.
+    file: Option<(u64, u64)>,
+}
+
+impl Committed {
+    /// Change `n`, if it is held.
+    pub fn get(&self, n: u64) -> Option<&OutboxEntry> {
+        let index = n.checked_sub(self.first)?;
+        self.entries.get(usize::try_from(index).ok()?)
+    }
+
+    /// The changes from `n` on (from the first held, when `n` is older).
+    pub fn from(&self, n: u64) -> &[OutboxEntry] {
+        let index = n.saturating_sub(self.first);
+        let index = usize::try_from(index).unwrap_or(usize::MAX);
+        &self.entries[index.min(self.entries.len())..]
+    }
+}
+
+/// How every change line begins (serde writes the tag, then the number).
+const CHANGE_PREFIX: &[u8] = br#"{"line":"change","n":"#;
+
+/// The committed part as the writer sees it ([`Outbox::index`]).
+#[derive(Debug, Default)]
+pub struct Index {
+    /// The outbox id, once there is one.
+    pub outbox: Option<String>,
+    /// The number of the first change held.
+    pub first: u64,
+    /// The next entry number.
+    pub next: u64,
+    /// The snapshot the last commit led to.
+    pub last_sequence: Option<u64>,
+    /// Where the committed part ends, in bytes.
+    pub end: u64,
+    /// Each committed change's number and the byte range of its line.
+    changes: Vec<(u64, std::ops::Range<usize>)>,
+    bytes: Vec<u8>,
 }
 
 /// The outbox of one data dir.
@@ -132,11 +201,21 @@ impl Outbox {
     /// Reads the committed lines from byte `from` on (0 for all), adding
     /// them to `into`. Lines past the last commit are not taken.
     pub fn read_from(&self, into: &mut Committed) -> Result<(), OutboxError> {
+        use std::os::unix::fs::MetadataExt;
         let mut file = match File::open(&self.path) {
             Ok(file) => file,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
             Err(e) => return Err(self.err(e)),
         };
+        let meta = file.metadata().map_err(|e| self.err(e))?;
+        let identity = Some((meta.dev(), meta.ino()));
+        if into.file != identity {
+            // Another file (a compaction replaced it): read it afresh.
+            *into = Committed {
+                file: identity,
+                ..Committed::default()
+            };
+        }
         file.seek(SeekFrom::Start(into.end))
             .map_err(|e| self.err(e))?;
         let mut bytes = Vec::new();
@@ -149,8 +228,10 @@ impl Outbox {
             offset += len + 1;
             match serde_json::from_slice::<Line>(line) {
                 // The header stands on its own: committed when written.
-                Ok(Line::Header { outbox }) => {
+                Ok(Line::Header { outbox, first }) => {
                     into.outbox = Some(outbox);
+                    into.first = first;
+                    into.next = into.next.max(first);
                     into.end = base + offset as u64;
                 }
                 Ok(Line::Change(entry)) => pending.push(*entry),
@@ -167,6 +248,72 @@ impl Outbox {
         Ok(())
     }
 
+    /// What the writer needs of the committed part, without decoding a
+    /// single record: where it ends, the numbers, and where each change's
+    /// line lies (so a compaction copies lines instead of re-encoding them).
+    pub fn index(&self) -> Result<Index, OutboxError> {
+        /// Any line, its record skipped unread.
+        #[derive(Deserialize)]
+        struct Light {
+            line: String,
+            outbox: Option<String>,
+            first: Option<u64>,
+            n: Option<u64>,
+            sequence: Option<u64>,
+            next: Option<u64>,
+        }
+        let bytes = match fs::read(&self.path) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Index::default()),
+            Err(e) => return Err(self.err(e)),
+        };
+        let mut index = Index::default();
+        let mut pending = Vec::new();
+        let mut offset = 0usize;
+        while let Some(len) = bytes[offset..].iter().position(|b| *b == b'\n') {
+            let start = offset;
+            offset += len + 1;
+            let line = &bytes[start..start + len];
+            // A change line as this program writes it starts with its tag
+            // and number: read just those (decoding a record per line made
+            // every publish cost the whole outbox).
+            if let Some(rest) = line.strip_prefix(CHANGE_PREFIX) {
+                let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+                let n = std::str::from_utf8(&rest[..digits])
+                    .ok()
+                    .and_then(|d| d.parse::<u64>().ok());
+                match n {
+                    Some(n) if rest.get(digits) == Some(&b',') && line.ends_with(b"}") => {
+                        pending.push((n, start..offset));
+                        continue;
+                    }
+                    _ => break,
+                }
+            }
+            let Ok(light) = serde_json::from_slice::<Light>(line) else {
+                break;
+            };
+            match (light.line.as_str(), light.n, light.sequence, light.next) {
+                ("header", ..) => {
+                    index.outbox = light.outbox;
+                    index.first = light.first.unwrap_or(0);
+                    index.next = index.next.max(index.first);
+                    index.end = offset as u64;
+                }
+                ("change", Some(n), ..) => pending.push((n, start..offset)),
+                ("commit", _, Some(sequence), Some(next)) => {
+                    index.changes.append(&mut pending);
+                    index.last_sequence = Some(sequence);
+                    index.next = next;
+                    index.end = offset as u64;
+                }
+                _ => break,
+            }
+        }
+        index.bytes = bytes;
+        Ok(index)
+    }
+
     /// Reads everything committed.
     pub fn read(&self) -> Result<Committed, OutboxError> {
         let mut committed = Committed::default();
@@ -175,8 +322,14 @@ impl Outbox {
     }
 
     /// Appends the changes from `old` to `new` (snapshot `sequence`) and
-    /// makes them durable. The caller holds the data-dir lock: this is a
-    /// step of the one publish step, run before the pointer moves.
+    /// makes them durable, then compacts the file when it has grown past
+    /// [`COMPACT_AT_BYTES`]. `needed` is the lowest change number an
+    /// enabled endpoint still needs, or `None` when no endpoint is enabled
+    /// (then only the commit is written, so later changes are measured
+    /// from this version; and nothing at all while there is no outbox).
+    /// The caller holds the data-dir lock: this is a step of the one
+    /// publish step, run before the pointer moves.
+    #[allow(clippy::too_many_arguments)]
     pub fn append(
         &self,
         _lock: &DataDirLock,
@@ -185,10 +338,18 @@ impl Outbox {
         sequence: u64,
         generated_at: Timestamp,
         published_at: Timestamp,
+        needed: Option<u64>,
     ) -> Result<usize, OutboxError> {
-        let committed = self.read()?;
-        let changes = changes_by_filter(old, new);
-        if changes.is_empty() {
+        let committed = self.index()?;
+        if needed.is_none() && committed.outbox.is_none() {
+            return Ok(0);
+        }
+        let changes = if needed.is_some() {
+            changes_by_filter(old, new)
+        } else {
+            Vec::new()
+        };
+        if changes.is_empty() && needed.is_some() {
             return Ok(0);
         }
         if let Some(dir) = self.path.parent() {
@@ -205,11 +366,17 @@ impl Outbox {
         file.set_len(committed.end).map_err(|e| self.err(e))?;
         file.seek(SeekFrom::End(0)).map_err(|e| self.err(e))?;
         let mut out = Vec::new();
-        let outbox = match committed.outbox {
+        let outbox = match committed.outbox.clone() {
             Some(id) => id,
             None => {
                 let id = crate::webhook::random_token(9);
-                push_line(&mut out, &Line::Header { outbox: id.clone() });
+                push_line(
+                    &mut out,
+                    &Line::Header {
+                        outbox: id.clone(),
+                        first: 0,
+                    },
+                );
                 id
             }
         };
@@ -241,8 +408,68 @@ impl Outbox {
             }
         }
         crate::testhook::reached("outbox:appended");
+        let size = committed.end + out.len() as u64;
+        let needed = needed.unwrap_or(n);
+        if size > MAX_BYTES || (size > COMPACT_AT_BYTES && needed > committed.first) {
+            self.compact(_lock, needed)?;
+        }
         Ok(count)
     }
+
+    /// Rewrites the outbox to the changes from `needed` on, dropping the
+    /// oldest of those too while they exceed [`MAX_BYTES`] (down to half
+    /// of it); nothing happens when there is nothing to drop. Atomic
+    /// (temp file, fsync, rename), under the caller's data-dir lock.
+    pub fn compact(&self, _lock: &DataDirLock, needed: u64) -> Result<(), OutboxError> {
+        let index = self.index()?;
+        let Some(outbox) = index.outbox.clone() else {
+            return Ok(());
+        };
+        let kept: Vec<&std::ops::Range<usize>> = index
+            .changes
+            .iter()
+            .filter(|(n, _)| *n >= needed)
+            .map(|(_, range)| range)
+            .collect();
+        let mut size: u64 = kept.iter().map(|r| r.len() as u64).sum();
+        let mut dropped_for_size = 0;
+        if size > MAX_BYTES {
+            while size > MAX_BYTES / 2 && dropped_for_size < kept.len() {
+                size -= kept[dropped_for_size].len() as u64;
+                dropped_for_size += 1;
+            }
+        }
+        let first = index.next - (kept.len() - dropped_for_size) as u64;
+        if first <= index.first {
+            return Ok(());
+        }
+        if dropped_for_size > 0 {
+            tracing::warn!(
+                "webhook outbox: {dropped_for_size} changes no endpoint has received were dropped to keep the outbox under {} MiB; an endpoint that is behind goes on from the oldest kept change",
+                MAX_BYTES / (1024 * 1024)
+            );
+        }
+        let mut bytes = line_bytes(&Line::Header { outbox, first });
+        for range in &kept[dropped_for_size..] {
+            bytes.extend_from_slice(&index.bytes[(*range).clone()]);
+        }
+        if let Some(sequence) = index.last_sequence {
+            bytes.extend_from_slice(&line_bytes(&Line::Commit {
+                sequence,
+                next: index.next,
+            }));
+        }
+        crate::testhook::reached("outbox:compact");
+        crate::store::write_atomic(&self.path, &bytes).map_err(|e| self.err(e.source))?;
+        crate::testhook::reached("outbox:compacted");
+        Ok(())
+    }
+}
+
+fn line_bytes(line: &Line) -> Vec<u8> {
+    let mut out = Vec::new();
+    push_line(&mut out, line);
+    out
 }
 
 fn push_line(out: &mut Vec<u8>, line: &Line) {
@@ -257,14 +484,19 @@ fn changes_by_filter<'a>(
     new: &'a [Record],
 ) -> Vec<(ChangeKind, &'a Record, Vec<String>)> {
     let mut merged: Vec<(ChangeKind, &'a Record, Vec<String>)> = Vec::new();
+    // Where each (change type, record id) is in `merged`: a publish that
+    // changes every record must not cost a scan of `merged` per change.
+    let mut at: std::collections::HashMap<(u8, &'a str), usize> = std::collections::HashMap::new();
     for filter in KindFilter::ALL {
         for change in diff(old, new, filter) {
-            match merged
-                .iter_mut()
-                .find(|(k, r, _)| *k == change.kind && r.id == change.record.id)
-            {
-                Some((_, _, kinds)) => kinds.push(filter.as_str().to_owned()),
-                None => merged.push((change.kind, change.record, vec![filter.as_str().to_owned()])),
+            match at.entry((rank(change.kind), change.record.id.as_str())) {
+                std::collections::hash_map::Entry::Occupied(slot) => {
+                    merged[*slot.get()].2.push(filter.as_str().to_owned())
+                }
+                std::collections::hash_map::Entry::Vacant(slot) => {
+                    slot.insert(merged.len());
+                    merged.push((change.kind, change.record, vec![filter.as_str().to_owned()]));
+                }
             }
         }
     }
@@ -280,5 +512,35 @@ fn rank(kind: ChangeKind) -> u8 {
         ChangeKind::Removed => 0,
         ChangeKind::Created => 1,
         ChangeKind::Updated => 2,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_change_line_begins_with_its_tag_and_number() {
+        let record = crate::document::RecordsDocument::from_slice(crate::BUNDLED_SEED_HISTORY)
+            .unwrap()
+            .records
+            .remove(0);
+        let entry = OutboxEntry {
+            n: 7,
+            id: "msg_x_7".into(),
+            event_type: "record.created".into(),
+            kinds: vec!["all".into()],
+            sequence: 1,
+            generated_at: record.completed_at.unwrap_or(Timestamp::MAX),
+            published_at: Timestamp::MAX,
+            record,
+        };
+        let line = line_bytes(&Line::Change(Box::new(entry)));
+        assert!(
+            line.starts_with(b"{\"line\":\"change\",\"n\":7,"),
+            "{}",
+            String::from_utf8_lossy(&line)
+        );
+        assert!(line.starts_with(CHANGE_PREFIX));
     }
 }

@@ -130,7 +130,7 @@ pub fn run(settings: &Settings, command: WebhookCommand) -> Result<(), CliError>
                 })?;
             let lock = store.lock(settings.lock_timeout, "resetctl webhook add")?;
             let start = Outbox::new(&settings.data_dir)
-                .read()
+                .index()
                 .map_err(|e| CliError::new(Code::IoErr, e.to_string()))?
                 .next;
             let endpoint = NewEndpoint {
