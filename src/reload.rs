@@ -31,6 +31,8 @@ pub struct ViewHandle(
     Arc<ArcSwapOption<PublishedView>>,
     Arc<ArcSwapOption<MirroredFeed>>,
     Arc<Swaps>,
+    /// Why the served version is not the pointer's (`/healthz` says it).
+    Arc<ArcSwapOption<String>>,
 );
 
 /// Numbers every swap of the view and tells live streams about it.
@@ -88,6 +90,16 @@ impl ViewHandle {
     /// The broadcast of view swaps (subscribe before loading the view).
     pub fn live(&self) -> &LiveChanges {
         &self.2.live
+    }
+
+    /// Why the served version is not the one the pointer names, while it
+    /// is not (the pointer names a missing or broken version).
+    pub fn warning(&self) -> Option<Arc<String>> {
+        self.3.load_full()
+    }
+
+    fn set_warning(&self, warning: Option<String>) {
+        self.3.store(warning.map(Arc::new));
     }
 
     /// The sequence of the current view.
@@ -222,6 +234,12 @@ fn can_change_what_is_served(event: &notify::Event) -> bool {
     })
 }
 
+/// A version as loaded off the request threads.
+type Loaded = Result<
+    Result<crate::snapshot::Snapshot, crate::snapshot::SnapshotError>,
+    tokio::task::JoinError,
+>;
+
 struct Reloader {
     store: SnapshotStore,
     view: ViewHandle,
@@ -322,12 +340,17 @@ impl Reloader {
 
     /// Swaps in the pointer's version, built whole (its `dataSource`
     /// included) before the one swap, if it differs from the served one.
-    /// Returns whether it swapped.
+    /// Returns whether it swapped. A server with nothing to serve yet whose
+    /// pointer cannot be followed starts on the newest version that loads,
+    /// and says so loudly (the log, and `/healthz`'s `warning`).
     async fn check_snapshot(&mut self) -> bool {
         let wanted = match self.store.current_sequence() {
             Ok(Some(seq)) => seq,
             Ok(None) => return false,
             Err(e) => {
+                if self.view.load().is_none() {
+                    return self.fall_back(&e.to_string()).await;
+                }
                 tracing::warn!("keeping the served snapshot: {e}");
                 return false;
             }
@@ -337,6 +360,40 @@ impl Reloader {
         }
         let store = self.store.clone();
         let loaded = tokio::task::spawn_blocking(move || store.load(wanted)).await;
+        if let Ok(Err(e)) = &loaded {
+            if self.view.load().is_none() {
+                self.failed = Some(wanted);
+                crate::metrics::reload(false);
+                return self.fall_back(&e.to_string()).await;
+            }
+        }
+        self.swap_in(wanted, loaded).await
+    }
+
+    /// Serves the newest version that loads, the pointer's being `why`
+    /// unusable.
+    async fn fall_back(&mut self, why: &str) -> bool {
+        let store = self.store.clone();
+        let Ok(Some(snapshot)) = tokio::task::spawn_blocking(move || store.newest_loadable()).await
+        else {
+            tracing::error!(
+                "nothing to serve: {why}, and no snapshot on disk loads; publish again"
+            );
+            return false;
+        };
+        let sequence = snapshot.sequence;
+        let warning = format!(
+            "the pointer cannot be followed ({why}); serving snapshot {sequence}, the newest that loads. \
+             Make it current with `resetctl snapshots rollback {sequence}`, or publish"
+        );
+        tracing::error!("{warning}");
+        let swapped = self.swap_in(sequence, Ok(Ok(snapshot))).await;
+        self.view.set_warning(Some(warning));
+        swapped
+    }
+
+    /// Builds `loaded` (version `wanted`) and swaps it in.
+    async fn swap_in(&mut self, wanted: u64, loaded: Loaded) -> bool {
         match loaded {
             Ok(Ok(snapshot)) => {
                 let data_source = (snapshot.mode == Mode::Upstream)
@@ -354,6 +411,7 @@ impl Reloader {
                 };
                 tracing::info!(sequence = wanted, "serving snapshot {wanted}");
                 self.view.store(view);
+                self.view.set_warning(None);
                 self.failed = None;
                 crate::metrics::reload(true);
                 true

@@ -99,7 +99,7 @@ pub fn status_report(store: &SnapshotStore, now: Timestamp) -> Result<StatusRepo
         tracing::warn!("{e}");
         None
     });
-    let current = store.load_current()?;
+    let current = store.load_current_explained()?;
     // A sync killed before saving its state left its outcome in the snapshot.
     let carried = current.as_ref().and_then(|s| s.sync.clone());
     let sync = newest(file, carried).map(|mut state| {

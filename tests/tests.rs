@@ -38,6 +38,7 @@ mod site;
 mod site_page;
 mod slow_clients;
 mod snapshots;
+mod startup_checks;
 mod status_feed;
 mod stream;
 mod sync;

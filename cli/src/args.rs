@@ -596,7 +596,8 @@ pub struct LimiterArgs {
     #[arg(long, env = "RESETCTL_RATE_LIMIT_MAX_CLIENTS", value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub rate_limit_max_clients: Option<u64>,
     /// Believe the client IP header (--client-ip-header) from peers in this range
-    /// (repeatable, or comma-separated in the env).
+    /// (repeatable, or comma-separated in the env). A range of every address (0.0.0.0/0,
+    /// ::/0) is refused: it would let every client choose its own quota key.
     #[arg(long = "trust-proxy", env = "RESETCTL_TRUST_PROXY", value_name = "CIDR", value_delimiter = ',', value_parser = parse_cidr)]
     pub trust_proxy: Vec<resetctl::limit::client::Cidr>,
     /// The one header your trusted proxy sets with the client's address: x-forwarded-for,

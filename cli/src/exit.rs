@@ -79,7 +79,8 @@ impl From<SnapshotError> for CliError {
             SnapshotError::Corrupt { .. }
             | SnapshotError::BadPointer { .. }
             | SnapshotError::PointerNotAFile { .. }
-            | SnapshotError::SequenceExhausted(_) => Code::DataErr,
+            | SnapshotError::SequenceExhausted(_)
+            | SnapshotError::BrokenPointer { .. } => Code::DataErr,
             SnapshotError::NoSuchSequence(_) | SnapshotError::Refused(_) => Code::Usage,
         };
         CliError::new(code, err.to_string())

@@ -84,7 +84,7 @@ pub fn resolve(args: &LimiterArgs, file: &FileConfig) -> Result<LimiterSettings,
     if max_clients == 0 {
         return Err(usage("rate-limit-max-clients must be at least 1".into()));
     }
-    Ok(LimiterSettings {
+    let settings = LimiterSettings {
         policy: if off { None } else { policy },
         redis_url,
         client_keys: ClientKeyPolicy {
@@ -94,7 +94,10 @@ pub fn resolve(args: &LimiterArgs, file: &FileConfig) -> Result<LimiterSettings,
         },
         flood,
         max_clients,
-    })
+    };
+    // Checked here, before any listener is bound.
+    settings.check().map_err(usage)?;
+    Ok(settings)
 }
 
 fn parse_flood(text: &str) -> Result<(NonZeroU32, NonZeroU32), CliError> {

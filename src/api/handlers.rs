@@ -250,7 +250,7 @@ pub fn healthz(query: &str, state: Arc<AppState>) -> Response {
         _ => view.sync_status(),
     };
     let stale = fresh && sync_status.is_some_and(|s| s.is_behind());
-    let body = serde_json::json!({
+    let mut body = serde_json::json!({
         "ok": !stale,
         "status": if stale { "stale" } else { "ready" },
         "mode": view.mode().as_str(),
@@ -259,6 +259,9 @@ pub fn healthz(query: &str, state: Arc<AppState>) -> Response {
         "ageSeconds": (now.as_millis() - view.generated_at().as_millis()).max(0) / 1000,
         "syncStatus": sync_status,
     });
+    if let Some(warning) = state.view.warning() {
+        body["warning"] = serde_json::Value::from(warning.as_str());
+    }
     let status = if stale {
         StatusCode::SERVICE_UNAVAILABLE
     } else {

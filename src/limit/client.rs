@@ -16,7 +16,9 @@ pub struct Cidr {
 }
 
 impl Cidr {
-    /// Parses `ADDR/LEN` or a bare address.
+    /// Parses `ADDR/LEN` or a bare address, as a range of trusted proxies:
+    /// a range that holds every address (`0.0.0.0/0`, `::/0`) is refused,
+    /// since trusting it lets every client choose its own quota key.
     pub fn parse(text: &str) -> Result<Self, String> {
         let fail = || format!("{text:?} is not an address range like 10.0.0.0/8 or 2001:db8::/32");
         let (addr, len) = match text.split_once('/') {
@@ -34,6 +36,13 @@ impl Cidr {
                 .ok_or_else(fail)?,
             None => max,
         };
+        if prefix == 0 {
+            return Err(format!(
+                "{text:?} holds every address: trusting it would let every client name its own \
+                 address in a forwarding header and so choose its own quota; list your proxies' \
+                 addresses or networks instead"
+            ));
+        }
         Ok(Self {
             network: mask(network, prefix),
             prefix,
@@ -327,5 +336,10 @@ mod tests {
         assert_eq!(Cidr::parse("::1").unwrap().to_string(), "::1/128");
         assert!(Cidr::parse("10.0.0.0/33").is_err());
         assert!(Cidr::parse("ten").is_err());
+        for everything in ["0.0.0.0/0", "::/0", "10.0.0.0/0"] {
+            let refused = Cidr::parse(everything).unwrap_err();
+            assert!(refused.contains("holds every address"), "{refused}");
+        }
+        assert!(Cidr::parse("0.0.0.0/1").is_ok());
     }
 }

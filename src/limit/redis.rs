@@ -136,7 +136,7 @@ impl RedisLimiter {
     /// that is down at start only makes data requests fail closed until it is up.
     pub fn new(url: &str, policy: QuotaPolicy) -> Result<Self, String> {
         let shown = crate::redact::redact_url(url);
-        let client = redis::Client::open(url).map_err(|e| format!("bad Redis URL {shown}: {e}"))?;
+        let client = Self::client(url)?;
         let config = ConnectionManagerConfig::new()
             .set_connection_timeout(Some(Duration::from_millis(250)))
             // No response timeout of its own: ours (TIMEOUT) governs, and the
@@ -154,6 +154,17 @@ impl RedisLimiter {
             peek_script: Script::new(PEEK),
             clock_offset_ms: AtomicI64::new(0),
         })
+    }
+
+    /// Whether `url` is a Redis URL this build can use (nothing is
+    /// connected); the error names the URL by its redacted form.
+    pub fn check_url(url: &str) -> Result<(), String> {
+        Self::client(url).map(drop)
+    }
+
+    fn client(url: &str) -> Result<redis::Client, String> {
+        redis::Client::open(url)
+            .map_err(|e| format!("bad Redis URL {}: {e}", crate::redact::redact_url(url)))
     }
 
     /// The policy.

@@ -83,6 +83,16 @@ impl LimiterSettings {
         ]
     }
 
+    /// Checks what can be checked before anything starts (the Redis URL
+    /// parses, and names a scheme this build speaks), so a bad setting is
+    /// refused before a listener is bound.
+    pub fn check(&self) -> Result<(), String> {
+        match &self.redis_url {
+            Some(url) => RedisLimiter::check_url(url),
+            None => Ok(()),
+        }
+    }
+
     /// Builds the limiter these settings describe.
     pub fn build(&self) -> Result<Limiter, String> {
         Ok(match (&self.policy, &self.redis_url) {

@@ -1,7 +1,10 @@
 //! The iCalendar calendar (RFC 5545) of
 //! `GET /openapi/v1/records.ics?kind=&plan=&alarm=`.
 //!
-//! One `VEVENT` per record of `kind`'s list that has a time: a schedule
+//! One `VEVENT` per record of `kind`'s list that has a time, the first
+//! [`LIMIT`] of them in the list's order (pending schedules first, then the
+//! newest), so one counted request stays small however long the history
+//! grows (a subscribed calendar keeps the events it already has): a schedule
 //! with a window covers exactly its `scheduleWindow` (a date-precision
 //! schedule its civil day, 23 or 25 hours on daylight-saving days, as the
 //! window already says), `STATUS:CONFIRMED` once fulfilled, else
@@ -37,6 +40,9 @@ use crate::query::{Body, Fragment, IcsQuery, PublishedView};
 /// The media type served.
 pub const CONTENT_TYPE: &str = "text/calendar; charset=utf-8";
 
+/// The most events a calendar holds: the first of the list's order.
+pub const LIMIT: usize = 200;
+
 /// The longest content line, in octets, without its CR-LF (RFC 5545 3.1).
 const MAX_LINE: usize = 75;
 
@@ -60,11 +66,11 @@ fn calendar(view: &PublishedView, query: &IcsQuery, pages: Option<&BaseUrl>) -> 
     head(&mut out, query);
     let alarm = query.alarm.map(valarm);
     let stamp = view.generated_at();
-    for index in selected(view, query.kind, query.plan.as_ref()) {
+    let timed = selected(view, query.kind, query.plan.as_ref())
+        .filter(|index| event_start(view.record(*index)).is_some())
+        .take(LIMIT);
+    for index in timed {
         let record = view.record(index);
-        if event_start(record).is_none() {
-            continue;
-        }
         out.extend_from_slice(
             view.fragment(Fragment::CalendarEvent, index, |r| event(r, stamp, pages)),
         );

@@ -351,3 +351,26 @@ fn a_fixed_base_keeps_each_kinds_feed_and_renders_the_rest() {
     assert_eq!(from_host, atom::render(&v, &all, &host, None));
     assert_ne!(from_host, kept);
 }
+
+#[test]
+fn the_calendar_takes_the_first_events_of_the_list() {
+    let records: Vec<Value> = (0..(ics::LIMIT + 30))
+        .map(|i| {
+            let at = format!("2026-{:02}-{:02}T00:00:00.000Z", i % 12 + 1, i % 28 + 1);
+            schedule(&format!("{}", 1000 + i), "elapsed", &at, &at)
+        })
+        .collect();
+    let v = view(&records);
+    let body = ics::render(&v, &parse_ics_query("").unwrap(), None);
+    let text = String::from_utf8(body.to_vec()).unwrap();
+    let uids: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("UID:"))
+        .map(str::trim_end)
+        .collect();
+    let expected: Vec<String> = v.ordered(crate::query::KindFilter::All)[..ics::LIMIT]
+        .iter()
+        .map(|&i| record_uuid(&v.record(i).id).to_string())
+        .collect();
+    assert_eq!(uids, expected);
+}

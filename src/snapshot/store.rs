@@ -80,6 +80,19 @@ pub enum SnapshotError {
     /// A request that would make nothing current.
     #[error("{0}")]
     Refused(String),
+    /// The pointer cannot be followed (it names a missing or broken
+    /// version, or is itself broken); `newest` is the newest version that
+    /// loads, which `snapshots rollback` can make current.
+    #[error("{reason}; {}", match newest {
+        Some(n) => format!("the newest snapshot that loads is {n}: make it current with `resetctl snapshots rollback {n}`"),
+        None => "no snapshot on disk loads: publish again (`resetctl publish`, `resetctl seed` or `resetctl sync --force`)".to_owned(),
+    })]
+    BrokenPointer {
+        /// Why the pointer cannot be followed.
+        reason: Box<SnapshotError>,
+        /// The newest version that loads.
+        newest: Option<u64>,
+    },
 }
 
 /// One version on disk, as `snapshots list` shows it.
@@ -302,6 +315,36 @@ impl SnapshotStore {
         self.current_sequence()?
             .map(|seq| self.load(seq))
             .transpose()
+    }
+
+    /// The current version, or `None` before the first publish; when the
+    /// pointer cannot be followed, [`SnapshotError::BrokenPointer`], which
+    /// names the newest version that loads (what `status` and `export`
+    /// tell an operator to roll back to).
+    pub fn load_current_explained(&self) -> Result<Option<Snapshot>, SnapshotError> {
+        match self.load_current() {
+            Err(
+                reason @ (SnapshotError::NoSuchSequence(_)
+                | SnapshotError::Corrupt { .. }
+                | SnapshotError::BadPointer { .. }
+                | SnapshotError::PointerNotAFile { .. }),
+            ) => Err(SnapshotError::BrokenPointer {
+                reason: Box::new(reason),
+                newest: self.newest_loadable().map(|s| s.sequence),
+            }),
+            other => other,
+        }
+    }
+
+    /// The newest version on disk that loads (newest first, each one
+    /// validated as a load does): where a server whose pointer names a
+    /// missing or broken version starts instead.
+    pub fn newest_loadable(&self) -> Option<Snapshot> {
+        let sequences = self.sequences().ok()?;
+        sequences
+            .iter()
+            .rev()
+            .find_map(|(sequence, _)| self.load(*sequence).ok())
     }
 
     /// Every version on disk, oldest first.

@@ -65,6 +65,28 @@ impl World {
         Run::from(self.cmd().args(args).output().expect("spawn resetctl"))
     }
 
+    /// Runs `resetctl ARGS…` that must exit on its own (a refusal): killed
+    /// and reported as exit code -1 if it is still running after 20 s (it
+    /// started serving instead), so a regression fails instead of hanging.
+    pub fn run_refused(&self, args: &[&str]) -> Run {
+        let mut child = self
+            .cmd()
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn resetctl");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while child.try_wait().expect("poll resetctl").is_none() {
+            if std::time::Instant::now() > deadline {
+                let _ = child.kill();
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        Run::from(child.wait_with_output().expect("collect resetctl's output"))
+    }
+
     /// Starts `resetctl ARGS…` without waiting.
     pub fn spawn(&self, args: &[&str]) -> Child {
         self.cmd()

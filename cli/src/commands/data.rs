@@ -41,7 +41,9 @@ pub fn publish(settings: &Settings) -> Result<(), CliError> {
 
 pub fn export(settings: &Settings, output: Option<&Path>) -> Result<(), CliError> {
     let store = settings.store();
-    let snapshot = store.load_current()?.ok_or_else(nothing_published)?;
+    let snapshot = store
+        .load_current_explained()?
+        .ok_or_else(nothing_published)?;
     let mut text =
         serde_json::to_string_pretty(&snapshot.to_document()).expect("records serialise");
     text.push('\n');

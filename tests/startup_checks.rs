@@ -1,0 +1,158 @@
+//! What an operator gets from a data dir or a setting that is wrong: a
+//! clear exit code that says what to run, before anything listens, and a
+//! server that starts on what can still be served.
+
+use std::time::Duration;
+
+use crate::util::server::Server;
+use crate::util::World;
+
+const NOW: &str = "2026-11-20T10:00:00.000Z";
+
+fn three_versions() -> World {
+    let w = World::new();
+    w.seed_bundled();
+    for minute in ["01", "02"] {
+        w.run(&[
+            "--now",
+            &format!("2026-11-20T10:{minute}:00.000Z"),
+            "publish",
+        ])
+        .success();
+    }
+    w
+}
+
+#[test]
+fn a_pointer_to_a_missing_or_broken_version_names_the_newest_good_one() {
+    let w = three_versions();
+    let snapshots = w.data_dir().join("snapshots");
+    // The pointer names a version that is not there.
+    std::fs::write(snapshots.join("CURRENT"), "9\n").unwrap();
+    let status = w.run(&["--now", NOW, "status"]).code(65);
+    assert!(
+        status.stderr.contains("no snapshot with sequence 9")
+            && status.stderr.contains(
+                "the newest snapshot that loads is 3: make it current with `resetctl snapshots rollback 3`"
+            ),
+        "{}",
+        status.stderr
+    );
+    w.run(&["export"]).code(65);
+    // The server starts on the newest good version and says so.
+    let s = Server::start(&w, &["--now", NOW], &[]);
+    let health = s.get("/healthz");
+    assert_eq!(health.status, 200);
+    let health = health.json();
+    assert_eq!(health["sequence"], 3);
+    assert!(
+        health["warning"]
+            .as_str()
+            .unwrap()
+            .contains("serving snapshot 3, the newest that loads. Make it current with `resetctl snapshots rollback 3`"),
+        "{health}"
+    );
+    assert_eq!(s.get("/openapi/v1/records").status, 200);
+    assert!(s.log_text().contains("ERROR"), "{}", s.log_text());
+    // Repaired, the warning goes.
+    w.run(&["snapshots", "rollback", "3"]).success();
+    s.wait_for("/healthz", Duration::from_secs(10), |r| {
+        r.json().get("warning").is_none()
+    });
+    drop(s);
+    // The pointer's version is cut short: the one before is the newest good one.
+    std::fs::write(
+        snapshots.join("000000000003.json"),
+        &std::fs::read(snapshots.join("000000000003.json")).unwrap()[..100],
+    )
+    .unwrap();
+    let status = w.run(&["--now", NOW, "status"]).code(65);
+    assert!(
+        status.stderr.contains("`resetctl snapshots rollback 2`"),
+        "{}",
+        status.stderr
+    );
+    let s = Server::start(&w, &["--now", NOW], &[]);
+    assert_eq!(s.get("/healthz").json()["sequence"], 2);
+}
+
+#[test]
+fn trusting_every_address_is_refused() {
+    let w = World::new();
+    for cidr in ["0.0.0.0/0", "::/0"] {
+        let refused = w
+            .run_refused(&["serve", "--listen", "127.0.0.1:0", "--trust-proxy", cidr])
+            .code(64);
+        assert!(
+            refused.stderr.contains("holds every address"),
+            "{}",
+            refused.stderr
+        );
+        assert_eq!(refused.stdout, "", "nothing listened");
+    }
+    let config = w.path("config.toml");
+    std::fs::write(&config, "trust-proxy = [\"10.0.0.0/8\", \"::/0\"]\n").unwrap();
+    let refused = w
+        .run_refused(&[
+            "--config",
+            config.to_str().unwrap(),
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+        ])
+        .code(64);
+    assert!(
+        refused.stderr.contains("holds every address"),
+        "{}",
+        refused.stderr
+    );
+}
+
+#[test]
+fn a_bad_redis_url_is_refused_before_anything_listens() {
+    let w = World::new();
+    for url in [
+        "redis://:secret@host:notaport/0",
+        "rediss://:secret@127.0.0.1:1/0",
+    ] {
+        let refused = w
+            .run_refused(&[
+                "serve",
+                "--listen",
+                "127.0.0.1:0",
+                "--rate-limit-store",
+                url,
+            ])
+            .code(64);
+        assert_eq!(refused.stdout, "", "{url}: nothing listened");
+        assert!(
+            refused.stderr.contains("bad Redis URL"),
+            "{}",
+            refused.stderr
+        );
+        assert!(!refused.stderr.contains("secret"), "{}", refused.stderr);
+    }
+}
+
+#[test]
+fn the_calendar_holds_the_first_two_hundred_events_of_its_list() {
+    let up = crate::util::upstream::Upstream::start(crate::util::upstream::Behavior::Serve {
+        body: crate::util::generated_document(500).into_bytes(),
+        etag: None,
+        last_modified: None,
+    });
+    let w = World::new();
+    w.run(&[
+        "--now",
+        NOW,
+        "sync",
+        "--upstream",
+        &up.url("/doc.json"),
+        "--once",
+    ])
+    .success();
+    let s = Server::start(&w, &["--now", NOW], &[]);
+    let calendar = s.get("/openapi/v1/records.ics").text();
+    assert_eq!(calendar.matches("BEGIN:VEVENT").count(), 200);
+    assert!(calendar.len() < 200 * 1024, "{} bytes", calendar.len());
+}
