@@ -114,7 +114,8 @@ bench: bench-deps
 	PATH="$$PATH:/usr/sbin" python3 bench/sync_bench.py > bench-out/sync.md
 	python3 bench/reload_bench.py > bench-out/reload.md
 	python3 bench/stream_bench.py > bench-out/stream.md
-	cat bench-out/limiter-memory.md bench-out/http.md bench-out/sync.md bench-out/reload.md bench-out/stream.md
+	python3 bench/feed_sizes.py > bench-out/feed-sizes.md
+	cat bench-out/limiter-memory.md bench-out/http.md bench-out/sync.md bench-out/reload.md bench-out/stream.md bench-out/feed-sizes.md
 
 ## man: regenerate man/ from the clap definitions
 man:
