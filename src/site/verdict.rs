@@ -201,3 +201,192 @@ pub fn next_reset<'a>(
             start(a).cmp(&start(b)).then_with(|| a.id.cmp(&b.id))
         })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(text: &str) -> Timestamp {
+        Timestamp::parse(text).unwrap()
+    }
+
+    fn completion(id: &str, completed: &str) -> Record {
+        serde_json::from_value(serde_json::json!({
+            "id": id, "kind": "reset_completed", "resetType": "global",
+            "announcedAt": completed, "effectiveAt": completed, "text": null, "confidence": 0.9,
+            "scope": null, "source": {"origin": "x", "postId": id, "handle": "h", "url": null},
+            "schedulePrecision": null, "scheduleBasis": null, "scheduleWindow": null,
+            "scheduleState": null, "completedAt": completed, "completionRecordId": null,
+            "fulfillmentOrigin": null, "relatedRecordIds": []
+        }))
+        .unwrap()
+    }
+
+    fn schedule(id: &str, state: &str, start: &str, end: &str) -> Record {
+        serde_json::from_value(serde_json::json!({
+            "id": id, "kind": "reset_scheduled", "resetType": "global",
+            "announcedAt": "2026-11-01T00:00:00.000Z", "effectiveAt": start, "text": null,
+            "confidence": 0.9, "scope": null,
+            "source": {"origin": "x", "postId": id, "handle": "h", "url": null},
+            "schedulePrecision": "datetime", "scheduleBasis": "explicit",
+            "scheduleWindow": {"startAt": start, "endAt": end}, "scheduleState": state,
+            "completedAt": null, "completionRecordId": null, "fulfillmentOrigin": null,
+            "relatedRecordIds": []
+        }))
+        .unwrap()
+    }
+
+    fn checked(text: &str) -> Trust {
+        Trust {
+            last_successful_check_at: Some(at(text)),
+            source_status: None,
+        }
+    }
+
+    #[test]
+    fn a_check_exactly_thirty_hours_old_is_still_trusted() {
+        let trust = checked("2026-11-20T00:00:00.000Z");
+        assert_eq!(trust.distrust(at("2026-11-21T06:00:00.000Z")), None);
+        assert_eq!(
+            trust.distrust(at("2026-11-21T06:00:00.001Z")),
+            Some(Distrust::Stale {
+                checked_at: at("2026-11-20T00:00:00.000Z")
+            })
+        );
+        let never = Trust {
+            last_successful_check_at: None,
+            source_status: None,
+        };
+        assert_eq!(
+            never.distrust(at("2026-11-21T00:00:00.000Z")),
+            Some(Distrust::NeverChecked)
+        );
+        let failing = Trust {
+            source_status: Some(DataSourceStatus::Stale),
+            ..checked("2026-11-21T00:00:00.000Z")
+        };
+        assert_eq!(
+            failing.distrust(at("2026-11-21T00:00:00.000Z")),
+            Some(Distrust::Source(DataSourceStatus::Stale))
+        );
+    }
+
+    #[test]
+    fn the_day_is_half_open_in_a_positive_and_a_negative_offset() {
+        // The visitor's day at +08:00 is [16:00Z the day before, 16:00Z).
+        let plus_eight = Day {
+            start: at("2026-11-20T16:00:00.000Z"),
+            end: at("2026-11-21T16:00:00.000Z"),
+        };
+        // At -08:00 it is [08:00Z, 08:00Z the day after).
+        let minus_eight = Day {
+            start: at("2026-11-21T08:00:00.000Z"),
+            end: at("2026-11-22T08:00:00.000Z"),
+        };
+        let now = at("2026-11-22T12:00:00.000Z");
+        let trust = checked("2026-11-22T11:00:00.000Z");
+        for (day, on_start, before_start, on_end) in [
+            (
+                plus_eight,
+                "2026-11-20T16:00:00.000Z",
+                "2026-11-20T15:59:59.999Z",
+                "2026-11-21T16:00:00.000Z",
+            ),
+            (
+                minus_eight,
+                "2026-11-21T08:00:00.000Z",
+                "2026-11-21T07:59:59.999Z",
+                "2026-11-22T08:00:00.000Z",
+            ),
+        ] {
+            let first = [completion("1", on_start)];
+            assert_eq!(verdict(&first, trust, day, now).name(), "yes", "{on_start}");
+            let before = [completion("2", before_start)];
+            assert_eq!(
+                verdict(&before, trust, day, now).name(),
+                "no",
+                "{before_start}"
+            );
+            let after = [completion("3", on_end)];
+            assert_eq!(verdict(&after, trust, day, now).name(), "no", "{on_end}");
+        }
+        assert_eq!(
+            Day::utc_of(at("2026-11-21T23:59:59.999Z")).end,
+            at("2026-11-22T00:00:00.000Z")
+        );
+        assert_eq!(
+            Day::utc_of(at("2026-11-22T00:00:00.000Z")).start,
+            at("2026-11-22T00:00:00.000Z")
+        );
+    }
+
+    #[test]
+    fn a_window_starting_now_is_due_and_one_starting_later_is_next() {
+        let now = at("2026-11-21T10:00:00.000Z");
+        let trust = checked("2026-11-21T09:00:00.000Z");
+        let day = Day::utc_of(now);
+        let starting_now = [schedule(
+            "10",
+            "pending",
+            "2026-11-21T10:00:00.000Z",
+            "2026-11-21T12:00:00.000Z",
+        )];
+        match verdict(&starting_now, trust, day, now) {
+            Verdict::Yes(hit) => {
+                assert_eq!(hit.kind, HitKind::Due);
+                assert_eq!(hit.at, now);
+            }
+            other => panic!("{other:?}"),
+        }
+        let a_moment_later = [schedule(
+            "11",
+            "pending",
+            "2026-11-21T10:00:00.001Z",
+            "2026-11-21T12:00:00.000Z",
+        )];
+        assert_eq!(verdict(&a_moment_later, trust, day, now).name(), "no");
+        assert_eq!(
+            next_reset(&a_moment_later, now).map(|r| r.id.as_str()),
+            Some("11")
+        );
+        // A window that ends exactly now still counts as next; one that ended does not.
+        let ending_now = [schedule(
+            "12",
+            "pending",
+            "2026-11-21T08:00:00.000Z",
+            "2026-11-21T10:00:00.000Z",
+        )];
+        assert_eq!(
+            next_reset(&ending_now, now).map(|r| r.id.as_str()),
+            Some("12")
+        );
+        let ended = [schedule(
+            "13",
+            "pending",
+            "2026-11-21T08:00:00.000Z",
+            "2026-11-21T09:59:59.999Z",
+        )];
+        assert_eq!(next_reset(&ended, now), None);
+        // An unknown state is no reset; among equal times a completion wins.
+        let unknown = [schedule(
+            "14",
+            "unknown",
+            "2026-11-21T09:00:00.000Z",
+            "2026-11-21T09:00:00.000Z",
+        )];
+        assert_eq!(verdict(&unknown, trust, day, now).name(), "no");
+        let both = [
+            schedule(
+                "15",
+                "fulfilled",
+                "2026-11-21T09:00:00.000Z",
+                "2026-11-21T09:00:00.000Z",
+            ),
+            completion("16", "2026-11-21T09:00:00.000Z"),
+        ];
+        match verdict(&both, trust, day, now) {
+            Verdict::Yes(hit) => assert_eq!(hit.kind, HitKind::Completed),
+            other => panic!("{other:?}"),
+        }
+    }
+}
