@@ -42,7 +42,7 @@ fn a_schema_invalid_snapshot_is_logged_and_never_served() {
 }
 
 #[test]
-fn a_corrupt_current_snapshot_at_start_up_is_logged_and_not_served() {
+fn a_corrupt_current_snapshot_at_start_up_is_logged_and_the_newest_good_one_served() {
     let w = World::new();
     w.run(&["--now", NOW, "seed"]).success();
     w.run(&["--now", NOW, "publish"]).success();
@@ -52,22 +52,25 @@ fn a_corrupt_current_snapshot_at_start_up_is_logged_and_not_served() {
     let s = Server::start(&w, &[], &[]);
     wait_until(Duration::from_secs(5), "the refusal in the log", || {
         s.log_text().contains(&format!(
-            "not serving snapshot 2, keeping the current one: snapshot {} is unusable",
+            "the pointer cannot be followed (snapshot {} is unusable",
             path.display()
         ))
     });
-    // The server runs, answers JSON, and serves nothing it cannot load.
+    // The server runs on the newest version that loads, and says so.
     let health = s.get("/healthz");
-    assert_eq!(health.status, 503);
-    assert_eq!(health.json()["sequence"], Value::Null);
-    let data = s.get("/openapi/v1/records");
-    assert_eq!(data.status, 503);
-    assert_eq!(data.json()["error"], "data_unavailable");
+    assert_eq!(health.status, 200);
+    let health = health.json();
+    assert_eq!(health["sequence"], 1);
+    assert!(health["warning"]
+        .as_str()
+        .unwrap()
+        .contains("resetctl snapshots rollback 1"));
+    assert_eq!(s.get("/openapi/v1/records").status, 200);
     assert_eq!(s.get("/openapi/v1/docs").status, 200);
-    // The next good publish is served without a restart.
+    // The next good publish is served without a restart, and the warning goes.
     w.run(&["--now", NOW, "publish"]).success();
     s.wait_for("/healthz", Duration::from_secs(5), |r| {
-        r.json()["sequence"] == 3
+        r.json()["sequence"] == 3 && r.json().get("warning").is_none()
     });
     assert_eq!(s.get("/openapi/v1/records").json()["data"]["total"], 13);
 }

@@ -677,14 +677,13 @@ pub enum WebhookCommand {
         /// The endpoint id.
         id: String,
     },
-    /// Pause deliveries to an endpoint (changes published meanwhile are kept only while an
-    /// enabled endpoint needs them too).
+    /// Pause deliveries to an endpoint (changes wait in the outbox, within its 32 MiB bound).
     Disable {
         /// The endpoint id.
         id: String,
     },
     /// Resume deliveries to an endpoint, from where they stopped (or from the oldest change the
-    /// outbox still holds).
+    /// outbox still holds, past its bound).
     Enable {
         /// The endpoint id.
         id: String,

@@ -43,14 +43,15 @@ pub fn dir(data_dir: &std::path::Path) -> std::path::PathBuf {
     data_dir.join("webhooks")
 }
 
-/// The lowest outbox change number an enabled endpoint still needs, or
-/// `None` when no endpoint is enabled: what the publish step keeps in the
-/// outbox. Endpoints that cannot be read keep everything (`Some(0)`).
+/// The lowest outbox change number an endpoint still needs, or `None`
+/// when there is no endpoint: what the publish step keeps in the outbox. A
+/// disabled endpoint counts too, so `enable` resumes exactly where it
+/// stopped (within the outbox's bound). Endpoints that cannot be read keep
+/// everything (`Some(0)`).
 pub fn needed(data_dir: &std::path::Path) -> Option<u64> {
     match Endpoints::new(data_dir).load() {
         Ok(endpoints) => endpoints
             .iter()
-            .filter(|e| e.enabled)
             .map(|e| {
                 let next = deliver::load_state(data_dir, &e.id).map_or(0, |s| s.next);
                 next.max(e.start)

@@ -19,11 +19,12 @@
 //! invisible; the next writer cuts such a tail off before it appends.
 //!
 //! **What it holds, and how big it gets.** Changes are written only while
-//! some endpoint is enabled (with none, a publish appends just its commit
+//! some endpoint exists (with none, a publish appends just its commit
 //! line, and nothing at all before the outbox exists). Past
 //! [`COMPACT_AT_BYTES`], the publish step rewrites the file (atomically,
-//! under the same lock) to what enabled endpoints still need: the changes
-//! from the lowest cursor among them on, with their numbers, message ids
+//! under the same lock) to what endpoints still need: the changes from the
+//! lowest cursor among them on (a disabled endpoint's included, so `enable`
+//! resumes where it stopped), with their numbers, message ids
 //! and the outbox id unchanged (the header says where they start). An
 //! endpoint that cannot be reached keeps changes waiting up to
 //! [`MAX_BYTES`]; past that the oldest are dropped down to half of it (the
@@ -324,7 +325,8 @@ impl Outbox {
     /// Appends the changes from `old` to `new` (snapshot `sequence`) and
     /// makes them durable, then compacts the file when it has grown past
     /// [`COMPACT_AT_BYTES`]. `needed` is the lowest change number an
-    /// enabled endpoint still needs, or `None` when no endpoint is enabled
+    /// endpoint still needs ([`crate::webhook::needed`]), or `None` when
+    /// there is no endpoint
     /// (then only the commit is written, so later changes are measured
     /// from this version; and nothing at all while there is no outbox).
     /// The caller holds the data-dir lock: this is a step of the one
