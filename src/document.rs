@@ -101,30 +101,27 @@ fn public_field(field: &str) -> String {
 }
 
 /// The kind of a problem without the values its text quotes. serde writes
-/// `invalid value: string "…", expected …` and `unknown variant `…`,
-/// expected …` (what follows the last `, expected` is the type's own
-/// description); the rules write `must be between 0 and 1, got 7` and
-/// `must not be after endAt (… > …)`. The kind keeps the words before a
-/// colon, a `, got` or a parenthesis, with quoted parts removed.
+/// `invalid value: string "…", expected …` and ``unknown variant `…`,
+/// expected …``, where the value is not escaped, so the kind is the text
+/// before the first quote, `: `, `, got` or parenthesis; the type's own
+/// description after serde's last `, expected` is kept when it holds no
+/// double or single quote (a value that imitates serde's wording always
+/// brings its closing quote along).
 fn kind_of_problem(problem: &str) -> String {
     let (head, expected) = match problem.rsplit_once(", expected ") {
-        Some((head, expected)) => (head, Some(expected)),
-        None => (problem, None),
+        Some((head, expected)) if !expected.contains(['"', '\'']) => (head, Some(expected)),
+        _ => (problem, None),
     };
-    let head = head.split(" (").next().unwrap_or(head);
-    let head = head.split(", got").next().unwrap_or(head);
-    let head = head.split(": ").next().unwrap_or(head);
-    let mut kind = String::new();
-    let mut quote = None;
-    for c in head.chars() {
-        match (quote, c) {
-            (None, '"' | '`' | '\'') => quote = Some(c),
-            (Some(open), c) if c == open => quote = None,
-            (None, c) => kind.push(c),
-            (Some(_), _) => {}
-        }
-    }
-    let mut kind = kind.split_whitespace().collect::<Vec<_>>().join(" ");
+    let end = [
+        head.find(['"', '`', '\'', '(']),
+        head.find(": "),
+        head.find(", got"),
+    ]
+    .into_iter()
+    .flatten()
+    .min()
+    .unwrap_or(head.len());
+    let mut kind = head[..end].split_whitespace().collect::<Vec<_>>().join(" ");
     if kind.is_empty() {
         kind = "invalid".to_owned();
     }
@@ -431,7 +428,16 @@ mod tests {
         );
         assert_eq!(
             kind_of_problem("must equal the numeric id \"123\" of a source-post record"),
-            "must equal the numeric id of a source-post record"
+            "must equal the numeric id"
+        );
+        // A value that closes serde's quote itself is cut at the first quote.
+        assert_eq!(
+            kind_of_problem("unknown variant `a` INTERNAL-SECRET `b`, expected one of `x`, `y`"),
+            "unknown variant, expected one of `x`, `y`"
+        );
+        assert_eq!(
+            kind_of_problem("expected a UTC timestamp, got \"x, expected INTERNAL\""),
+            "expected a UTC timestamp"
         );
         assert_eq!(
             DocumentError::Syntax("expected value at line 1".into()).public_text(),

@@ -161,6 +161,7 @@ pub async fn spawn_reloader(
         view,
         failed: None,
         carried: None,
+        fruitless: None,
         clock,
     };
     reloader.check().await;
@@ -247,6 +248,9 @@ struct Reloader {
     failed: Option<u64>,
     /// The sync outcome the served snapshot carries (upstream mode).
     carried: Option<SyncState>,
+    /// The pointer problem a fallback last found nothing for: not searched
+    /// (every snapshot decoded) again until it changes.
+    fruitless: Option<String>,
     /// For the sync status, which turns `stale` as the cache ages.
     clock: Arc<dyn Clock>,
 }
@@ -373,12 +377,16 @@ impl Reloader {
     /// Serves the newest version that loads, the pointer's being `why`
     /// unusable.
     async fn fall_back(&mut self, why: &str) -> bool {
+        if self.fruitless.as_deref() == Some(why) {
+            return false;
+        }
         let store = self.store.clone();
         let Ok(Some(snapshot)) = tokio::task::spawn_blocking(move || store.newest_loadable()).await
         else {
             tracing::error!(
                 "nothing to serve: {why}, and no snapshot on disk loads; publish again"
             );
+            self.fruitless = Some(why.to_owned());
             return false;
         };
         let sequence = snapshot.sequence;

@@ -170,12 +170,6 @@ fn ledger_report(store: &SnapshotStore, published: Option<u64>) -> Option<Ledger
             .filter(|e| e.entry > published.unwrap_or(0))
             .count(),
         torn_lines: ledger.torn.len(),
-        corrupt: ledger.corrupt.first().map(|bad| {
-            crate::ledger::LedgerError::Corrupt {
-                line: bad.line,
-                problem: bad.problem.clone(),
-            }
-            .to_string()
-        }),
+        corrupt: ledger.corrupt_error().map(|e| e.to_string()),
     })
 }

@@ -504,8 +504,19 @@ fn a_corrupt_middle_line_refuses_every_publishing_command_and_announces_nothing(
         "the intact entry: {}",
         log.stdout
     );
-    // Repaired (the byte put back), everything publishes again.
+    // A middle line cut short (its closing brace gone) is corrupt too, not
+    // a torn append: only the last line can be one.
     bytes[inside] = b'h';
+    let mut cut = bytes.clone();
+    cut.remove(first_line_end - 1);
+    std::fs::write(&path, &cut).unwrap();
+    let refused = w.run(&["--now", NOW, "publish"]).code(65);
+    assert!(
+        refused.stderr.contains("ledger.jsonl line 1 is corrupt"),
+        "{}",
+        refused.stderr
+    );
+    // Repaired, everything publishes again.
     std::fs::write(&path, &bytes).unwrap();
     w.run(&["--now", NOW, "publish"]).success();
 }

@@ -533,7 +533,9 @@ fn non_http_and_private_targets_are_refused_unless_allowed() {
     assert!(r.requests_to("/file").is_empty(), "{:?}", r.requests());
     let shown = w.run(&["webhook", "deliveries", &id]).success().stdout;
     assert!(
-        shown.contains("a loopback address; refused (this endpoint was not added with --allow-private-targets)"),
+        shown.contains(&format!(
+            "a loopback address; refused (allow it with `resetctl webhook set {id} --allow-private-targets`)"
+        )),
         "{shown}"
     );
     // Given back, the next pass (once the retry is due) delivers.

@@ -476,6 +476,9 @@ pub struct SyncArgs {
     /// Most redirects followed. Default: 5.
     #[arg(long, env = "RESETCTL_MAX_REDIRECTS", value_name = "N")]
     pub max_redirects: Option<usize>,
+    /// Delivery flags this command no longer takes (warned about).
+    #[command(flatten)]
+    pub moved: MovedDeliveryArgs,
 }
 
 /// `resetctl serve` flags.
@@ -530,6 +533,44 @@ pub struct ServeArgs {
     /// The quota.
     #[command(flatten)]
     pub limits: LimiterArgs,
+    /// Delivery flags this command no longer takes (warned about).
+    #[command(flatten)]
+    pub moved: MovedDeliveryArgs,
+}
+
+/// The delivery flags that `serve`, `sync` and `webhook deliver`/`test` took
+/// before they were kept with each endpoint: still accepted (hidden), so a
+/// unit file that passes them starts, with a warning naming `webhook set`.
+#[derive(Debug, Args, Clone)]
+pub struct MovedDeliveryArgs {
+    /// Moved to `webhook add`/`webhook set` (kept with each endpoint).
+    #[arg(
+        long = "allow-private-targets",
+        hide = true,
+        env = "RESETCTL_ALLOW_PRIVATE_TARGETS"
+    )]
+    pub allow_private_targets: bool,
+    /// Moved to `webhook add`/`webhook set` (kept with each endpoint).
+    #[arg(
+        long = "webhook-timeout",
+        hide = true,
+        env = "RESETCTL_WEBHOOK_TIMEOUT",
+        value_name = "SECONDS"
+    )]
+    pub webhook_timeout: Option<String>,
+}
+
+impl MovedDeliveryArgs {
+    /// Warns when a moved flag was given.
+    pub fn warn(&self) {
+        if self.allow_private_targets || self.webhook_timeout.is_some() {
+            crate::output::warn(
+                "warning: --allow-private-targets and --webhook-timeout (and their RESETCTL_* variables) \
+                 are kept with each webhook endpoint now and ignored here: \
+                 use `resetctl webhook set ID --allow-private-targets --webhook-timeout SECONDS`",
+            );
+        }
+    }
 }
 
 /// Connection discipline of `serve`: what no slow or greedy client may exceed.
@@ -692,6 +733,9 @@ pub enum WebhookCommand {
     Test {
         /// The endpoint id.
         id: String,
+        /// Delivery flags this command no longer takes (warned about).
+        #[command(flatten)]
+        moved: MovedDeliveryArgs,
     },
     /// Change how an endpoint is delivered to (kept with it, so every process that delivers
     /// agrees); prints the endpoint's delivery settings.
@@ -731,6 +775,9 @@ pub enum WebhookCommand {
         /// One pass, then exit.
         #[arg(long)]
         once: bool,
+        /// Delivery flags this command no longer takes (warned about).
+        #[command(flatten)]
+        moved: MovedDeliveryArgs,
     },
 }
 

@@ -28,7 +28,7 @@ use tokio::net::TcpListener;
 
 use super::deadline::{Activity, TimedBody, Tracked};
 use super::errors::ApiError;
-use super::gate::{ConnectionGate, ConnectionLimits, BUSY_RESPONSE, MIN_HEAD_BYTES};
+use super::gate::{ConnectionGate, ConnectionLimits, Ticket, BUSY_RESPONSE, MIN_HEAD_BYTES};
 use super::routes::{routes, ClientKey};
 use super::server::AppState;
 use super::stream_conn::{self, Answered, Opening};
@@ -128,12 +128,10 @@ pub async fn run(
             header_timeout: limits.header_timeout,
             body_timeout: limits.body_timeout,
             max_head: limits.max_head_bytes.max(MIN_HEAD_BYTES),
+            ticket,
         };
         let watcher = draining.subscribe();
-        tokio::spawn(async move {
-            let _ticket = ticket;
-            connection.serve(stream, watcher).await;
-        });
+        tokio::spawn(connection.serve(stream, watcher));
     }
     drop(listener);
     // Every connection shuts down gracefully, then drops its receiver.
@@ -150,6 +148,9 @@ struct Connection<S> {
     header_timeout: Duration,
     body_timeout: Duration,
     max_head: usize,
+    /// The connection's place under the caps, held until its socket is
+    /// closed (a lingering close included).
+    ticket: Ticket,
 }
 
 impl<S> Connection<S>
@@ -243,6 +244,7 @@ where
             peer,
             header_timeout,
             body_timeout,
+            ticket,
             ..
         } = self;
         let first_request = Arc::new(tokio::sync::Notify::new());
@@ -272,6 +274,12 @@ where
                         if outcome.expired() {
                             // Whatever the handler made of the broken body.
                             response = ApiError::RequestTimeout(body_timeout).response();
+                            if http1 {
+                                response.headers_mut().insert(
+                                    hyper::header::CONNECTION,
+                                    hyper::header::HeaderValue::from_static("close"),
+                                );
+                            }
                             requests.close();
                         } else if http1 && !outcome.finished() {
                             // The rest of the body is not waited for.
@@ -288,7 +296,7 @@ where
                     Ok::<_, Infallible>(response.map(|body| Tracked::new(body, in_flight)))
                 }
             });
-        let io = HyperIo::new(first, TokioIo::new(stream), activity.clone());
+        let io = HyperIo::new(first, TokioIo::new(stream), activity.clone(), ticket);
         let mut connection =
             std::pin::pin!(builder.serve_connection_with_upgrades(io, per_request));
         let mut closing = false;
@@ -310,7 +318,14 @@ where
                 return;
             }
         }
+        // Once closing, a connection gets this long to finish; a client that
+        // never reads its answer cannot hold it (or the server's shutdown).
+        let grace = header_timeout + body_timeout;
+        let mut hard_stop = None;
         loop {
+            if closing && hard_stop.is_none() {
+                hard_stop = Some(tokio::time::Instant::now() + grace);
+            }
             tokio::select! {
                 result = connection.as_mut() => {
                     if let Err(e) = result {
@@ -326,6 +341,10 @@ where
                     tracing::debug!("connection from {peer}: idle or out of time; closing");
                     closing = true;
                     connection.as_mut().graceful_shutdown();
+                }
+                () = tokio::time::sleep_until(hard_stop.unwrap_or_else(tokio::time::Instant::now)), if hard_stop.is_some() => {
+                    tracing::debug!("connection from {peer}: did not finish within {grace:?} of closing; dropped");
+                    return;
                 }
             }
         }
@@ -383,16 +402,25 @@ struct HyperIo {
     pending: Vec<u8>,
     written: usize,
     activity: Arc<Activity>,
+    /// The connection's place under the caps: it goes with a lingering
+    /// close, so lingering sockets count against the caps too.
+    ticket: Option<Ticket>,
 }
 
 impl HyperIo {
-    fn new(first: Bytes, inner: TokioIo<TcpStream>, activity: Arc<Activity>) -> Self {
+    fn new(
+        first: Bytes,
+        inner: TokioIo<TcpStream>,
+        activity: Arc<Activity>,
+        ticket: Ticket,
+    ) -> Self {
         Self {
             first,
             inner: Some(inner),
             pending: Vec::new(),
             written: 0,
             activity,
+            ticket: Some(ticket),
         }
     }
 
@@ -421,7 +449,11 @@ impl Drop for HyperIo {
     fn drop(&mut self) {
         if self.activity.lingers() {
             if let Some(io) = self.inner.take() {
-                tokio::spawn(super::deadline::linger(io.into_inner()));
+                let ticket = self.ticket.take();
+                tokio::spawn(async move {
+                    super::deadline::linger(io.into_inner()).await;
+                    drop(ticket);
+                });
             }
         }
     }

@@ -16,9 +16,11 @@
 //!   hyper's header read timeout already; HTTP/2, whose pings keep a
 //!   connection alive, gets it only here.
 //!
-//! A request without a body (every GET) costs one counter increment and
-//! decrement: no timer, no allocation.
+//! A request without a body (every GET) gets no timer and no shared state
+//! of its own: a counter increment and decrement, a clock reading when it
+//! ends, and a reference to its connection's [`Activity`].
 
+use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -282,5 +284,3 @@ impl Body for TimedBody {
         self.inner.size_hint()
     }
 }
-
-use std::future::Future as _;

@@ -42,7 +42,8 @@ pub enum ApiError {
     /// (authority form without CONNECT, or `*` without OPTIONS).
     BadTarget,
     /// 408: the request body did not arrive whole within this time of its
-    /// head; the connection is closed after the answer.
+    /// head; the connection is closed after the answer (the accept loop
+    /// adds `Connection: close` on HTTP/1, and closes HTTP/2 with `GOAWAY`).
     RequestTimeout(std::time::Duration),
 }
 
@@ -134,9 +135,6 @@ impl ApiError {
         let headers = response.headers_mut();
         if let Some(seconds) = retry_after {
             headers.insert(header::RETRY_AFTER, HeaderValue::from(seconds));
-        }
-        if matches!(self, ApiError::RequestTimeout(_)) {
-            headers.insert(header::CONNECTION, HeaderValue::from_static("close"));
         }
         if *self == ApiError::MethodNotAllowed {
             headers.insert(

@@ -31,7 +31,7 @@ pub struct ConnectionLimits {
     /// Largest request head (request line and headers), in bytes.
     pub max_head_bytes: usize,
     /// Time for a request body to arrive whole, from its head
-    /// ([`super::deadline`]): past it, a JSON 408 and the connection closed.
+    /// (see the `deadline` module): past it, a JSON 408 and the connection closed.
     pub body_timeout: Duration,
 }
 

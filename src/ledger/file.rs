@@ -3,16 +3,16 @@
 //!
 //! An append that fails (a full disk, say) truncates the file back to its
 //! length before the append, under the lock, so a failed command leaves
-//! nothing behind. Only a crash mid-append can leave a torn last line: a
-//! strict prefix of an entry (JSON that ends too early). Reading reports it
-//! with its line number and keeps every entry before it; the next append
-//! first ends the torn line, so it stays in the file (reported on every
-//! read, still recognisable as a prefix) and the new entry starts on a line
-//! of its own. Entry numbers are allocated past every number on disk, torn
-//! lines included, so no two lines ever carry the same number.
+//! nothing behind. Only a crash mid-append can leave a torn line, and only
+//! as the last one, without its line end: reading reports it with its line
+//! number and keeps every entry before it, and the next append (under the
+//! lock) cuts it off before writing, since no command ever reported it
+//! done. Entry numbers are allocated past every number on disk, the torn
+//! line's included, so no two entries ever carry the same number.
 //!
-//! Any other line that is not an entry (a changed byte, a foreign line) is
-//! **corrupt**: no crash of this program can write it, and skipping it
+//! Any other line that is not an entry (a changed byte, a cut line, a
+//! foreign line, the torn line an older version ended with a line end
+//! instead of cutting it) is **corrupt**: no crash of this program can write it, and skipping it
 //! would silently drop an operator's action (and announce its record's
 //! removal). [`LedgerRead::checked`] refuses such a ledger, so nothing is
 //! published from it until it is repaired.
@@ -63,6 +63,14 @@ pub struct LedgerRead {
 }
 
 impl LedgerRead {
+    /// The error of the first corrupt line, if there is one.
+    pub fn corrupt_error(&self) -> Option<LedgerError> {
+        self.corrupt.first().map(|bad| LedgerError::Corrupt {
+            line: bad.line,
+            problem: bad.problem.clone(),
+        })
+    }
+
     /// The number the next entry gets: past every number on disk.
     pub fn next_entry_number(&self) -> u64 {
         self.highest_number.saturating_add(1)
@@ -71,11 +79,8 @@ impl LedgerRead {
     /// The read, or [`LedgerError::Corrupt`] naming the first corrupt line:
     /// what every command that derives records from the ledger goes by.
     pub fn checked(self) -> Result<Self, LedgerError> {
-        match self.corrupt.first() {
-            Some(bad) => Err(LedgerError::Corrupt {
-                line: bad.line,
-                problem: bad.problem.clone(),
-            }),
+        match self.corrupt_error() {
+            Some(e) => Err(e),
             None => Ok(self),
         }
     }
@@ -138,13 +143,12 @@ pub fn read_ledger(data_dir: &Path) -> Result<LedgerRead, LedgerError> {
         if line.is_empty() {
             continue;
         }
-        // The last line without its line end is an append that did not
-        // finish; elsewhere only a strict prefix of an entry (the parser ran
-        // out of input) is what an interrupted append leaves.
+        // Only the last line without its line end is an append that did
+        // not finish; every other bad line is corrupt.
         let parsed = if i + 1 == count && !ends_with_newline {
             Err((true, "no line end: the append did not finish".to_owned()))
         } else {
-            serde_json::from_slice::<Entry>(line).map_err(|e| (e.is_eof(), e.to_string()))
+            serde_json::from_slice::<Entry>(line).map_err(|e| (false, e.to_string()))
         };
         match parsed {
             Ok(entry) => {
@@ -186,14 +190,23 @@ pub fn append(_lock: &DataDirLock, data_dir: &Path, entry: &Entry) -> Result<(),
         .open(&path)
         .map_err(io_err)?;
     let mut line = Vec::new();
-    // End a torn last line first, so the new entry starts on its own line.
-    let len = file.metadata().map_err(io_err)?.len();
+    // Cut a torn last line off first (what an interrupted append left; no
+    // command reported it done), so the file stays whole lines only.
+    let mut len = file.metadata().map_err(io_err)?.len();
     if len > 0 {
-        let mut last = [0u8; 1];
-        file.seek(SeekFrom::Start(len - 1)).map_err(io_err)?;
-        file.read_exact(&mut last).map_err(io_err)?;
-        if last[0] != b'\n' {
-            line.push(b'\n');
+        let mut bytes = Vec::new();
+        file.seek(SeekFrom::Start(0)).map_err(io_err)?;
+        file.read_to_end(&mut bytes).map_err(io_err)?;
+        if bytes.last() != Some(&b'\n') {
+            let whole = bytes.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+            file.set_len(whole as u64)
+                .and_then(|()| file.sync_all())
+                .map_err(io_err)?;
+            tracing::warn!(
+                "ledger.jsonl: cut off a torn last line (an append that did not finish): {:?}",
+                String::from_utf8_lossy(&bytes[whole..])
+            );
+            len = whole as u64;
         }
     }
     serde_json::to_writer(&mut line, entry).map_err(|e| io_err(io::Error::other(e)))?;

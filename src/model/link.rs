@@ -2,8 +2,8 @@
 //! follows (the status and record pages, the Atom feed, the calendar, the
 //! webhook formats). A record's `source.url` is data from an upstream or an
 //! operator; only an absolute `http://` or `https://` URL with a host is
-//! ever made a link (never `javascript:`, `data:`, an app's own scheme or a
-//! relative reference), and it is used in the form the URL parser writes,
+//! ever made a link (never `javascript:`, `data:`, an app's own scheme, a
+//! relative reference, or a URL with userinfo, which reads as another host), and it is used in the form the URL parser writes,
 //! where spaces, quotes and angle brackets are percent-encoded.
 //!
 //! The record keeps the URL as given (the API serves it unchanged); only
@@ -20,7 +20,11 @@ impl Link {
             return None;
         }
         let url = url::Url::parse(text).ok()?;
-        (matches!(url.scheme(), "http" | "https") && url.host_str().is_some_and(|h| !h.is_empty()))
+        // Userinfo reads as a host to a person (`https://x.com@evil.example/`).
+        let plain = url.username().is_empty() && url.password().is_none();
+        (matches!(url.scheme(), "http" | "https")
+            && url.host_str().is_some_and(|h| !h.is_empty())
+            && plain)
             .then(|| Link(url.into()))
     }
 
@@ -68,6 +72,8 @@ mod tests {
             "https://",
             "http://exa mple.org/",
             "https://example.org/\u{0}x",
+            "https://x.com@evil.example/",
+            "https://user:pw@example.org/",
             "",
         ] {
             assert_eq!(Link::parse(bad), None, "{bad:?}");

@@ -79,6 +79,10 @@ fn classify_v6(ip: Ipv6Addr) -> AddressKind {
     if s[..5] == [0; 5] && (s[5] == 0xffff || s[5] == 0) {
         return classify_v4(low32);
     }
+    // IPv4-translated (::ffff:0:a.b.c.d, RFC 2765): not a destination here.
+    if s[..6] == [0, 0, 0, 0, 0xffff, 0] {
+        return AddressKind::Special;
+    }
     // NAT64, well-known prefix 64:ff9b::/96 (RFC 6052).
     if s[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
         return classify_v4(low32);
@@ -91,10 +95,7 @@ fn classify_v6(ip: Ipv6Addr) -> AddressKind {
         // 6to4 (RFC 3056): the IPv4 address follows the prefix.
         0x2002 => classify_v4(Ipv4Addr::from((u32::from(s[1]) << 16) | u32::from(s[2]))),
         // Teredo (RFC 4380): the client's IPv4 address, inverted, at the end.
-        0x2001 if s[1] == 0 => match classify_v4(Ipv4Addr::from(!u32::from(low32))) {
-            AddressKind::Public => AddressKind::Public,
-            other => other,
-        },
+        0x2001 if s[1] == 0 => classify_v4(Ipv4Addr::from(!u32::from(low32))),
         // Documentation (2001:db8::/32).
         0x2001 if s[1] == 0xdb8 => AddressKind::Special,
         first if first & 0xfe00 == 0xfc00 => AddressKind::Private,
@@ -139,6 +140,7 @@ mod tests {
             ("::ffff:127.0.0.1", Loopback),
             ("::ffff:10.0.0.1", Private),
             ("::ffff:93.184.216.34", Public),
+            ("::ffff:0:7f00:1", Special),
             // The forms of issue 26, item 8.
             ("::127.0.0.1", Loopback),
             ("64:ff9b::7f00:1", Loopback),

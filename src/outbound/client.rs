@@ -26,6 +26,18 @@ pub enum Reach {
     ConfiguredThenPublic,
 }
 
+impl Reach {
+    /// A webhook target's reach: any address when the operator allowed
+    /// private targets for it, else public only.
+    pub fn for_target(allow_private: bool) -> Self {
+        if allow_private {
+            Reach::Any
+        } else {
+            Reach::Public
+        }
+    }
+}
+
 /// Limits and identity of outbound requests.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Policy {
@@ -62,14 +74,24 @@ pub struct Outgoing {
 /// An answer, and what is left of the exchange's deadline for its body.
 #[derive(Debug)]
 pub struct Answer {
-    /// The response of the last hop.
-    pub response: reqwest::Response,
+    /// The response of the last hop (its body only through [`Answer::body`]).
+    response: reqwest::Response,
     deadline: Instant,
     connect_timeout: Duration,
     timeout: Duration,
 }
 
 impl Answer {
+    /// The status of the last hop.
+    pub fn status(&self) -> StatusCode {
+        self.response.status()
+    }
+
+    /// The headers of the last hop.
+    pub fn headers(&self) -> &reqwest::header::HeaderMap {
+        self.response.headers()
+    }
+
     /// Reads the body, refusing it past `max_bytes` while streaming (the
     /// declared length is checked first) and past the exchange's deadline.
     pub async fn body(mut self, max_bytes: u64) -> Result<Vec<u8>, OutboundError> {
@@ -199,11 +221,7 @@ async fn exchange(
         let addresses = lookup(&url).await?;
         check(&url, &addresses, policy.reach, allowed.as_ref())?;
         if allowed.is_none() {
-            // Redirects may reach public addresses and the configured host's own kinds.
-            let mut kinds: HashSet<AddressKind> =
-                addresses.iter().map(|a| classify(a.ip())).collect();
-            kinds.insert(AddressKind::Public);
-            allowed = Some(kinds);
+            allowed = Some(redirect_kinds(&addresses));
         }
         let own_origin = url.origin() == configured;
         let mut hop_url = url.clone();
@@ -262,6 +280,20 @@ async fn exchange(
         }
         url = next;
     }
+}
+
+/// The kinds a redirect may reach from a configured host with these
+/// addresses: public ones, and the host's own kind when every address it
+/// has is of that one kind. A host whose names answer with mixed kinds (a
+/// public address beside a metadata one, say) gets public only, so its DNS
+/// cannot open the operator's network to its redirects.
+fn redirect_kinds(addresses: &[SocketAddr]) -> HashSet<AddressKind> {
+    let kinds: HashSet<AddressKind> = addresses.iter().map(|a| classify(a.ip())).collect();
+    let mut allowed = HashSet::from([AddressKind::Public]);
+    if kinds.len() == 1 {
+        allowed.extend(kinds);
+    }
+    allowed
 }
 
 /// Where a redirect from `current` to `location` leads: an `http(s)` URL
@@ -401,6 +433,10 @@ mod tests {
                 "{refused}: {err}"
             );
         }
+        // A configured host that answers with mixed kinds opens nothing but public.
+        let mixed = [at("93.184.216.34"), at("169.254.169.254")].concat();
+        assert_eq!(redirect_kinds(&mixed), public);
+        assert_eq!(redirect_kinds(&at("127.0.0.1")), loopback);
         // Webhook targets: public only, unless allowed.
         assert!(check(&url, &at("127.0.0.1"), Reach::Public, None).is_err());
         assert!(check(&url, &at("127.0.0.1"), Reach::Any, None).is_ok());

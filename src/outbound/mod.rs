@@ -155,7 +155,13 @@ impl OutboundError {
             OutboundError::Body(_) => "the body could not be read completely".into(),
             OutboundError::Http(_) => "the HTTP exchange failed".into(),
             OutboundError::Client(_) => "cannot set up the HTTP client".into(),
-            other => other.to_string(),
+            // These texts hold only this program's own words and settings.
+            e @ (OutboundError::Downgrade
+            | OutboundError::RedirectScheme
+            | OutboundError::TooManyRedirects(_)
+            | OutboundError::BadLocation
+            | OutboundError::Timeout { .. }
+            | OutboundError::TooLarge(_)) => e.to_string(),
         }
     }
 }

@@ -124,14 +124,13 @@ pub enum FetchError {
 impl std::fmt::Display for FetchError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            FetchError::Status { text, .. } => write!(f, "upstream answered HTTP {text}"),
             FetchError::Outbound(OutboundError::Connect(why)) => {
                 write!(f, "cannot connect to the upstream: {why}")
             }
-            FetchError::Outbound(OutboundError::Timeout { connect, whole }) => write!(
-                f,
-                "the upstream did not answer in time (connect {connect:?}, whole request {whole:?})"
-            ),
+            // The public text of these is already the whole story.
+            FetchError::Outbound(OutboundError::Timeout { .. }) | FetchError::Status { .. } => {
+                f.write_str(&self.public_text())
+            }
             FetchError::Outbound(e) => e.fmt(f),
         }
     }
@@ -144,14 +143,14 @@ impl FetchError {
     /// problem, never a host, an address or a library's detail.
     pub fn public_text(&self) -> String {
         match self {
+            FetchError::Status { text, .. } => format!("upstream answered HTTP {text}"),
             FetchError::Outbound(OutboundError::Connect(_)) => {
                 "cannot connect to the upstream".into()
             }
-            FetchError::Outbound(e @ OutboundError::Timeout { .. }) => {
-                FetchError::Outbound(e.clone()).to_string()
-            }
+            FetchError::Outbound(OutboundError::Timeout { connect, whole }) => format!(
+                "the upstream did not answer in time (connect {connect:?}, whole request {whole:?})"
+            ),
             FetchError::Outbound(e) => e.public_text(),
-            status => status.to_string(),
         }
     }
 }
@@ -200,8 +199,7 @@ pub async fn fetch(
     let answer = crate::outbound::send(&policy(settings), request)
         .await
         .map_err(FetchError::Outbound)?;
-    let response = &answer.response;
-    match response.status() {
+    match answer.status() {
         StatusCode::NOT_MODIFIED => return Ok(Fetched::NotModified),
         StatusCode::OK => {}
         other => {
@@ -212,7 +210,7 @@ pub async fn fetch(
         }
     }
     let header = |name| {
-        response
+        answer
             .headers()
             .get(name)
             .and_then(|v| v.to_str().ok())

@@ -143,7 +143,7 @@ impl Rejected {
             Rejected::StoredFeed(_) => format!(
                 "the upstream answered 304, but the kept feed ({STORED_FEED}) cannot be used"
             ),
-            other => other.to_string(),
+            e @ Rejected::UnexpectedNotModified => e.to_string(),
         }
     }
 }

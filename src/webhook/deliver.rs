@@ -540,13 +540,19 @@ pub async fn send(
         body: Some(request.body),
     };
     match crate::outbound::send(&policy, outgoing).await {
-        Ok(answer) => Ok(answer.response.status().as_u16()),
+        Ok(answer) => Ok(answer.status().as_u16()),
         Err(crate::outbound::OutboundError::Timeout { .. }) => {
             Err(format!("timed out after {timeout:?}"))
         }
-        Err(crate::outbound::OutboundError::Refused { host, address, kind, .. }) => Err(format!(
-            "{host} resolves to {address}, {}; refused (this endpoint was not added with --allow-private-targets)",
-            kind.describe()
+        Err(crate::outbound::OutboundError::Refused {
+            host,
+            address,
+            kind,
+            ..
+        }) => Err(format!(
+            "{host} resolves to {address}, {}; refused (allow it with `resetctl webhook set {} --allow-private-targets`)",
+            kind.describe(),
+            endpoint.id
         )),
         Err(e) => Err(e.to_string()),
     }

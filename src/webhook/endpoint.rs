@@ -69,6 +69,23 @@ pub struct Endpoint {
     pub record_pages: Option<String>,
 }
 
+/// The range of an endpoint's request timeout, in seconds.
+pub const TIMEOUT_RANGE: std::ops::RangeInclusive<f64> = 0.1..=60.0;
+
+/// An endpoint's request timeout of `seconds`, when it is within
+/// [`TIMEOUT_RANGE`].
+pub fn check_timeout(seconds: f64) -> Result<std::time::Duration, EndpointError> {
+    if TIMEOUT_RANGE.contains(&seconds) {
+        Ok(std::time::Duration::from_secs_f64(seconds))
+    } else {
+        Err(EndpointError::Invalid(format!(
+            "webhook-timeout must be {} to {} seconds, got {seconds}",
+            TIMEOUT_RANGE.start(),
+            TIMEOUT_RANGE.end()
+        )))
+    }
+}
+
 fn default_timeout_seconds() -> f64 {
     super::deliver::DEFAULT_TIMEOUT.as_secs_f64()
 }
@@ -76,16 +93,18 @@ fn default_timeout_seconds() -> f64 {
 impl Endpoint {
     /// Where this endpoint's requests may go.
     pub fn reach(&self) -> crate::outbound::Reach {
-        if self.allow_private_targets {
-            crate::outbound::Reach::Any
-        } else {
-            crate::outbound::Reach::Public
-        }
+        crate::outbound::Reach::for_target(self.allow_private_targets)
     }
 
-    /// The request timeout.
+    /// The request timeout (a hand-edited value out of range reads as the default).
     pub fn timeout(&self) -> std::time::Duration {
-        std::time::Duration::from_secs_f64(self.timeout_seconds)
+        check_timeout(self.timeout_seconds).unwrap_or(super::deliver::DEFAULT_TIMEOUT)
+    }
+
+    /// The first outbox change this endpoint has not been sent yet, given
+    /// its delivery `state` (none before its first delivery).
+    pub fn cursor(&self, state: Option<&super::deliver::EndpointState>) -> u64 {
+        state.map_or(0, |s| s.next).max(self.start)
     }
 
     /// Whether this endpoint is told about `entry`.
@@ -259,8 +278,8 @@ pub struct NewEndpoint {
     pub description: Option<String>,
     /// Allow a loopback, private or link-local target.
     pub allow_private_targets: bool,
-    /// The request timeout (0.1 to 60 s).
-    pub timeout: std::time::Duration,
+    /// The request timeout, in seconds ([`TIMEOUT_RANGE`]).
+    pub timeout_seconds: f64,
     /// The record pages' base URL, if notifications should link to them.
     pub record_pages: Option<String>,
 }
@@ -297,6 +316,7 @@ impl NewEndpoint {
         }
         let url = crate::outbound::parse_target(&self.url)
             .map_err(|e| EndpointError::Invalid(e.to_string()))?;
+        check_timeout(self.timeout_seconds)?;
         super::render::check_target(self.format, &url).map_err(EndpointError::Invalid)?;
         let mut events = self.events;
         events.sort();
@@ -315,7 +335,7 @@ impl NewEndpoint {
             created_at: now,
             start,
             allow_private_targets: self.allow_private_targets,
-            timeout_seconds: self.timeout.as_secs_f64(),
+            timeout_seconds: self.timeout_seconds,
             record_pages: self.record_pages,
         })
     }

@@ -52,10 +52,7 @@ pub fn needed(data_dir: &std::path::Path) -> Option<u64> {
     match Endpoints::new(data_dir).load() {
         Ok(endpoints) => endpoints
             .iter()
-            .map(|e| {
-                let next = deliver::load_state(data_dir, &e.id).map_or(0, |s| s.next);
-                next.max(e.start)
-            })
+            .map(|e| e.cursor(deliver::load_state(data_dir, &e.id).as_ref()))
             .min(),
         Err(e) => {
             tracing::warn!("{e}; the outbox keeps every change");
@@ -97,8 +94,9 @@ pub fn summaries(data_dir: &std::path::Path) -> Result<Vec<EndpointSummary>, End
     Ok(endpoints
         .into_iter()
         .map(|e| {
-            let state = deliver::load_state(data_dir, &e.id).unwrap_or_default();
-            let cursor = state.next.max(e.start);
+            let state = deliver::load_state(data_dir, &e.id);
+            let cursor = e.cursor(state.as_ref());
+            let state = state.unwrap_or_default();
             let pending = committed
                 .from(cursor)
                 .iter()

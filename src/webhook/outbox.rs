@@ -410,17 +410,16 @@ impl Outbox {
             }
         }
         crate::testhook::reached("outbox:appended");
-        let size = committed.end + out.len() as u64;
-        let needed = needed.unwrap_or(n);
-        if size > MAX_BYTES || (size > COMPACT_AT_BYTES && needed > committed.first) {
-            self.compact(_lock, needed)?;
+        if committed.end + out.len() as u64 > COMPACT_AT_BYTES {
+            self.compact(_lock, needed.unwrap_or(n))?;
         }
         Ok(count)
     }
 
-    /// Rewrites the outbox to the changes from `needed` on, dropping the
-    /// oldest of those too while they exceed [`MAX_BYTES`] (down to half
-    /// of it); nothing happens when there is nothing to drop. Atomic
+    /// Rewrites the outbox to the changes from `needed` on (and one commit
+    /// line), dropping the oldest of those too while they exceed
+    /// [`MAX_BYTES`] (down to half of it); nothing happens unless that
+    /// drops changes for the bound or halves the file. Atomic
     /// (temp file, fsync, rename), under the caller's data-dir lock.
     pub fn compact(&self, _lock: &DataDirLock, needed: u64) -> Result<(), OutboxError> {
         let index = self.index()?;
@@ -442,7 +441,12 @@ impl Outbox {
             }
         }
         let first = index.next - (kept.len() - dropped_for_size) as u64;
-        if first <= index.first {
+        // Rewrite only when that drops changes for the bound, or at least
+        // halves the file (so a cursor that moves a little does not make
+        // every publish rewrite what it keeps; commit lines of publishes
+        // without changes are folded into one this way too).
+        let rewritten = size + 1024;
+        if dropped_for_size == 0 && rewritten > index.end / 2 {
             return Ok(());
         }
         if dropped_for_size > 0 {
@@ -544,5 +548,47 @@ mod tests {
             String::from_utf8_lossy(&line)
         );
         assert!(line.starts_with(CHANGE_PREFIX));
+    }
+
+    #[test]
+    fn commits_without_changes_do_not_pile_up() {
+        let dir = tempfile::tempdir().unwrap();
+        let lock = crate::store::DataDirLock::acquire(
+            &dir.path().join("lock"),
+            std::time::Duration::from_secs(1),
+            "test",
+        )
+        .unwrap();
+        let outbox = Outbox::new(dir.path());
+        let records = crate::document::RecordsDocument::from_slice(crate::BUNDLED_SEED_HISTORY)
+            .unwrap()
+            .records;
+        let at = Timestamp::MAX;
+        assert_eq!(
+            outbox
+                .append(&lock, &[], &records[..1], 1, at, at, Some(0))
+                .unwrap(),
+            1
+        );
+        // The endpoint is gone: 30,000 publishes appended only their commits
+        // (written here at once; appending each would fsync each).
+        let mut tail = Vec::new();
+        for sequence in 2..30_000u64 {
+            tail.extend_from_slice(&line_bytes(&Line::Commit { sequence, next: 1 }));
+        }
+        let mut file = OpenOptions::new().append(true).open(outbox.path()).unwrap();
+        file.write_all(&tail).unwrap();
+        drop(file);
+        assert!(std::fs::metadata(outbox.path()).unwrap().len() > COMPACT_AT_BYTES);
+        // The next publish folds them into one.
+        outbox
+            .append(&lock, &[], &records, 39_999, at, at, None)
+            .unwrap();
+        let size = std::fs::metadata(outbox.path()).unwrap().len();
+        assert!(size <= COMPACT_AT_BYTES, "{size}");
+        let committed = outbox.read().unwrap();
+        assert_eq!(committed.last_sequence, Some(39_999));
+        assert_eq!((committed.first, committed.next), (1, 1));
+        assert!(committed.entries.is_empty());
     }
 }

@@ -81,6 +81,7 @@ pub fn run(settings: &Settings, args: &ServeArgs) -> Result<(), CliError> {
         site: !(args.no_site || settings.file.no_site.unwrap_or(false)),
         streams: stream_limits(settings, &args.streams)?,
     };
+    args.moved.warn();
     let delivery = super::webhook::delivery_settings(settings);
     // `--now` freezes the server's clock (tests and demos); otherwise the system clock.
     let clock = settings.clock();

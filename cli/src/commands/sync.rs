@@ -231,6 +231,7 @@ pub fn run(settings: &Settings, args: &SyncArgs) -> Result<(), CliError> {
         sync.source.interval_minutes,
         sync.backoff_cap.as_secs() / 60
     );
+    args.moved.warn();
     let delivery = super::webhook::delivery_settings(settings);
     runtime.block_on(async {
         // The webhook deliverer, when this process holds the data dir's deliverer lock.

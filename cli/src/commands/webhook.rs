@@ -1,7 +1,6 @@
 //! `resetctl webhook …`: manage endpoints, send a test, show attempts, run
 //! the deliverer. Each subcommand is one library call.
 
-use resetctl::config::seconds_setting;
 use resetctl::outbound;
 use resetctl::webhook::deliver::{self, DeliverSettings};
 use resetctl::webhook::endpoint::NewEndpoint;
@@ -28,7 +27,7 @@ pub fn delivery_settings(settings: &Settings) -> DeliverSettings {
 /// How a new endpoint is delivered to: flags > env > config file > defaults.
 struct EndpointDelivery {
     allow_private_targets: bool,
-    timeout: std::time::Duration,
+    timeout_seconds: f64,
     record_pages: Option<String>,
 }
 
@@ -36,14 +35,10 @@ fn endpoint_delivery(
     settings: &Settings,
     args: &DeliveryArgs,
 ) -> Result<EndpointDelivery, CliError> {
-    let timeout = seconds_setting(
-        "webhook-timeout",
-        args.webhook_timeout
-            .or(settings.file.webhook_timeout)
-            .unwrap_or(deliver::DEFAULT_TIMEOUT.as_secs_f64()),
-        0.1,
-        60.0,
-    )?;
+    let timeout_seconds = args
+        .webhook_timeout
+        .or(settings.file.webhook_timeout)
+        .unwrap_or(deliver::DEFAULT_TIMEOUT.as_secs_f64());
     let base = args
         .public_base_url
         .as_deref()
@@ -56,7 +51,7 @@ fn endpoint_delivery(
     Ok(EndpointDelivery {
         allow_private_targets: args.allow_private_targets
             || settings.file.allow_private_targets.unwrap_or(false),
-        timeout,
+        timeout_seconds,
         record_pages,
     })
 }
@@ -114,11 +109,7 @@ pub fn run(settings: &Settings, command: WebhookCommand) -> Result<(), CliError>
             let format = format.unwrap_or_default();
             let parsed = outbound::parse_target(&url)
                 .map_err(|e| CliError::new(Code::Usage, e.to_string()))?;
-            let reach = if delivery.allow_private_targets {
-                outbound::Reach::Any
-            } else {
-                outbound::Reach::Public
-            };
+            let reach = outbound::Reach::for_target(delivery.allow_private_targets);
             runtime()?
                 .block_on(outbound::resolve(&parsed, reach))
                 .map_err(|e| match e {
@@ -141,7 +132,7 @@ pub fn run(settings: &Settings, command: WebhookCommand) -> Result<(), CliError>
                 plan,
                 description,
                 allow_private_targets: delivery.allow_private_targets,
-                timeout: delivery.timeout,
+                timeout_seconds: delivery.timeout_seconds,
                 record_pages: delivery.record_pages,
             }
             .build(settings.now, start)?;
@@ -230,7 +221,7 @@ pub fn run(settings: &Settings, command: WebhookCommand) -> Result<(), CliError>
             no_public_base_url,
         } => {
             let timeout = webhook_timeout
-                .map(|s| seconds_setting("webhook-timeout", s, 0.1, 60.0))
+                .map(resetctl::webhook::endpoint::check_timeout)
                 .transpose()?;
             let pages = public_base_url
                 .as_deref()
@@ -272,7 +263,8 @@ pub fn run(settings: &Settings, command: WebhookCommand) -> Result<(), CliError>
             })?;
             print(&format!("enabled {id}\n"))
         }
-        WebhookCommand::Test { id } => {
+        WebhookCommand::Test { id, moved } => {
+            moved.warn();
             let delivery = delivery_settings(settings);
             let endpoint = endpoints.get(&id)?;
             let head = store.load_current().ok().flatten();
@@ -365,7 +357,8 @@ pub fn run(settings: &Settings, command: WebhookCommand) -> Result<(), CliError>
             }
             print(&out)
         }
-        WebhookCommand::Deliver { once } => {
+        WebhookCommand::Deliver { once, moved } => {
+            moved.warn();
             let delivery = delivery_settings(settings);
             if once {
                 let lock = deliver::lock(
