@@ -22,6 +22,10 @@
 //! - `RESETCTL_TEST_SYNC_INTERVAL_MS=N`: `sync --daemon` waits N ms after a
 //!   successful attempt instead of its interval (whose minimum is 5
 //!   minutes), so a replica's propagation can be tested in seconds.
+//! - `RESETCTL_TEST_CLOCK_FILE=FILE`: the clock of long-running commands
+//!   ([`FileClock`]) reads the instant from FILE at every reading, so a test
+//!   moves a running server's clock (the quota's among them) by replacing
+//!   the file, never by sleeping.
 
 use std::fs::OpenOptions;
 use std::io::Write;
@@ -111,4 +115,24 @@ pub fn sync_interval() -> Option<Duration> {
         env("RESETCTL_TEST_SYNC_INTERVAL_MS")
             .map(|ms| Duration::from_millis(ms.parse().expect("a number of milliseconds")))
     })
+}
+
+/// The file `RESETCTL_TEST_CLOCK_FILE` names (see the module docs).
+pub fn clock_file() -> Option<PathBuf> {
+    if !cfg!(debug_assertions) {
+        return None;
+    }
+    env("RESETCTL_TEST_CLOCK_FILE").map(PathBuf::from)
+}
+
+/// A clock that reads the instant from a file at every reading (tests).
+#[derive(Debug)]
+pub struct FileClock(pub PathBuf);
+
+impl crate::clock::Clock for FileClock {
+    fn now(&self) -> crate::model::Timestamp {
+        let text = std::fs::read_to_string(&self.0).expect("RESETCTL_TEST_CLOCK_FILE is readable");
+        crate::model::Timestamp::parse(text.trim())
+            .expect("RESETCTL_TEST_CLOCK_FILE holds a timestamp")
+    }
 }

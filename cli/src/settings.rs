@@ -99,6 +99,9 @@ impl Settings {
 
     /// The clock of long-running commands: frozen at `--now` when given, else the system's.
     pub fn clock(&self) -> std::sync::Arc<dyn resetctl::clock::Clock> {
+        if let Some(file) = resetctl::testhook::clock_file() {
+            return std::sync::Arc::new(resetctl::testhook::FileClock(file));
+        }
         match self.now_flag {
             Some(at) => std::sync::Arc::new(resetctl::clock::ManualClock::new(at)),
             None => std::sync::Arc::new(resetctl::clock::SystemClock),

@@ -276,13 +276,20 @@ pub fn python_json(script: &str, arg: &str, input: &[u8]) -> serde_json::Value {
 pub struct Rng(u64);
 
 impl Rng {
+    /// A generator seeded from `RESETCTL_TEST_SEED` when set, else from the
+    /// time; the seed is printed with how to replay the run.
     pub fn from_time() -> Self {
-        let seed = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos() as u64
-            | 1;
-        eprintln!("rng seed {seed}");
+        let seed = match std::env::var("RESETCTL_TEST_SEED") {
+            Ok(text) => text
+                .trim()
+                .parse::<u64>()
+                .expect("RESETCTL_TEST_SEED is a number"),
+            Err(_) => std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos() as u64,
+        } | 1;
+        eprintln!("rng seed {seed} (replay: RESETCTL_TEST_SEED={seed} cargo test -- THIS_TEST)");
         Self(seed)
     }
 
