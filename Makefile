@@ -27,16 +27,31 @@ BROWSER_PKGS := $(CURDIR)/tests/browser/package.json $(CURDIR)/tests/browser/pac
 # so it is passed on the command line (sudo VAR=value cmd), never inherited.
 APT_GET  := $(shell [ "$$(id -u)" = 0 ] && echo "env DEBIAN_FRONTEND=noninteractive apt-get" || echo "sudo DEBIAN_FRONTEND=noninteractive apt-get")
 
-## test-deps: install what the tests need: redis-server, nginx, chromium, systemd-analyze (systemd), python3 and python3-venv, nodejs and npm (apt-get, when missing), the pinned PyPI tools of tests/requirements.txt (into .venv), the pinned npm packages of tests/browser/package-lock.json (into .browser)
+## test-deps: install what the tests need, then fail naming any tool that is still missing: redis-server, nginx, chromium, systemd-analyze (systemd), strace, ip (iproute2), unshare, prlimit, mount (util-linux, mount), git, gzip, python3 and python3-venv, nodejs and npm (apt-get, when missing), the pinned PyPI tools of tests/requirements.txt (into .venv), the pinned npm packages of tests/browser/package-lock.json (into .browser)
+# Each line: a command the tests run, and the Debian package that has it.
+TEST_TOOLS := redis-server:redis-server nginx:nginx chromium:chromium \
+	systemd-analyze:systemd strace:strace ip:iproute2 unshare:util-linux \
+	prlimit:util-linux mount:mount git:git gzip:gzip mkfifo:coreutils
 test-deps: $(VENV)/.installed $(BROWSER)/.installed
 	@missing=""; \
-	command -v redis-server >/dev/null 2>&1 || missing="$$missing redis-server"; \
-	command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || missing="$$missing nginx"; \
-	[ -x /usr/bin/chromium ] || missing="$$missing chromium"; \
-	command -v systemd-analyze >/dev/null 2>&1 || missing="$$missing systemd"; \
+	for pair in $(TEST_TOOLS); do \
+		cmd=$${pair%%:*}; pkg=$${pair#*:}; \
+		command -v $$cmd >/dev/null 2>&1 || [ -x /usr/sbin/$$cmd ] || [ -x /usr/bin/$$cmd ] || \
+			case " $$missing " in *" $$pkg "*) ;; *) missing="$$missing $$pkg";; esac; \
+	done; \
 	if [ -n "$$missing" ]; then \
 		echo "installing$$missing with apt-get"; \
 		$(APT_GET) update -qq && $(APT_GET) install -y -qq $$missing; \
+	fi; \
+	still=""; \
+	for pair in $(TEST_TOOLS); do \
+		cmd=$${pair%%:*}; pkg=$${pair#*:}; \
+		command -v $$cmd >/dev/null 2>&1 || [ -x /usr/sbin/$$cmd ] || [ -x /usr/bin/$$cmd ] || \
+			still="$$still $$cmd (apt-get install $$pkg)"; \
+	done; \
+	if [ -n "$$still" ]; then \
+		echo "make test-deps: the tests need these tools, which are still missing:$$still" >&2; \
+		exit 1; \
 	fi
 
 # python3 without ensurepip (Debian's python3 without python3-venv) cannot make a venv.

@@ -13,7 +13,7 @@ const BOUND: u64 = 32 * MIB;
 const PUBLISHES: usize = 100;
 
 /// A records document of about 1 MB whose every record changes with `version`.
-fn document(version: usize) -> Vec<u8> {
+pub fn document(version: usize) -> Vec<u8> {
     crate::util::generated_document(1700)
         .replace(
             "Generated record",

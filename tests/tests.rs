@@ -29,6 +29,7 @@ mod openapi;
 mod operations;
 mod outbound;
 mod outbox_bound;
+mod power_loss;
 mod promises_over_time;
 mod quota;
 mod quota_model;

@@ -374,7 +374,7 @@ impl SnapshotStore {
         now: Timestamp,
         keep: usize,
     ) -> Result<Snapshot, SnapshotError> {
-        fs::create_dir_all(&self.dir).map_err(|source| SnapshotError::Read {
+        crate::store::create_dir_durable(&self.dir).map_err(|source| SnapshotError::Read {
             path: self.dir.clone(),
             source,
         })?;
@@ -468,18 +468,14 @@ impl SnapshotStore {
         let current = self.current_sequence()?;
         let all = self.sequences()?;
         let cut = all.len().saturating_sub(keep);
-        let mut removed = Vec::new();
-        for (sequence, path) in &all[..cut] {
-            if Some(*sequence) == current {
-                continue;
-            }
-            fs::remove_file(path).map_err(|source| SnapshotError::Read {
-                path: path.clone(),
-                source,
-            })?;
-            removed.push(*sequence);
+        let doomed: Vec<&(u64, PathBuf)> = all[..cut]
+            .iter()
+            .filter(|(sequence, _)| Some(*sequence) != current)
+            .collect();
+        if !doomed.is_empty() {
+            crate::store::remove_durable(&self.dir, doomed.iter().map(|(_, p)| p.as_path()))?;
         }
-        Ok(removed)
+        Ok(doomed.iter().map(|(sequence, _)| *sequence).collect())
     }
 
     fn set_pointer(&self, sequence: u64) -> Result<(), SnapshotError> {

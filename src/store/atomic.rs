@@ -1,4 +1,5 @@
 //! Atomic file replacement: temp file, fsync, rename, fsync the directory;
+//! directories made and files removed durably (synced into their parent);
 //! and for a file that holds secrets ([`write_private`]), a temp file that
 //! is owner-only (0600) from its creation, before any byte is written, so
 //! no moment (and no kill) ever leaves the secrets readable by others.
@@ -100,4 +101,55 @@ fn finish(
 /// Makes a rename or create in `dir` durable.
 pub fn sync_dir(dir: &Path) -> io::Result<()> {
     File::open(dir)?.sync_all()
+}
+
+/// Creates `dir` and any missing parents so that they survive a power
+/// loss: each directory made here is synced into its parent (a new
+/// directory's name lives in its parent, which `create_dir_all` never
+/// syncs, so a power loss could take a whole new data dir away with every
+/// file that was synced into it).
+pub fn create_dir_durable(dir: &Path) -> io::Result<()> {
+    let mut missing = Vec::new();
+    for ancestor in dir.ancestors().filter(|a| !a.as_os_str().is_empty()) {
+        if ancestor.is_dir() {
+            break;
+        }
+        missing.push(ancestor);
+    }
+    for made in missing.into_iter().rev() {
+        match fs::create_dir(made) {
+            Err(e) if e.kind() != io::ErrorKind::AlreadyExists => return Err(e),
+            _ => {}
+        }
+        let parent = made
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        sync_dir(parent)?;
+    }
+    Ok(())
+}
+
+/// Removes the files `paths` (all in the directory `dir`; missing ones are
+/// skipped) and syncs `dir` once, so that a removal a command reported
+/// stays removed after a power loss.
+pub fn remove_durable<'a>(
+    dir: &Path,
+    paths: impl IntoIterator<Item = &'a Path>,
+) -> Result<(), AtomicWriteError> {
+    for path in paths {
+        match fs::remove_file(path) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => {
+                return Err(AtomicWriteError {
+                    path: path.to_owned(),
+                    source: e,
+                })
+            }
+            _ => {}
+        }
+    }
+    sync_dir(dir).map_err(|source| AtomicWriteError {
+        path: dir.to_owned(),
+        source,
+    })
 }

@@ -52,7 +52,7 @@ impl DataDirLock {
             source,
         };
         if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(io_err)?;
+            super::create_dir_durable(dir).map_err(io_err)?;
         }
         let mut file = OpenOptions::new()
             .read(true)

@@ -494,12 +494,10 @@ fn store_feed(
     let path = data_dir.join(STORED_FEED);
     match feed {
         Some(bytes) => crate::store::write_atomic(&path, bytes).map_err(SyncStateError::Write),
-        None => match std::fs::remove_file(&path) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                Err(SyncStateError::Read { path, source: e })
-            }
-            _ => Ok(()),
-        },
+        None if path.exists() => {
+            crate::store::remove_durable(data_dir, [path.as_path()]).map_err(SyncStateError::Write)
+        }
+        None => Ok(()),
     }
 }
 

@@ -108,7 +108,9 @@ pub fn load_state(data_dir: &Path, id: &str) -> Option<EndpointState> {
 }
 
 fn save_state(data_dir: &Path, id: &str, state: &EndpointState) {
-    let _ = fs::create_dir_all(state_dir(data_dir));
+    if let Err(e) = crate::store::create_dir_durable(&state_dir(data_dir)) {
+        tracing::error!("webhook {id}: cannot make the delivery state's directory: {e}");
+    }
     let bytes = serde_json::to_vec(state).expect("a state serialises");
     if let Err(e) = write_atomic(&state_path(data_dir, id), &bytes) {
         tracing::error!("webhook {id}: cannot save the delivery state: {e}");
@@ -117,7 +119,11 @@ fn save_state(data_dir: &Path, id: &str, state: &EndpointState) {
 
 /// Removes an endpoint's state (with `webhook remove`).
 pub fn remove_state(data_dir: &Path, id: &str) {
-    let _ = fs::remove_file(state_path(data_dir, id));
+    if let Err(e) =
+        crate::store::remove_durable(&state_dir(data_dir), [state_path(data_dir, id).as_path()])
+    {
+        tracing::warn!("webhook {id}: cannot remove the delivery state: {e}");
+    }
 }
 
 /// Takes the deliverer lock of `data_dir` within `timeout`.

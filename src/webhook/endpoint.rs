@@ -215,7 +215,7 @@ impl Endpoints {
     /// Replaces the file (owner-only from the first byte: it holds the secrets).
     pub fn save(&self, _lock: &DataDirLock, endpoints: &[Endpoint]) -> Result<(), EndpointError> {
         if let Some(dir) = self.path.parent() {
-            fs::create_dir_all(dir).map_err(|source| EndpointError::Read {
+            crate::store::create_dir_durable(dir).map_err(|source| EndpointError::Read {
                 path: dir.to_owned(),
                 source,
             })?;

@@ -355,7 +355,7 @@ impl Outbox {
             return Ok(0);
         }
         if let Some(dir) = self.path.parent() {
-            fs::create_dir_all(dir).map_err(|e| self.err(e))?;
+            crate::store::create_dir_durable(dir).map_err(|e| self.err(e))?;
         }
         let mut file = OpenOptions::new()
             .create(true)

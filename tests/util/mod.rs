@@ -5,6 +5,7 @@
 
 pub mod disk;
 pub mod nginx;
+pub mod powerloss;
 pub mod receiver;
 pub mod redis;
 pub mod server;
@@ -391,4 +392,17 @@ pub fn wait_for_step(child: &mut Child, path: &Path, step: &str) -> bool {
         );
         std::thread::sleep(std::time::Duration::from_micros(500));
     }
+}
+
+/// A loopback port nothing listens on, held for as long as the returned
+/// socket lives (bound, never listening: a connection to it is refused, and
+/// no other process can take the port meanwhile, unlike a port found,
+/// released and then reused).
+pub fn refused_port() -> (tokio::net::TcpSocket, u16) {
+    let socket = tokio::net::TcpSocket::new_v4().expect("a TCP socket");
+    socket
+        .bind("127.0.0.1:0".parse().unwrap())
+        .expect("bind a loopback port");
+    let port = socket.local_addr().unwrap().port();
+    (socket, port)
 }
