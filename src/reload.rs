@@ -259,10 +259,11 @@ impl Reloader {
     /// Swaps in a new version, or a new `dataSource`, if either changed,
     /// and the mirrored feed that goes with it.
     async fn check(&mut self) {
-        if !self.check_snapshot().await {
-            self.check_sync_state();
-        }
+        let changed = self.check_snapshot().await || self.check_sync_state();
         self.check_feed();
+        if changed {
+            crate::testhook::reached("reload:applied");
+        }
     }
 
     /// Mirrors the kept public feed while its bytes are the ones the newest
@@ -328,18 +329,21 @@ impl Reloader {
         newest(file, carried).and_then(|s| s.data_source(self.clock.now(), true))
     }
 
-    /// Rebuilds the meta when the sync state (or its age) changed what it says.
-    fn check_sync_state(&mut self) {
+    /// Rebuilds the meta when the sync state (or its age) changed what it
+    /// says; returns whether it did.
+    fn check_sync_state(&mut self) -> bool {
         let guard = self.view.load();
         let Some(view) = guard.as_ref().filter(|v| v.mode() == Mode::Upstream) else {
-            return;
+            return false;
         };
         let data_source = self.data_source(self.carried.clone());
-        if data_source.as_ref() != view.data_source() {
-            let next = view.with_data_source(data_source);
-            drop(guard);
-            self.view.store(next);
+        if data_source.as_ref() == view.data_source() {
+            return false;
         }
+        let next = view.with_data_source(data_source);
+        drop(guard);
+        self.view.store(next);
+        true
     }
 
     /// Swaps in the pointer's version, built whole (its `dataSource`

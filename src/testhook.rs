@@ -10,7 +10,10 @@
 //!
 //! - `RESETCTL_TEST_TRACE=FILE`: [`reached`] appends each step name to FILE
 //!   as one line, in one `write` (no user-space buffer), so the line is
-//!   there even if the process is killed right after.
+//!   there even if the process is killed right after. A server traces
+//!   `reload:applied` each time it has taken in a new snapshot or sync
+//!   state (and the mirrored feed that goes with it), so a test can wait
+//!   for that instead of sleeping before it checks that nothing changed.
 //! - `RESETCTL_TEST_PAUSE_AT=STEP`: on reaching STEP (after tracing it) the
 //!   process sleeps until it is killed, so a kill lands exactly there.
 //! - `RESETCTL_TEST_PANIC_QUERY=QUERY`: a data request whose raw query (or

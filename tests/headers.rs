@@ -148,11 +148,7 @@ fn a_503_rate_limit_unavailable_carries_cors() {
     let w = World::new();
     w.run(&["--now", NOW, "seed"]).success();
     // Nothing listens on this port: Redis is down.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let (_held, port) = crate::util::refused_port();
     let url = format!("redis://127.0.0.1:{port}/0");
     let s = Server::start(&w, &["--rate-limit-store", &url], &[]);
     let reply = s.get("/openapi/v1/records");

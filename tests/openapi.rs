@@ -239,11 +239,7 @@ fn quota_answers_match_the_document() {
         check(&doc, path, &limited);
     }
     // A Redis store nobody listens on: 503 rate_limit_unavailable.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let (_held, port) = crate::util::refused_port();
     let down = Server::start(
         &w,
         &["--rate-limit-store", &format!("redis://127.0.0.1:{port}/0")],

@@ -36,7 +36,18 @@ fn the_mirror_serves_the_last_good_feed_byte_for_byte_and_never_a_rejected_one()
     });
     let w = World::new();
     sync(&w, &up, T1).success();
-    let s = Server::start(&w, &["--now", T1], &[]);
+    let trace_file = w.path("serve-trace");
+    let s = Server::start(
+        &w,
+        &["--now", T1],
+        &[("RESETCTL_TEST_TRACE", trace_file.to_str().unwrap())],
+    );
+    let applied = || {
+        crate::util::trace(&trace_file)
+            .iter()
+            .filter(|s| *s == "reload:applied")
+            .count()
+    };
     let path = "/api/status.json";
     let mirrored = s.wait_for(path, Duration::from_secs(5), |r| r.status == 200);
     assert_eq!(mirrored.body, first, "byte for byte what the upstream sent");
@@ -81,9 +92,16 @@ fn the_mirror_serves_the_last_good_feed_byte_for_byte_and_never_a_rejected_one()
         etag: Some("\"bad\"".into()),
         last_modified: None,
     });
+    let taken_in = applied();
     let rejected = sync(&w, &up, T2);
     assert_ne!(rejected.code, 0, "{}", rejected.stderr);
-    std::thread::sleep(Duration::from_millis(300));
+    // The server has taken in what the failed sync wrote (its sync state,
+    // with the error) before the feed is checked.
+    crate::util::wait_until(
+        Duration::from_secs(10),
+        "the failed sync's state taken in",
+        || applied() > taken_in,
+    );
     let still = s.get(path);
     assert_eq!(still.body, first, "still the previous good feed");
     assert_eq!(still.header("etag"), Some(tag.as_str()));

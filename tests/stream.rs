@@ -18,6 +18,8 @@ const T0: &str = "2026-11-20T10:00:00.000Z";
 const STREAM: &str = "/openapi/v1/records/stream";
 const A: &str = "2090000000000000001";
 const B: &str = "2090000000000000002";
+/// The completion of the sentinel publishes.
+const C: &str = "2090000000000000003";
 /// How long a test waits for an event it expects.
 const WAIT: Duration = Duration::from_secs(10);
 
@@ -83,11 +85,15 @@ impl Client {
         (event.to_owned(), e["id"].as_str().unwrap().to_owned(), data)
     }
 
-    /// Asserts nothing more arrives within `quiet`.
-    fn nothing_for(&self, quiet: Duration) {
-        if let Ok(line) = self.lines.recv_timeout(quiet) {
-            panic!("expected nothing, got {line}");
-        }
+    /// Asserts that the next event is a change of the later publish
+    /// `sequence` (the test's sentinel): nothing else arrived before it.
+    /// An event that is awaited, never a quiet period slept through.
+    fn nothing_before(&self, sequence: u64) {
+        let (name, id, data) = self.event();
+        assert!(
+            id == sequence.to_string() && name.starts_with("record."),
+            "expected nothing before the changes of publish {sequence}, got {name} (id {id:?}): {data}"
+        );
     }
 }
 
@@ -163,8 +169,12 @@ fn ready_then_every_change_of_each_kind_as_it_is_published() {
     let (name, id, data) = all.event();
     assert_eq!((name.as_str(), id.as_str()), ("record.created", "2"));
     assert_eq!(data["record"]["scheduleState"], "pending");
-    completed.nothing_for(Duration::from_millis(500));
-    all.nothing_for(Duration::from_millis(200));
+    // 5 (the next publish after 4): a sentinel, a new completion. The next
+    // event of each stream is one of its changes, so the rollback sent
+    // nothing more.
+    completion(&w, "2026-11-25T02:00:00.000Z", C, "pro");
+    completed.nothing_before(5);
+    all.nothing_before(5);
 }
 
 #[test]
@@ -188,13 +198,11 @@ fn last_event_id_resumes_from_a_kept_snapshot_and_otherwise_resyncs() {
         caught_up,
         [pair("record.updated", A), pair("record.created", B)]
     );
-    resumed.nothing_for(Duration::from_millis(300));
 
     // Already current: nothing to catch up on.
     let current = Client::connect(&s, STREAM, &["--last-event-id", "3"]);
     current.head(200);
     assert_eq!(current.event().0, "ready");
-    current.nothing_for(Duration::from_millis(300));
 
     // A sequence that was never kept, and an id that is no sequence: resync.
     for gone in ["99", "not-a-number"] {
@@ -205,6 +213,10 @@ fn last_event_id_resumes_from_a_kept_snapshot_and_otherwise_resyncs() {
         assert_eq!((name.as_str(), id.as_str()), ("resync", "3"), "{data}");
         assert_eq!(data["sequence"], 3);
     }
+    // 4: a sentinel publish: the caught-up streams got nothing else before it.
+    completion(&w, "2026-11-25T01:00:00.000Z", C, "pro");
+    resumed.nothing_before(4);
+    current.nothing_before(4);
 }
 
 #[test]

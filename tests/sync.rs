@@ -173,14 +173,12 @@ fn assert_fault(behavior: Behavior, url_path: &str, extra: &[&str], code: i32, n
     let w = World::new();
     sync(&w, &up.url("/r.json"), T1, &[]).success();
     let s = Server::start(&w, &["--no-rate-limit", "--now", T2], &[]);
+    let served_before = s.get("/openapi/v1/records").json();
+    let exported_before = w.run(&["export"]).success().stdout;
     up.set(behavior);
+    let (_held, refused) = crate::util::refused_port();
     let url = if url_path == "refused" {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        format!("http://127.0.0.1:{port}/r.json")
+        format!("http://127.0.0.1:{refused}/r.json")
     } else {
         up.url(url_path)
     };
@@ -224,6 +222,21 @@ fn assert_fault(behavior: Behavior, url_path: &str, extra: &[&str], code: i32, n
         })
         .json();
     assert_eq!(body["data"]["total"], 13);
+    assert_eq!(
+        body["data"], served_before["data"],
+        "the same records served"
+    );
+    assert_eq!(w.run(&["export"]).success().stdout, exported_before);
+    // dataSource: only what says how the sync went changed (and the
+    // address, to the one this sync was given).
+    let mut source = body["meta"]["dataSource"].clone();
+    let mut source_before = served_before["meta"]["dataSource"].clone();
+    for changed in ["status", "lastError", "nextAttemptAt"] {
+        source[changed] = Value::Null;
+        source_before[changed] = Value::Null;
+    }
+    source_before["url"] = json!(url);
+    assert_eq!(source, source_before, "the rest of dataSource is unchanged");
     assert_eq!(body["meta"]["dataSource"]["lastError"], st["lastError"]);
     assert_eq!(
         body["meta"]["dataSource"]["nextAttemptAt"],

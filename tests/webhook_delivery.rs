@@ -11,7 +11,7 @@ use serde_json::Value;
 use crate::util::receiver::{verified, Receiver};
 use crate::util::server::Server;
 use crate::util::{trace, wait_for_step, Rng, World};
-use crate::webhooks::{add_standard, schedule};
+use crate::webhooks::{add_standard, all_delivered, schedule};
 
 const T0: &str = "2026-11-20T10:00:00.000Z";
 
@@ -84,20 +84,20 @@ fn sigkill_of_the_deliverer_loses_nothing_and_duplicates_share_the_id() {
     let w = World::new();
     add_standard(&w, &r, "/a", &[]);
     add_standard(&w, &r, "/b", &[]);
-    let deliverer = |pause: Option<&str>| {
+    let deliverer = |pause: Option<&str>, trace_file: &str| {
         let mut cmd = w.cmd();
         cmd.args(["--log", "warn", "webhook", "deliver"])
+            .env("RESETCTL_TEST_TRACE", w.path(trace_file))
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null());
         if let Some(step) = pause {
-            cmd.env("RESETCTL_TEST_PAUSE_AT", step)
-                .env("RESETCTL_TEST_TRACE", w.path("trace"));
+            cmd.env("RESETCTL_TEST_PAUSE_AT", step);
         }
         cmd.spawn().expect("spawn the deliverer")
     };
     // Killed after an answer, before the cursor is saved: sent again, same id.
     schedule(&w, T0, &post(0), "pro");
-    let mut child = deliverer(Some("deliver:answered"));
+    let mut child = deliverer(Some("deliver:answered"), "trace");
     assert!(
         wait_for_step(&mut child, &w.path("trace"), "deliver:answered"),
         "{:?}",
@@ -134,13 +134,23 @@ fn sigkill_of_the_deliverer_loses_nothing_and_duplicates_share_the_id() {
         })
     };
     let mut rng = Rng::from_time();
-    let mut kills = 0;
+    // Where each kill landed, from the deliverer's own trace: before it
+    // held the lock, while it held it, or after it had sent something.
+    let (mut kills, mut holding, mut after_sending) = (0, 0, 0);
     while !publisher.is_finished() {
-        let mut child = deliverer(None);
+        let trace_file = format!("trace-kill-{kills}");
+        let mut child = deliverer(None, &trace_file);
         std::thread::sleep(Duration::from_millis(100 + rng.below(400)));
         child.kill().unwrap();
         child.wait().unwrap();
         kills += 1;
+        let steps = trace(&w.path(&trace_file));
+        if steps.iter().any(|s| s == "deliver:locked") {
+            holding += 1;
+        }
+        if steps.iter().any(|s| s == "deliver:answered") {
+            after_sending += 1;
+        }
     }
     publisher.join().unwrap();
     // A last run drains what is left.
@@ -153,7 +163,13 @@ fn sigkill_of_the_deliverer_loses_nothing_and_duplicates_share_the_id() {
         duplicates >= 1,
         "the kill after an answer re-sends that message"
     );
-    eprintln!("{kills} kills, {duplicates} duplicates");
+    eprintln!(
+        "{kills} kills: {holding} while holding the deliverer lock, {after_sending} after sending; {duplicates} duplicates"
+    );
+    assert!(
+        holding >= 2 && after_sending >= 1,
+        "the kills did not land inside deliveries: {kills} kills, {holding} while holding the lock, {after_sending} after sending"
+    );
 }
 
 #[test]
@@ -172,8 +188,9 @@ fn two_serve_processes_deliver_each_change_once_per_endpoint() {
     for path in ["/a", "/b"] {
         r.wait_for(path, 6, Duration::from_secs(30));
     }
-    // Quiet for a while: nothing more arrives.
-    std::thread::sleep(Duration::from_millis(1500));
+    // Both cursors are past every change: nothing is left to send, so
+    // whatever was sent twice has arrived by now.
+    all_delivered(&w, 6);
     for path in ["/a", "/b"] {
         assert_eq!(
             check_at_least_once_in_order(&r, path, &expected),
@@ -191,7 +208,7 @@ fn two_serve_processes_deliver_each_change_once_per_endpoint() {
     for path in ["/a", "/b"] {
         r.wait_for(path, 9, Duration::from_secs(30));
     }
-    std::thread::sleep(Duration::from_millis(1500));
+    all_delivered(&w, 9);
     for path in ["/a", "/b"] {
         assert_eq!(
             check_at_least_once_in_order(&r, path, &expected),

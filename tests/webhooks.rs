@@ -37,6 +37,22 @@ pub fn add(w: &World, url: &str, extra: &[&str]) -> (String, Option<String>) {
     (id, secret)
 }
 
+/// Waits until every endpoint has received `n` changes and has nothing
+/// pending (its cursor is saved past them), as `webhook list` says.
+pub fn all_delivered(w: &World, n: u64) {
+    crate::util::wait_until(
+        Duration::from_secs(30),
+        "every cursor past every change",
+        || {
+            let list = w.run(&["webhook", "list", "--json"]).json();
+            list.as_array()
+                .unwrap()
+                .iter()
+                .all(|e| e["pending"] == 0 && e["delivered"].as_u64().is_some_and(|d| d >= n))
+        },
+    );
+}
+
 /// Adds a standard endpoint at `path` and tells the receiver its secret.
 pub fn add_standard(w: &World, r: &Receiver, path: &str, extra: &[&str]) -> String {
     let (id, secret) = add(w, &r.url(path), extra);
@@ -666,7 +682,8 @@ fn a_sync_daemon_delivers_what_it_publishes() {
     ]);
     // Two of the three records are visible under `all` (one is a fulfilled schedule).
     let got = r.wait_for("/sync", 2, Duration::from_secs(20));
-    std::thread::sleep(Duration::from_millis(500));
+    // Its cursor is past both: nothing more is on its way.
+    all_delivered(&w, 2);
     let _ = daemon.kill();
     let _ = daemon.wait();
     let got_all = r.requests_to("/sync");

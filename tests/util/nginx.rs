@@ -80,13 +80,37 @@ impl Nginx {
         std::fs::create_dir_all(root.join("www")).unwrap();
         std::fs::create_dir_all(root.join("tmp")).unwrap();
         prepare(root);
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
         let r = root.display().to_string();
         let server = server(&r);
+        // nginx cannot listen on port 0 and say which port it got: a free
+        // port is found, and if another process takes it before nginx binds
+        // it (nginx exits), nginx is started again on another one. nginx
+        // binds before it writes its pid file, so a live nginx with a pid
+        // file listens on the port itself.
+        for _attempt in 0..5 {
+            let port = std::net::TcpListener::bind("127.0.0.1:0")
+                .unwrap()
+                .local_addr()
+                .unwrap()
+                .port();
+            if let Some(child) = Self::spawn(root, http, &server, port) {
+                return Nginx {
+                    port,
+                    child,
+                    _dir: dir,
+                };
+            }
+        }
+        panic!(
+            "nginx did not start in 5 attempts; its log:\n{}",
+            std::fs::read_to_string(root.join("error.log")).unwrap_or_default()
+        );
+    }
+
+    /// Starts nginx on `port`; `None` when it exited (the port was taken).
+    fn spawn(root: &std::path::Path, http: &str, server: &str, port: u16) -> Option<Child> {
+        let r = root.display().to_string();
+        let _ = std::fs::remove_file(root.join("nginx.pid"));
         let conf = format!(
             "worker_processes 1; daemon off; pid {r}/nginx.pid; error_log {r}/error.log warn;\n\
              events {{ worker_connections 512; }}\n\
@@ -95,7 +119,7 @@ impl Nginx {
              server {{ listen 127.0.0.1:{port}; {server} }} }}\n"
         );
         std::fs::write(root.join("nginx.conf"), conf).unwrap();
-        let child = Command::new(nginx_binary())
+        let mut child = Command::new(nginx_binary())
             .arg("-c")
             .arg(root.join("nginx.conf"))
             .arg("-p")
@@ -105,14 +129,17 @@ impl Nginx {
             .spawn()
             .expect("start nginx");
         let deadline = Instant::now() + Duration::from_secs(10);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        loop {
+            if child.try_wait().expect("poll nginx").is_some() {
+                return None;
+            }
+            if root.join("nginx.pid").exists()
+                && std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+            {
+                return Some(child);
+            }
             assert!(Instant::now() < deadline, "nginx did not start");
             std::thread::sleep(Duration::from_millis(20));
-        }
-        Nginx {
-            port,
-            child,
-            _dir: dir,
         }
     }
 

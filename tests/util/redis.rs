@@ -15,19 +15,28 @@ fn redis_server() -> String {
 }
 
 impl Redis {
+    /// Starts a server on a free port. redis-server cannot listen on port 0
+    /// and say which port it got: a free port is found, and if another
+    /// process takes it first (redis-server exits, or someone else
+    /// answers), it is started again on another one.
     pub fn start() -> Self {
-        let port = TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
         let mut redis = Redis {
-            port,
+            port: 0,
             child: None,
             dir: tempfile::tempdir().unwrap(),
         };
-        redis.restart();
-        redis
+        for _attempt in 0..5 {
+            redis.port = TcpListener::bind("127.0.0.1:0")
+                .unwrap()
+                .local_addr()
+                .unwrap()
+                .port();
+            if redis.spawn() {
+                return redis;
+            }
+            redis.kill();
+        }
+        panic!("redis-server did not start in 5 attempts");
     }
 
     pub fn url(&self) -> String {
@@ -36,6 +45,16 @@ impl Redis {
 
     /// (Re)starts the server on the same port and waits until it answers.
     pub fn restart(&mut self) {
+        assert!(
+            self.spawn(),
+            "redis-server did not start again on port {}",
+            self.port
+        );
+    }
+
+    /// Starts the server on `self.port`; whether it is the one answering
+    /// there (false: it exited, or another process holds the port).
+    fn spawn(&mut self) -> bool {
         let child = Command::new(redis_server())
             .args([
                 "--port",
@@ -55,7 +74,14 @@ impl Redis {
             .expect("start redis-server");
         self.child = Some(child);
         let deadline = Instant::now() + Duration::from_secs(10);
-        while std::net::TcpStream::connect(("127.0.0.1", self.port)).is_err() {
+        loop {
+            let exited = self.child.as_mut().unwrap().try_wait().unwrap().is_some();
+            if exited {
+                return false;
+            }
+            if let Some(dir) = self.config_dir() {
+                return std::path::Path::new(&dir) == self.dir.path();
+            }
             assert!(
                 Instant::now() < deadline,
                 "redis-server did not start on port {}",
@@ -63,6 +89,27 @@ impl Redis {
             );
             std::thread::sleep(Duration::from_millis(20));
         }
+    }
+
+    /// `CONFIG GET dir` of whatever answers on the port: this server's own
+    /// directory if it is ours.
+    fn config_dir(&self) -> Option<String> {
+        use std::io::{Read, Write};
+        let mut stream = std::net::TcpStream::connect(("127.0.0.1", self.port)).ok()?;
+        stream.set_read_timeout(Some(Duration::from_secs(2))).ok()?;
+        stream.write_all(b"CONFIG GET dir\r\n").ok()?;
+        let mut answer = Vec::new();
+        let mut buf = [0u8; 1024];
+        // *2 $3 dir $N path: five lines.
+        while answer.iter().filter(|b| **b == b'\n').count() < 5 {
+            let n = stream.read(&mut buf).ok()?;
+            if n == 0 {
+                break;
+            }
+            answer.extend_from_slice(&buf[..n]);
+        }
+        let text = String::from_utf8_lossy(&answer).into_owned();
+        text.lines().nth(4).map(|l| l.trim().to_owned())
     }
 
     /// Kills the server (SIGKILL) and waits for it.
