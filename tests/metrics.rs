@@ -271,6 +271,18 @@ fn export_json_is_the_served_snapshot_with_a_strong_etag_and_304() {
     assert_eq!(again.status, 304);
     assert!(again.body.is_empty());
     assert_eq!(again.header("etag"), Some(etag.as_str()));
+    // If-None-Match compares weakly, as on every other route (RFC 9110
+    // 13.1.2): the weak form of the tag, or in a list, is the same copy.
+    for tags in [
+        format!("W/{etag}"),
+        format!("\"other\", W/{etag}"),
+        "*".to_owned(),
+    ] {
+        let weak = s.admin_get("/export.json", &[("If-None-Match", &tags)]);
+        assert_eq!(weak.status, 304, "If-None-Match: {tags}");
+    }
+    let other = s.admin_get("/export.json", &[("If-None-Match", "W/\"other\"")]);
+    assert_eq!(other.status, 200);
 
     let before = s.get("/healthz").json()["sequence"].as_u64().unwrap();
     w.run(&[

@@ -152,7 +152,8 @@ async fn scrape(state: &AppState) -> Scrape {
 /// `GET /export.json`: the served snapshot as a records document (what
 /// `resetctl export` writes) with the served `dataSource` beside it (`null`
 /// for a standalone instance), so an instance syncing from here serves the
-/// same meta; a strong ETag, and 304 when `If-None-Match` names it, so a
+/// same meta; a strong ETag, and 304 when `If-None-Match` names it (weakly,
+/// as every route compares: `admission::none_match_names`), so a
 /// replica's poll costs nothing while nothing changed.
 async fn export(if_none_match: Option<&str>, state: &AppState) -> Response {
     let Some((sequence, data_source)) = state
@@ -196,11 +197,8 @@ async fn export(if_none_match: Option<&str>, state: &AppState) -> Response {
             built
         }
     };
-    let matches = if_none_match.is_some_and(|tags| {
-        tags.split(',')
-            .map(str::trim)
-            .any(|t| t == "*" || t.as_bytes() == etag.as_bytes())
-    });
+    let matches =
+        if_none_match.is_some_and(|tags| super::admission::none_match_names(tags, etag.as_bytes()));
     let mut response = if matches {
         let mut r = Response::new(Bytes::new().into());
         *r.status_mut() = StatusCode::NOT_MODIFIED;

@@ -87,11 +87,25 @@ impl Conditionals {
 }
 
 /// Whether `If-None-Match`'s tags match `etag` (weak comparison, `*` included).
-fn tags_match(tags: &headers::IfNoneMatch, etag: &bytes::Bytes) -> bool {
+fn tags_match(tags: &headers::IfNoneMatch, etag: &[u8]) -> bool {
     std::str::from_utf8(etag)
         .ok()
         .and_then(|tag| tag.parse::<headers::ETag>().ok())
         .is_some_and(|tag| !tags.precondition_passes(&tag))
+}
+
+/// Whether the `If-None-Match` header `value` names `etag`: the one matcher
+/// of every route (the admin listener's `/export.json` too), with weak
+/// comparison and `*`. An unreadable header names nothing.
+pub(crate) fn none_match_names(value: &str, etag: &[u8]) -> bool {
+    let Ok(value) = HeaderValue::from_str(value) else {
+        return false;
+    };
+    let mut headers = HeaderMap::new();
+    headers.insert(header::IF_NONE_MATCH, value);
+    headers
+        .typed_get::<headers::IfNoneMatch>()
+        .is_some_and(|tags| tags_match(&tags, etag))
 }
 
 /// What the quota says about one counted request, with what its answer needs.
