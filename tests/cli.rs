@@ -117,6 +117,75 @@ fn a_bad_config_file_names_the_key() {
     );
 }
 
+/// Every subcommand that reads settings, with what it needs to run.
+const EVERY_SUBCOMMAND: &[&[&str]] = &[
+    &["seed"],
+    &["publish"],
+    &["export"],
+    &["status"],
+    &["snapshots", "list"],
+    &["serve"],
+    &[
+        "sync",
+        "--once",
+        "--upstream",
+        "http://127.0.0.1:9/doc.json",
+    ],
+    &["convert", "-"],
+    &["record", "list"],
+    &["record", "log"],
+    &["mark-checked"],
+    &["webhook", "list"],
+    &["webhook", "deliver", "--once"],
+];
+
+#[test]
+fn an_invalid_config_value_is_the_same_error_for_every_subcommand() {
+    let w = World::new();
+    w.seed_bundled();
+    // One bad value per owner: serve's watch mode, the quota (serve and
+    // status), the stream limits, sync's interval, a webhook's timeout.
+    let cases = [
+        ("watch = \"bogus\"", "watch = \"bogus\" is not auto or poll"),
+        ("rate-limit = \"not-a-rate\"", "rate-limit"),
+        (
+            "stream-max = 0",
+            "stream-max-per-client and stream-max must be at least 1",
+        ),
+        (
+            "upstream = \"http://127.0.0.1:9/doc.json\"\ninterval-minutes = 1",
+            "--interval-minutes must be at least 5",
+        ),
+        ("webhook-timeout = 0", "webhook-timeout must be"),
+    ];
+    for (text, needle) in cases {
+        let config = w.path("config.toml");
+        std::fs::write(&config, format!("{text}\n")).unwrap();
+        let mut first: Option<String> = None;
+        for subcommand in EVERY_SUBCOMMAND {
+            let mut args = vec!["--config", config.to_str().unwrap()];
+            args.extend_from_slice(subcommand);
+            let run = w.run_refused(&args);
+            assert_eq!(run.code, 64, "{text}: {subcommand:?}: {}", run.stderr);
+            assert!(
+                run.stderr.contains(needle),
+                "{text}: {subcommand:?}: {}",
+                run.stderr
+            );
+            // The same words whichever subcommand reads the file.
+            match &first {
+                None => first = Some(run.stderr.clone()),
+                Some(first) => assert_eq!(&run.stderr, first, "{text}: {subcommand:?}"),
+            }
+        }
+    }
+    // Nothing ran: the data dir is as it was.
+    assert_eq!(
+        w.run(&["status", "--json"]).json()["snapshot"]["sequence"],
+        1
+    );
+}
+
 #[test]
 fn completions_are_printed_for_each_shell() {
     let w = World::new();

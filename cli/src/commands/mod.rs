@@ -25,6 +25,7 @@ pub fn dispatch(cli: Cli) -> Result<(), CliError> {
         Command::Man { dir } => write_man_pages(&dir),
         command => {
             let settings = Settings::resolve(&cli.global)?;
+            check_every_setting(&settings)?;
             crate::logging::init(settings.log.as_deref(), settings.log_format);
             match command {
                 Command::Seed { file } => data::seed(&settings, file.as_deref()),
@@ -42,6 +43,36 @@ pub fn dispatch(cli: Cli) -> Result<(), CliError> {
             }
         }
     }
+}
+
+/// Resolves every command's settings from the environment and the config
+/// file alone (no command-line flags), with the very functions the commands
+/// use: an invalid value is the same error (exit 64) whatever the
+/// subcommand, and it is found before anything runs or binds. A flag given
+/// to one command does not excuse a bad value in the file.
+fn check_every_setting(settings: &Settings) -> Result<(), CliError> {
+    serve::resolve(settings, &from_environment::<crate::args::ServeArgs>(&[])?)?;
+    let sync = from_environment::<crate::args::SyncArgs>(&["--once"])?;
+    // Without an upstream, nothing of sync's is set: nothing to check.
+    if sync.upstream.is_some() || settings.file.upstream.is_some() {
+        sync::resolve(settings, &sync)?;
+    }
+    webhook::endpoint_delivery(
+        settings,
+        &from_environment::<crate::args::DeliveryArgs>(&[])?,
+    )?;
+    Ok(())
+}
+
+/// A command's arguments as clap builds them from `argv` (the minimum a
+/// command requires) and the environment.
+fn from_environment<A: clap::Args + clap::FromArgMatches>(argv: &[&str]) -> Result<A, CliError> {
+    let invalid =
+        |e: clap::Error| CliError::new(Code::Usage, e.render().to_string().trim().to_owned());
+    let matches = A::augment_args(clap::Command::new("resetctl"))
+        .try_get_matches_from(std::iter::once("resetctl").chain(argv.iter().copied()))
+        .map_err(invalid)?;
+    A::from_arg_matches(&matches).map_err(invalid)
 }
 
 fn write_man_pages(dir: &std::path::Path) -> Result<(), CliError> {

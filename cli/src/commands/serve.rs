@@ -16,7 +16,20 @@ use crate::settings::Settings;
 /// How long in-flight requests get after SIGINT/SIGTERM.
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
 
-pub fn run(settings: &Settings, args: &ServeArgs) -> Result<(), CliError> {
+/// What `serve` runs with: every setting resolved (flag > env > file >
+/// default) and checked, before anything is bound.
+pub(super) struct ServeSettings {
+    listen: String,
+    admin_listen: Option<String>,
+    backlog: u32,
+    republish: Option<Duration>,
+    options: ServeOptions,
+}
+
+/// Resolves and checks `serve`'s settings; no side effect, so every
+/// subcommand runs it to check the environment and config file
+/// ([`super::check_every_setting`]).
+pub(super) fn resolve(settings: &Settings, args: &ServeArgs) -> Result<ServeSettings, CliError> {
     let listen = args
         .listen
         .clone()
@@ -44,7 +57,6 @@ pub fn run(settings: &Settings, args: &ServeArgs) -> Result<(), CliError> {
     let republish = args.republish || settings.file.republish.unwrap_or(false);
     let republish_every = layer(args.republish_every, settings.file.republish_every, 15.0);
     let (connections, backlog) = connection_limits(settings, &args.connections)?;
-    ensure_open_files(connections.max_connections);
     let republish = match republish {
         true => Some(seconds_setting(
             "republish-every",
@@ -81,6 +93,24 @@ pub fn run(settings: &Settings, args: &ServeArgs) -> Result<(), CliError> {
         site: !(args.no_site || settings.file.no_site.unwrap_or(false)),
         streams: stream_limits(settings, &args.streams)?,
     };
+    Ok(ServeSettings {
+        listen,
+        admin_listen,
+        backlog,
+        republish,
+        options,
+    })
+}
+
+pub fn run(settings: &Settings, args: &ServeArgs) -> Result<(), CliError> {
+    let ServeSettings {
+        listen,
+        admin_listen,
+        backlog,
+        republish,
+        options,
+    } = resolve(settings, args)?;
+    ensure_open_files(options.connections.max_connections);
     args.moved.warn();
     let delivery = super::webhook::delivery_settings(settings);
     // `--now` freezes the server's clock (tests and demos); otherwise the system clock.

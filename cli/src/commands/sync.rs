@@ -28,7 +28,7 @@ fn usage(message: impl Into<String>) -> CliError {
 }
 
 /// Flags > env > config file > defaults, validated.
-fn resolve(settings: &Settings, args: &SyncArgs) -> Result<SyncSettings, CliError> {
+pub(super) fn resolve(settings: &Settings, args: &SyncArgs) -> Result<SyncSettings, CliError> {
     let file = &settings.file;
     let url_text = args
         .upstream

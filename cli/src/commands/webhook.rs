@@ -25,13 +25,13 @@ pub fn delivery_settings(settings: &Settings) -> DeliverSettings {
 }
 
 /// How a new endpoint is delivered to: flags > env > config file > defaults.
-struct EndpointDelivery {
+pub(super) struct EndpointDelivery {
     allow_private_targets: bool,
     timeout_seconds: f64,
     record_pages: Option<String>,
 }
 
-fn endpoint_delivery(
+pub(super) fn endpoint_delivery(
     settings: &Settings,
     args: &DeliveryArgs,
 ) -> Result<EndpointDelivery, CliError> {
@@ -39,6 +39,7 @@ fn endpoint_delivery(
         .webhook_timeout
         .or(settings.file.webhook_timeout)
         .unwrap_or(deliver::DEFAULT_TIMEOUT.as_secs_f64());
+    resetctl::webhook::endpoint::check_timeout(timeout_seconds)?;
     let base = args
         .public_base_url
         .as_deref()
