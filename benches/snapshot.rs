@@ -62,7 +62,7 @@ fn bench(c: &mut Criterion) {
         records: recs.clone(),
     };
     let lock = store.lock(Duration::from_secs(5), "bench").unwrap();
-    let snap = store.publish(&lock, draft(), now, 3).unwrap();
+    let snap = resetctl::publish::publish(&store, &lock, draft(), now, 3).unwrap();
     let bytes = std::fs::read(store.path_of(snap.sequence)).unwrap();
     eprintln!("100,000-record snapshot: {} bytes", bytes.len());
 
@@ -78,7 +78,7 @@ fn bench(c: &mut Criterion) {
         b.iter(|| black_box(serde_json::from_slice::<serde_json::Value>(&bytes).unwrap()))
     });
     group.bench_function("publish (validate + encode + fsync + rename)", |b| {
-        b.iter(|| black_box(store.publish(&lock, draft(), now, 3).unwrap()))
+        b.iter(|| black_box(resetctl::publish::publish(&store, &lock, draft(), now, 3).unwrap()))
     });
     group.finish();
 }

@@ -12,7 +12,7 @@ use std::cmp::Ordering;
 use std::collections::HashMap;
 
 use crate::model::Record;
-use crate::query::{compare_ids, visible_in, KindFilter};
+use crate::model::{compare_ids, visible_in, KindFilter};
 
 /// What happened to one record.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

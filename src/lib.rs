@@ -54,6 +54,7 @@ pub mod live;
 pub mod metrics;
 pub mod model;
 pub mod outbound;
+pub mod publish;
 pub mod query;
 pub mod redact;
 pub mod reload;

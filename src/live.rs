@@ -23,8 +23,9 @@ use std::sync::Arc;
 use serde_json::json;
 
 use crate::changes::diff;
+use crate::model::KindFilter;
 use crate::model::{Record, Timestamp};
-use crate::query::{KindFilter, PublishedView};
+use crate::query::PublishedView;
 
 /// Swaps a slow stream may fall behind before it is told to resync.
 pub const BROADCAST_CAPACITY: usize = 64;

@@ -209,21 +209,21 @@ fn publish_into(data_dir: &std::path::Path, records: &[Value], generated_at: &st
     let store = SnapshotStore::new(data_dir);
     let lock = store.lock(Duration::from_secs(5), "test").unwrap();
     let at = resetctl::model::Timestamp::parse(generated_at).unwrap();
-    store
-        .publish(
-            &lock,
-            Draft {
-                mode: Mode::Standalone,
-                generated_at: at,
-                last_successful_check_at: None,
-                ledger_entry: None,
-                sync: None,
-                records,
-            },
-            at,
-            10,
-        )
-        .unwrap();
+    resetctl::publish::publish(
+        &store,
+        &lock,
+        Draft {
+            mode: Mode::Standalone,
+            generated_at: at,
+            last_successful_check_at: None,
+            ledger_entry: None,
+            sync: None,
+            records,
+        },
+        at,
+        10,
+    )
+    .unwrap();
 }
 
 /// A server whose `GET /openapi/v1/records?pageSize=3` is held in its

@@ -71,7 +71,7 @@ impl From<LockError> for CliError {
 impl From<SnapshotError> for CliError {
     fn from(err: SnapshotError) -> Self {
         let code = match &err {
-            SnapshotError::Read { .. } | SnapshotError::Write(_) | SnapshotError::Outbox(_) => {
+            SnapshotError::Read { .. } | SnapshotError::Write(_) | SnapshotError::Step(_) => {
                 Code::IoErr
             }
             SnapshotError::Lock(LockError::Busy { .. }) => Code::TempFail,

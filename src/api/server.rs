@@ -37,7 +37,7 @@ pub struct AppState {
     /// Untrusted peers already warned about for sending forwarding headers.
     pub untrusted_forwarders: crate::limit::client::UntrustedForwarders,
     /// The base of the Atom feed's links (`--public-base-url`); `None`: the request's `Host`.
-    pub public_base_url: Option<crate::render::BaseUrl>,
+    pub public_base_url: Option<crate::model::BaseUrl>,
     /// The open record streams and their caps.
     pub streams: Arc<StreamSlots>,
     /// Turns true when the server shuts down: streams end at once.
@@ -56,7 +56,7 @@ impl AppState {
     /// The base of the record pages the feeds link to: the configured
     /// public base URL, while the pages are served (a base taken from a
     /// request's `Host` is not fixed, and the feeds keep their entries).
-    pub fn record_pages(&self) -> Option<&crate::render::BaseUrl> {
+    pub fn record_pages(&self) -> Option<&crate::model::BaseUrl> {
         self.public_base_url.as_ref().filter(|_| self.site_enabled)
     }
 }
@@ -75,7 +75,7 @@ pub struct ServeOptions {
     /// Connection caps and timeouts.
     pub connections: super::ConnectionLimits,
     /// The base of the Atom feed's links; `None`: the request's `Host`.
-    pub public_base_url: Option<crate::render::BaseUrl>,
+    pub public_base_url: Option<crate::model::BaseUrl>,
     /// Record stream caps and heartbeat.
     pub streams: StreamLimits,
     /// Whether to serve the status page and the record pages.

@@ -15,9 +15,9 @@ use serde_json::Value;
 use super::wire::{
     Feed, FeedEvent, FeedWindow, FulfilledSchedule, HeatmapSource, ManualCompletion,
 };
-use super::UpstreamMonitor;
 use crate::document::DocumentError;
 use crate::model::validate::{id_scheme, validate_records, IdScheme};
+use crate::model::UpstreamMonitor;
 use crate::model::{
     FulfillmentOrigin, Kind, Origin, Record, ResetType, ScheduleBasis, SchedulePrecision,
     ScheduleState, ScheduleWindow, Source, Timestamp,
@@ -579,7 +579,7 @@ fn link_completions(records: &mut [Record], fulfilled: &HashMap<String, Fulfilme
     }) {
         if let Some(ids) = by_completion.get(record.id.as_str()) {
             let mut ids = ids.clone();
-            ids.sort_by(|a, b| crate::query::compare_ids(a, b));
+            ids.sort_by(|a, b| crate::model::compare_ids(a, b));
             record.related_record_ids = ids;
         }
     }

@@ -11,20 +11,8 @@ mod wire;
 
 pub use convert::{convert_feed, Converted, SkippedRecord};
 
-use serde::{Deserialize, Serialize};
-
 use crate::document::{DocumentError, RecordsDocument};
 use crate::model::Timestamp;
-
-/// The feed's own health (`monitor` of the public feed), shown by `status`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct UpstreamMonitor {
-    /// `ok` or `degraded`, as the feed says.
-    pub status: String,
-    /// The feed's error code, if any.
-    pub error_code: Option<String>,
-}
 
 /// What an upstream body turned out to be.
 #[derive(Debug, Clone)]

@@ -305,7 +305,7 @@ fn fulfil(
                 .cloned()
                 .chain(ids.iter().cloned())
                 .collect();
-            all.sort_by(|a, b| crate::query::compare_ids(a, b));
+            all.sort_by(|a, b| crate::model::compare_ids(a, b));
             all.dedup();
             d.record.related_record_ids = all;
         }

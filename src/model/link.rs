@@ -8,6 +8,11 @@
 //!
 //! The record keeps the URL as given (the API serves it unchanged); only
 //! what outputs make clickable passes through here.
+//!
+//! Links to this instance's own pages are made here too: the public base
+//! URL ([`BaseUrl`]) and the stable path of a record's page
+//! ([`record_page_path`]), which the pages, the feeds and the webhook
+//! formats all use.
 
 /// A URL that may be made a link.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -46,6 +51,96 @@ impl super::Source {
         self.url.as_deref().and_then(Link::parse)
     }
 }
+
+/// The public base URL of the feeds' links: configured (`--public-base-url`),
+/// derived from the request's `Host`, or empty (links relative to the
+/// feed's own address) when the `Host` is not a plain authority.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BaseUrl(String);
+
+impl BaseUrl {
+    /// Validates a configured base: an absolute `http` or `https` URL with
+    /// a host, without user info, query or fragment. A path is kept (for a
+    /// server behind a proxy's path prefix), without its trailing slash.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let url = url::Url::parse(text).map_err(|e| format!("not an absolute URL: {e}"))?;
+        if !matches!(url.scheme(), "http" | "https") {
+            return Err(format!(
+                "the scheme must be http or https, not {}",
+                url.scheme()
+            ));
+        }
+        if url.host_str().is_none_or(str::is_empty) {
+            return Err("it has no host".into());
+        }
+        if !url.username().is_empty() || url.password().is_some() {
+            return Err("it must not carry user info".into());
+        }
+        if url.query().is_some() {
+            return Err("it must not have a query (?…)".into());
+        }
+        if url.fragment().is_some() {
+            return Err("it must not have a fragment (#…)".into());
+        }
+        Ok(Self(url.as_str().trim_end_matches('/').to_owned()))
+    }
+
+    /// `http://` and the request's `Host` when it is a plain authority (a
+    /// DNS name or IP address, an optional port); otherwise no base at all,
+    /// so the links are relative and a hostile `Host` never reaches a feed.
+    pub fn from_host(host: Option<&str>) -> Self {
+        match host.filter(|h| plain_authority(h)) {
+            Some(host) => Self(format!("http://{}", host.to_ascii_lowercase())),
+            None => Self(String::new()),
+        }
+    }
+
+    /// The base followed by `path` (which starts with `/`).
+    pub fn join(&self, path: &str) -> String {
+        format!("{}{path}", self.0)
+    }
+
+    /// The base as text (empty: relative links).
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// `host[:port]` where host is a DNS name (letters, digits, `-`, `.`) or a
+/// bracketed IPv6 literal, and port 1 to 5 digits.
+fn plain_authority(text: &str) -> bool {
+    let (host, port) = match text.rsplit_once(':') {
+        Some((host, port)) if !host.contains(':') || host.ends_with(']') => (host, Some(port)),
+        _ => (text, None),
+    };
+    let port_ok =
+        port.is_none_or(|p| (1..=5).contains(&p.len()) && p.bytes().all(|b| b.is_ascii_digit()));
+    let host_ok = if let Some(literal) = host.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
+        literal.parse::<std::net::Ipv6Addr>().is_ok()
+    } else {
+        (1..=253).contains(&host.len())
+            && host
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.')
+    };
+    port_ok && host_ok
+}
+
+/// The stable path of the page of the record `id` (in the default
+/// language; the pages prefix a language's segment).
+pub fn record_page_path(id: &str) -> String {
+    format!(
+        "/records/{}",
+        percent_encoding::utf8_percent_encode(id, ID_SET)
+    )
+}
+
+/// Everything but unreserved characters is percent-encoded in a record's path.
+const ID_SET: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
 
 #[cfg(test)]
 mod tests {

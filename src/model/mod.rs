@@ -3,16 +3,24 @@
 //! Everything here is plain data with exact serde mappings; validation rules
 //! that span fields live in [`validate`].
 
+mod filter;
 mod link;
 mod meta;
+mod mode;
 mod record;
+mod sync_state;
 mod timestamp;
 pub mod validate;
 
-pub use link::Link;
+pub use filter::{compare_ids, concerns_plan, visible_in, KindFilter, PlanId};
+pub use link::{record_page_path, BaseUrl, Link};
 pub use meta::{DataSource, DataSourceStatus, Meta, TranslationStatus};
+pub use mode::Mode;
 pub use record::{
     FulfillmentOrigin, Kind, Origin, Record, ResetType, ScheduleBasis, SchedulePrecision,
     ScheduleState, ScheduleWindow, Scope, Source,
+};
+pub use sync_state::{
+    feed_digest, newest, SourceSettings, SyncState, UpstreamMonitor, UpstreamOrigin,
 };
 pub use timestamp::{parse_operator_time, OutOfRange, Timestamp, TimestampError};

@@ -7,8 +7,9 @@ mod order;
 mod params;
 mod view;
 
+pub use crate::model::{compare_ids, concerns_plan, visible_in};
 pub use args::{latest_query_from_args, list_query_from_args};
-pub use order::{compare_ids, concerns_plan, order_for, visible_in};
+pub use order::order_for;
 pub use params::{
     parse_atom_query, parse_ics_query, parse_latest_query, parse_list_query, AtomQuery, IcsQuery,
     KindFilter, LatestQuery, ListQuery, PlanId, QueryError, MAX_ALARM_MINUTES,

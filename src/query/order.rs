@@ -6,30 +6,7 @@
 
 use std::cmp::Ordering;
 
-use super::KindFilter;
-use crate::model::{Kind, Record, ScheduleState};
-
-/// Whether `record` belongs in `filter`'s list.
-pub fn visible_in(record: &Record, filter: KindFilter) -> bool {
-    match filter {
-        KindFilter::All => record.schedule_state != Some(ScheduleState::Fulfilled),
-        KindFilter::Scheduled => record.kind == Kind::Scheduled,
-        KindFilter::Completed => record.kind == Kind::Completed,
-    }
-}
-
-/// Whether `record` concerns `plan` (the feeds' `plan` filter): its scope
-/// is unknown (null), or its plans name `plan`, `all` or `unknown`. A plan
-/// no record names still matches the records for all or unknown plans.
-pub fn concerns_plan(record: &Record, plan: &str) -> bool {
-    match &record.scope {
-        None => true,
-        Some(scope) => scope
-            .plans
-            .iter()
-            .any(|p| p == plan || p == "all" || p == "unknown"),
-    }
-}
+use crate::model::{compare_ids, visible_in, KindFilter, Record, ScheduleState};
 
 /// Indexes of the records in `filter`'s list, in the public order.
 pub fn order_for(records: &[Record], filter: KindFilter) -> Vec<u32> {
@@ -42,17 +19,6 @@ pub fn order_for(records: &[Record], filter: KindFilter) -> Vec<u32> {
     };
     indexes.sort_unstable_by(|&a, &b| cmp(&records[a as usize], &records[b as usize]));
     indexes
-}
-
-/// Ids compared numerically when both are numeric strings, else bytewise.
-pub fn compare_ids(a: &str, b: &str) -> Ordering {
-    let numeric = |s: &str| !s.is_empty() && s.bytes().all(|c| c.is_ascii_digit());
-    if numeric(a) && numeric(b) {
-        let (a, b) = (a.trim_start_matches('0'), b.trim_start_matches('0'));
-        a.len().cmp(&b.len()).then_with(|| a.cmp(b))
-    } else {
-        a.as_bytes().cmp(b.as_bytes())
-    }
 }
 
 /// Descending with `None` last.
@@ -100,6 +66,7 @@ fn compare_live(a: &Record, b: &Record) -> Ordering {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::concerns_plan;
 
     #[test]
     fn a_plan_matches_its_own_records_and_those_for_all_or_unknown_plans() {

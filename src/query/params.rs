@@ -8,48 +8,7 @@
 use std::borrow::Cow;
 use std::fmt;
 
-/// The `kind` filter.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum KindFilter {
-    /// The live public list: everything but fulfilled schedules.
-    All,
-    /// Schedules, including fulfilled and elapsed history.
-    Scheduled,
-    /// Completions.
-    Completed,
-}
-
-impl KindFilter {
-    /// Every filter, in a fixed order (indexes [`crate::query::PublishedView`]'s lists).
-    pub const ALL: [KindFilter; 3] = [
-        KindFilter::All,
-        KindFilter::Scheduled,
-        KindFilter::Completed,
-    ];
-
-    /// The wire spelling.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            KindFilter::All => "all",
-            KindFilter::Scheduled => "reset_scheduled",
-            KindFilter::Completed => "reset_completed",
-        }
-    }
-
-    /// Parses the wire spelling (exact, case-sensitive).
-    pub fn parse(text: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|k| k.as_str() == text)
-    }
-
-    /// Position in [`KindFilter::ALL`].
-    pub const fn index(self) -> usize {
-        match self {
-            KindFilter::All => 0,
-            KindFilter::Scheduled => 1,
-            KindFilter::Completed => 2,
-        }
-    }
-}
+pub use crate::model::{KindFilter, PlanId};
 
 /// The parameters of `GET /records/latest`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -67,28 +26,6 @@ pub struct ListQuery {
     pub page: u32,
     /// 1..=10 (default 10).
     pub page_size: u32,
-}
-
-/// A plan id for the feeds' `plan` filter: 1 to 32 characters of
-/// `[a-z0-9_]` (validated on construction, so a renderer can write it
-/// anywhere without escaping).
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct PlanId(String);
-
-impl PlanId {
-    /// Parses a plan id; `None` when it breaks the rule.
-    pub fn parse(text: &str) -> Option<Self> {
-        let ok = (1..=32).contains(&text.len())
-            && text
-                .bytes()
-                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
-        ok.then(|| Self(text.to_owned()))
-    }
-
-    /// The id.
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
 }
 
 /// The parameters of `GET /records.atom`.

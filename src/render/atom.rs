@@ -178,7 +178,7 @@ fn entry(record: &Record, pages: Option<&BaseUrl>) -> Entry {
         }],
         categories,
         links: pages
-            .map(|pages| pages.join(&crate::site::html::record_path(&record.id, None)))
+            .map(|pages| pages.join(&crate::model::record_page_path(&record.id)))
             .into_iter()
             .map(|page| (page, "alternate"))
             .chain(record.source.link().map(|url| {

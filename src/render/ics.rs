@@ -149,7 +149,7 @@ fn event(record: &Record, stamp: Timestamp, pages: Option<&BaseUrl>) -> Vec<u8> 
     property(&mut out, "TRANSP", "TRANSPARENT");
     // A URI is written as is: only a link (crate::model::Link: http(s),
     // percent-encoded, so plain visible ASCII) is written at all.
-    let page = pages.map(|pages| pages.join(&crate::site::html::record_path(&record.id, None)));
+    let page = pages.map(|pages| pages.join(&crate::model::record_page_path(&record.id)));
     let source = record.source.link();
     if let Some(url) = page.as_deref().or(source.as_ref().map(|l| l.as_str())) {
         property(&mut out, "URL", url);

@@ -15,13 +15,14 @@ use sha2::{Digest, Sha256};
 use super::heatmap::{heatmap, Heatmap};
 use super::i18n::{Lang, Strings};
 use super::verdict::{self, next_reset, Day, Distrust, Hit, HitKind, Trust, Verdict};
+use crate::model::BaseUrl;
+use crate::model::KindFilter;
+use crate::model::Mode;
 use crate::model::{
     DataSourceStatus, Kind, Link, Record, ResetType, ScheduleBasis, SchedulePrecision,
     ScheduleState, Timestamp,
 };
-use crate::query::{KindFilter, PublishedView};
-use crate::render::BaseUrl;
-use crate::snapshot::Mode;
+use crate::query::PublishedView;
 
 const CSS: &str = include_str!("assets/page.css");
 const JS: &str = include_str!("assets/page.js");
@@ -72,21 +73,15 @@ impl PageContext<'_> {
     }
 }
 
-/// The stable path of the page of the record `id` in `lang`.
+/// The stable path of the page of the record `id` in `lang`
+/// ([`crate::model::record_page_path`], behind the language's segment).
 pub fn record_path(id: &str, lang: Option<Lang>) -> String {
-    let id = percent_encoding::utf8_percent_encode(id, ID_SET);
+    let path = crate::model::record_page_path(id);
     match lang {
-        Some(lang) => format!("/{}/records/{id}", lang.segment()),
-        None => format!("/records/{id}"),
+        Some(lang) => format!("/{}{path}", lang.segment()),
+        None => path,
     }
 }
-
-/// Everything but unreserved characters is percent-encoded in a record's path.
-const ID_SET: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
-    .remove(b'-')
-    .remove(b'.')
-    .remove(b'_')
-    .remove(b'~');
 
 /// `2026-11-24 09:30 UTC`.
 fn utc(at: Timestamp) -> String {

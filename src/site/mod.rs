@@ -16,8 +16,9 @@ pub mod html;
 pub mod i18n;
 pub mod verdict;
 
+use crate::model::KindFilter;
 use crate::model::Record;
-use crate::query::{KindFilter, PublishedView};
+use crate::query::PublishedView;
 
 /// The records of `view` visible under `all`, in the API's order: what the
 /// verdict, the next reset and the badge read.

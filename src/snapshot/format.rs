@@ -4,31 +4,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::document::{decode, DocumentError, RecordsDocument};
 use crate::model::validate::validate_records;
-use crate::model::{Record, Timestamp};
-use crate::sync::state::SyncState;
+pub use crate::model::Mode;
+use crate::model::{Record, SyncState, Timestamp};
 
 /// The `format` tag of version 1 snapshot files.
 pub const SNAPSHOT_FORMAT: &str = "resetctl-snapshot/1";
-
-/// Where a snapshot's records come from; decides whether `meta.dataSource` is served.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Mode {
-    /// Records collected locally (seed history and the operator ledger).
-    Standalone,
-    /// Records of the last good upstream document.
-    Upstream,
-}
-
-impl Mode {
-    /// The lower-case name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Mode::Standalone => "standalone",
-            Mode::Upstream => "upstream",
-        }
-    }
-}
 
 /// One published version: the records and the meta they were published with.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

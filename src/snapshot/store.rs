@@ -1,4 +1,6 @@
-//! The snapshot store: publish, load, list, prune and roll back.
+//! The snapshot store: the versions on disk and the pointer to the current
+//! one. It knows files and formats only; the order of a publish (version,
+//! webhook outbox, pointer, retention) is [`crate::publish`]'s.
 //!
 //! Writers hold the data-dir lock ([`DataDirLock`]) for the whole publish,
 //! so sequence numbers are never lost or duplicated; the pointer moves only
@@ -11,10 +13,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::document::DocumentError;
-use crate::model::{Record, Timestamp};
+use crate::model::{Record, SyncState, Timestamp};
 use crate::store::{write_atomic, AtomicWriteError, DataDirLock, LockError, TEMP_PREFIX};
-use crate::sync::state::SyncState;
-use crate::webhook::outbox::{Outbox, OutboxError};
 
 use super::format::{Mode, Snapshot, SNAPSHOT_FORMAT};
 
@@ -41,9 +41,10 @@ pub enum SnapshotError {
     /// Writing failed.
     #[error(transparent)]
     Write(#[from] AtomicWriteError),
-    /// The webhook outbox could not be appended to: nothing was published.
-    #[error(transparent)]
-    Outbox(#[from] OutboxError),
+    /// A later step of the publish (the webhook outbox) failed: nothing
+    /// was published.
+    #[error("{0}")]
+    Step(Box<dyn std::error::Error + Send + Sync>),
     /// The lock could not be taken.
     #[error(transparent)]
     Lock(#[from] LockError),
@@ -214,13 +215,21 @@ impl SnapshotStore {
     }
 
     /// Takes the data dir's exclusive writer lock, then removes the temp
-    /// files that killed writers left in the data dir and in `snapshots/`:
-    /// every file is written under this lock, so no live writer owns them.
+    /// files that killed writers left in the data dir and in the
+    /// directories right under it (`snapshots/`, `webhooks/`): every file
+    /// there is written under this lock, so no live writer owns them.
+    /// Deeper directories (`webhooks/state/`) belong to a writer with its
+    /// own lock and are left alone.
     pub fn lock(&self, timeout: Duration, purpose: &str) -> Result<DataDirLock, SnapshotError> {
         let lock = DataDirLock::acquire(&self.data_dir.join("resetctl.lock"), timeout, purpose)?;
         remove_stale_temps(&self.data_dir);
-        remove_stale_temps(&self.dir);
-        remove_stale_temps(&crate::webhook::dir(&self.data_dir));
+        if let Ok(entries) = fs::read_dir(&self.data_dir) {
+            for entry in entries.filter_map(Result::ok) {
+                if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                    remove_stale_temps(&entry.path());
+                }
+            }
+        }
         Ok(lock)
     }
 
@@ -363,16 +372,17 @@ impl SnapshotStore {
         Ok(entries)
     }
 
-    /// Publishes a new version and makes it current; returns it.
+    /// Writes `draft` durably as the next version and returns it, without
+    /// making it current: a step of [`crate::publish::publish`], which
+    /// owns the order of the publish step.
     ///
     /// The caller holds `_lock`, which is what makes "next sequence = newest
     /// on disk + 1" safe against a concurrent publisher.
-    pub fn publish(
+    pub fn write_version(
         &self,
         _lock: &DataDirLock,
         draft: Draft,
         now: Timestamp,
-        keep: usize,
     ) -> Result<Snapshot, SnapshotError> {
         crate::store::create_dir_durable(&self.dir).map_err(|source| SnapshotError::Read {
             path: self.dir.clone(),
@@ -389,79 +399,15 @@ impl SnapshotStore {
                 path: self.path_of(sequence),
                 reason,
             })?;
-        let base = self.diff_base();
         crate::testhook::reached("publish:begin");
         write_atomic(&self.path_of(sequence), &bytes)?;
         crate::testhook::reached("publish:written");
-        self.outbox().append(
-            _lock,
-            base.as_ref().map_or(&[][..], |b| &b.records),
-            &snapshot.records,
-            sequence,
-            snapshot.generated_at,
-            snapshot.published_at,
-            crate::webhook::needed(&self.data_dir),
-        )?;
-        self.set_pointer(sequence)?;
-        crate::testhook::reached("publish:pointer-moved");
-        self.prune_unlocked(keep)?;
         Ok(snapshot)
-    }
-
-    /// Makes an existing, valid version current again. The changes from
-    /// what receivers were last told to the target go to the outbox first,
-    /// as for any publish.
-    pub fn rollback(
-        &self,
-        _lock: &DataDirLock,
-        sequence: u64,
-        now: Timestamp,
-    ) -> Result<(), SnapshotError> {
-        let target = self.load(sequence)?;
-        let base = self.diff_base();
-        self.outbox().append(
-            _lock,
-            base.as_ref().map_or(&[][..], |b| &b.records),
-            &target.records,
-            sequence,
-            target.generated_at,
-            now,
-            crate::webhook::needed(&self.data_dir),
-        )?;
-        self.set_pointer(sequence)
-    }
-
-    /// The webhook outbox of this data dir.
-    pub fn outbox(&self) -> Outbox {
-        Outbox::new(&self.data_dir)
-    }
-
-    /// What the next publish's changes are measured against: the version
-    /// the outbox last led receivers to (a publish killed after its outbox
-    /// append but before the pointer moved was announced, so it counts),
-    /// else the current one, else nothing (every record is new).
-    ///
-    /// A publish without changes appends nothing, so the version named by
-    /// the outbox may be older than the current one; its visible records
-    /// are then the same, and if retention deleted it the current one
-    /// stands in. An unreadable version counts as none.
-    fn diff_base(&self) -> Option<Snapshot> {
-        let told = self
-            .outbox()
-            .index()
-            .ok()
-            .and_then(|c| c.last_sequence)
-            .and_then(|seq| self.load(seq).ok());
-        told.or_else(|| self.load_current().ok().flatten())
     }
 
     /// Deletes all but the newest `keep` versions (never the current one);
     /// returns the deleted sequence numbers.
     pub fn prune(&self, _lock: &DataDirLock, keep: usize) -> Result<Vec<u64>, SnapshotError> {
-        self.prune_unlocked(keep)
-    }
-
-    fn prune_unlocked(&self, keep: usize) -> Result<Vec<u64>, SnapshotError> {
         if keep == 0 {
             return Err(SnapshotError::Refused("--keep must be at least 1".into()));
         }
@@ -478,7 +424,9 @@ impl SnapshotStore {
         Ok(doomed.iter().map(|(sequence, _)| *sequence).collect())
     }
 
-    fn set_pointer(&self, sequence: u64) -> Result<(), SnapshotError> {
+    /// Makes version `sequence` current (the pointer, written atomically);
+    /// the caller holds `_lock` and has made sure the version is durable.
+    pub fn set_pointer(&self, _lock: &DataDirLock, sequence: u64) -> Result<(), SnapshotError> {
         Ok(write_atomic(
             &self.pointer_path(),
             format!("{sequence}\n").as_bytes(),

@@ -272,7 +272,13 @@ pub fn publish_locked(
         sync: None,
         records,
     };
-    Ok(store.publish(lock, draft, settings.now, settings.keep)?)
+    Ok(crate::publish::publish(
+        store,
+        lock,
+        draft,
+        settings.now,
+        settings.keep,
+    )?)
 }
 
 /// Records one operator request and republishes. Under the lock: the

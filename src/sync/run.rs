@@ -19,7 +19,8 @@ use std::time::Duration;
 use super::backoff::{backoff_delay, interval_with_jitter, random_jitter, random_unit};
 use super::fetch::{fetch, FetchError, FetchSettings, Fetched, UpstreamRequest};
 use super::state::{
-    load_sync_state, newest, save_sync_state, Origin, SourceSettings, SyncState, SyncStateError,
+    load_sync_state, newest, save_sync_state, SourceSettings, SyncState, SyncStateError,
+    UpstreamOrigin,
 };
 use crate::clock::Clock;
 use crate::document::DocumentError;
@@ -506,10 +507,10 @@ struct Content {
     generated_at: Timestamp,
     last_successful_check_at: Option<Timestamp>,
     records: Vec<Record>,
-    monitor: Option<crate::feed::UpstreamMonitor>,
+    monitor: Option<crate::model::UpstreamMonitor>,
     skipped: Vec<String>,
     /// The upstream instance's own `dataSource`, when it sent one.
-    origin: Option<Origin>,
+    origin: Option<UpstreamOrigin>,
 }
 
 impl Content {
@@ -525,7 +526,9 @@ impl Content {
                     records: d.records,
                     monitor: None,
                     skipped: Vec::new(),
-                    origin: d.data_source.map(|data_source| Origin { data_source }),
+                    origin: d
+                        .data_source
+                        .map(|data_source| UpstreamOrigin { data_source }),
                 }
             }
             UpstreamDocument::Feed(f) => Content {
@@ -567,7 +570,7 @@ impl Content {
             sync: Some(state.clone()),
             records: self.records,
         };
-        Ok(store.publish(lock, draft, now, keep)?.sequence)
+        Ok(crate::publish::publish(store, lock, draft, now, keep)?.sequence)
     }
 }
 

@@ -525,7 +525,7 @@ pub async fn send(
     if let (Some(base), Some(record)) = (&endpoint.record_pages, event.record) {
         event.page = Some(format!(
             "{base}{}",
-            crate::site::html::record_path(&record.id, None)
+            crate::model::record_page_path(&record.id)
         ));
     }
     let request = render(endpoint, &event, signed_at).map_err(|e| e.to_string())?;

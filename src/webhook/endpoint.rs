@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::model::KindFilter;
 use crate::model::{Record, Timestamp};
-use crate::query::KindFilter;
 use crate::store::{write_private, AtomicWriteError, DataDirLock};
 
 use super::format::Format;

@@ -136,7 +136,9 @@ impl World {
             sync: None,
             records,
         };
-        store.publish(&lock, draft, at, 1000).unwrap().sequence
+        resetctl::publish::publish(&store, &lock, draft, at, 1000)
+            .unwrap()
+            .sequence
     }
 
     /// The current snapshot file, parsed.

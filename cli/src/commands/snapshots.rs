@@ -60,7 +60,7 @@ pub fn run(settings: &Settings, command: SnapshotsCommand) -> Result<(), CliErro
         }
         SnapshotsCommand::Rollback { seq } => {
             let lock = store.lock(settings.lock_timeout, "resetctl snapshots rollback")?;
-            store.rollback(&lock, seq, settings.now)?;
+            resetctl::publish::rollback(&store, &lock, seq, settings.now)?;
             print(&format!("snapshot {seq} is current\n"))
         }
     }

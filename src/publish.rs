@@ -1,0 +1,89 @@
+//! The one publish step, for every command that publishes (`sync`, `seed`,
+//! `publish`, `record …`, `mark-checked`, the server's republisher) and for
+//! `snapshots rollback`: the new version written durably, then its changes
+//! appended to the webhook outbox, then the pointer moved, then retention.
+//!
+//! The order is the promise. A crash before the pointer moves leaves the
+//! previous version served; the outbox holds the changes before any reader
+//! can see the version they lead to, so a receiver is never told less than
+//! was served (a change announced for a version that never became current
+//! is at worst sent again, as the outbox's at-least-once delivery allows).
+//! The caller holds the data-dir lock for the whole step.
+
+use crate::model::Timestamp;
+use crate::snapshot::{Draft, Snapshot, SnapshotError, SnapshotStore};
+use crate::store::DataDirLock;
+use crate::webhook::outbox::Outbox;
+
+/// Publishes `draft` as a new version and makes it current; returns it.
+pub fn publish(
+    store: &SnapshotStore,
+    lock: &DataDirLock,
+    draft: Draft,
+    now: Timestamp,
+    keep: usize,
+) -> Result<Snapshot, SnapshotError> {
+    let base = diff_base(store);
+    let snapshot = store.write_version(lock, draft, now)?;
+    announce(store, lock, base.as_ref(), &snapshot, snapshot.published_at)?;
+    store.set_pointer(lock, snapshot.sequence)?;
+    crate::testhook::reached("publish:pointer-moved");
+    store.prune(lock, keep)?;
+    Ok(snapshot)
+}
+
+/// Makes an existing, valid version current again. The changes from what
+/// receivers were last told to the target go to the outbox first, as for
+/// any publish.
+pub fn rollback(
+    store: &SnapshotStore,
+    lock: &DataDirLock,
+    sequence: u64,
+    now: Timestamp,
+) -> Result<(), SnapshotError> {
+    let target = store.load(sequence)?;
+    let base = diff_base(store);
+    announce(store, lock, base.as_ref(), &target, now)?;
+    store.set_pointer(lock, sequence)
+}
+
+/// Appends the changes from `base` to `to` to the webhook outbox (what
+/// the endpoints still need of them).
+fn announce(
+    store: &SnapshotStore,
+    lock: &DataDirLock,
+    base: Option<&Snapshot>,
+    to: &Snapshot,
+    published_at: Timestamp,
+) -> Result<(), SnapshotError> {
+    Outbox::new(store.data_dir())
+        .append(
+            lock,
+            base.map_or(&[][..], |b| &b.records),
+            &to.records,
+            to.sequence,
+            to.generated_at,
+            published_at,
+            crate::webhook::needed(store.data_dir()),
+        )
+        .map(|_| ())
+        .map_err(|e| SnapshotError::Step(Box::new(e)))
+}
+
+/// What the next publish's changes are measured against: the version the
+/// outbox last led receivers to (a publish killed after its outbox append
+/// but before the pointer moved was announced, so it counts), else the
+/// current one, else nothing (every record is new).
+///
+/// A publish without changes appends nothing, so the version named by the
+/// outbox may be older than the current one; its visible records are then
+/// the same, and if retention deleted it the current one stands in. An
+/// unreadable version counts as none.
+fn diff_base(store: &SnapshotStore) -> Option<Snapshot> {
+    let told = Outbox::new(store.data_dir())
+        .index()
+        .ok()
+        .and_then(|c| c.last_sequence)
+        .and_then(|seq| store.load(seq).ok());
+    told.or_else(|| store.load_current().ok().flatten())
+}
