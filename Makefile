@@ -5,7 +5,7 @@ CARGO    ?= cargo
 DATA_DIR ?= $(CURDIR)/data
 BIN      := target/release/resetctl
 
-.PHONY: run test test-deps fuzz fuzz-smoke fuzz-deps fresh-test bench bench-deps man lint fmt clean
+.PHONY: run test test-deps fuzz fuzz-smoke fuzz-deps fresh-test bench bench-deps man lint fmt clean mutants
 
 LISTEN   ?= 127.0.0.1:8080
 
@@ -101,6 +101,22 @@ fuzz-smoke: fuzz-deps
 fuzz: fuzz-deps
 	cd fuzz && cargo +nightly fuzz build
 	@cd fuzz && for t in $(FUZZ_TARGETS); do 		cargo +nightly fuzz run $$t -- -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 2>fuzz-$$t.log; 		status=$$?; 		runs=$$(grep -o 'stat::number_of_executed_units: *[0-9]*' fuzz-$$t.log | grep -o '[0-9]*$$'); 		cov=$$(grep -o 'cov: [0-9]*' fuzz-$$t.log | tail -1 | grep -o '[0-9]*$$'); 		echo "| $$t | $(FUZZ_SECONDS) s | $$runs | $$cov | $$([ $$status = 0 ] && echo none || echo "crash: see fuzz/artifacts/$$t") |"; 	done
+
+## mutants: mutation testing (cargo-mutants) of the modules that guard promises, for MUTANTS_MINUTES (default 60); not part of `make test`. Results in mutants.out/; see docs/mutants.md
+MUTANTS_MINUTES ?= 60
+# Unit tests of the mutated modules and the black-box modules that test their
+# promises (about 15 s a mutant; crash.rs's 40 s kill loop is left to power_loss).
+MUTANTS_TESTS := limit:: store:: ledger:: snapshot:: query:: site::verdict webhook::outbox \
+	quota:: quota_model:: keying:: promises_over_time:: power_loss:: ledger_integrity:: \
+	snapshots:: edges:: api:: conditional::
+mutants: test-deps
+	@command -v cargo-mutants >/dev/null 2>&1 || { \
+		echo "installing cargo-mutants from crates.io"; $(CARGO) install --locked cargo-mutants; }
+	@echo "mutation testing for at most $(MUTANTS_MINUTES) min (--iterate: mutants caught by an earlier run are skipped)"
+	-TEST_PYTHON="$(VENV)/bin/python" timeout --signal=INT $(MUTANTS_MINUTES)m \
+		$(CARGO) mutants --test-workspace=true --timeout 300 --build-timeout 1500 --iterate --shuffle -j 1 -- -- $(MUTANTS_TESTS)
+	@echo "caught: $$(wc -l < mutants.out/caught.txt 2>/dev/null || echo 0)  missed: $$(wc -l < mutants.out/missed.txt 2>/dev/null || echo 0)  unviable: $$(wc -l < mutants.out/unviable.txt 2>/dev/null || echo 0)  timeout: $$(wc -l < mutants.out/timeout.txt 2>/dev/null || echo 0)"
+	@echo "missed mutants: mutants.out/missed.txt (kill each with a test or explain it in docs/mutants.md)"
 
 ## fresh-test: `make test` in a fresh clone of HEAD (no .venv, no target/), as on a new machine
 fresh-test:

@@ -19,6 +19,17 @@ fn current(w: &World) -> u64 {
 }
 
 #[test]
+fn a_data_dir_without_versions_lists_none() {
+    let w = World::new();
+    let run = w.run(&["snapshots", "list"]).success();
+    assert_eq!(run.stdout, "no snapshots published\n");
+    // With the data dir there but no version yet (a sync that never succeeded).
+    std::fs::create_dir_all(w.data_dir()).unwrap();
+    let run = w.run(&["snapshots", "list"]).success();
+    assert_eq!(run.stdout, "no snapshots published\n");
+}
+
+#[test]
 fn status_reports_mode_snapshot_age_and_counts() {
     let w = World::new();
     let empty = w.run(&["status"]).code(69);

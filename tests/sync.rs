@@ -258,6 +258,38 @@ fn assert_fault(behavior: Behavior, url_path: &str, extra: &[&str], code: i32, n
 }
 
 #[test]
+fn a_mirror_stays_a_mirror_without_its_sync_state() {
+    let up = Upstream::start(Behavior::Status(500));
+    up.serve(&document("2026-11-20T09:00:00.000Z", 16), "\"good\"");
+    let w = World::new();
+    sync(&w, &up.url("/r.json"), T1, &[]).success();
+    // The state file lost (deleted by hand, a restore without it): the
+    // served snapshot still says where its records come from.
+    std::fs::remove_file(w.data_dir().join("sync-state.json")).unwrap();
+    let exported = w.run(&["export"]).success().stdout;
+    let refused = w.run(&[
+        "--now",
+        T2,
+        "record",
+        "completion",
+        "--operator",
+        "--at",
+        "2026-11-20 10:00 +00:00",
+    ]);
+    assert_eq!(refused.code, 64, "{}", refused.stderr);
+    assert!(
+        refused.stderr.contains("is an upstream mirror"),
+        "{}",
+        refused.stderr
+    );
+    assert_eq!(
+        w.run(&["export"]).success().stdout,
+        exported,
+        "nothing published"
+    );
+}
+
+#[test]
 fn http_500_keeps_the_last_good_data() {
     assert_fault(
         Behavior::Status(500),

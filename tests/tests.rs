@@ -4,6 +4,7 @@
 mod util;
 
 mod api;
+mod architecture;
 mod cli;
 mod cli_io;
 mod conditional;

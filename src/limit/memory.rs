@@ -119,11 +119,6 @@ impl MemoryLimiter {
         self.policy
     }
 
-    /// The cap on tracked clients.
-    pub fn max_clients(&self) -> usize {
-        self.max_clients
-    }
-
     /// Counts one request of `client` at `now`; a new client when the
     /// table is full is refused with [`Full`].
     pub fn check(&self, client: IpAddr, now: Timestamp) -> Result<QuotaDecision, Full> {

@@ -181,3 +181,154 @@ impl Rings {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One step of a ring's life.
+    #[derive(Clone, Debug)]
+    enum Step {
+        Alloc(Vec<u32>),
+        Push(usize, u32),
+        Pop(usize),
+        Shift(usize, u32),
+        Release(usize),
+    }
+
+    fn step(limit: usize) -> impl proptest::strategy::Strategy<Value = Step> {
+        use proptest::prelude::*;
+        prop_oneof![
+            proptest::collection::vec(0u32..1_000_000, 0..=limit.min(4)).prop_map(Step::Alloc),
+            (0usize..8, 0u32..1_000_000).prop_map(|(r, e)| Step::Push(r, e)),
+            (0usize..8).prop_map(Step::Pop),
+            (0usize..8, 0u32..2_000_000).prop_map(|(r, by)| Step::Shift(r, by)),
+            (0usize..8).prop_map(Step::Release),
+        ]
+    }
+
+    /// Runs `steps` on rings of `limit` and on plain deques; every ring
+    /// holds what its deque holds, in order, after every step.
+    fn follows_the_model(limit: usize, steps: &[Step]) {
+        let mut rings = Rings::new(limit);
+        // Live rings: (slot, meta, model).
+        let mut live: Vec<(u32, u32, VecDeque<u32>)> = Vec::new();
+        let mut slots_made = std::collections::HashSet::new();
+        for step in steps {
+            match step.clone() {
+                Step::Alloc(entries) => {
+                    let mut meta = 0;
+                    let slot = rings.alloc(&entries, &mut meta);
+                    assert!(
+                        live.iter().all(|(s, _, _)| *s != slot),
+                        "slot {slot} is in use"
+                    );
+                    slots_made.insert(slot);
+                    live.push((slot, meta, entries.into_iter().collect()));
+                }
+                Step::Push(r, entry) if !live.is_empty() => {
+                    let at = r % live.len();
+                    let (slot, meta, model) = &mut live[at];
+                    if model.len() < limit {
+                        rings.push_back(*slot, meta, entry);
+                        model.push_back(entry);
+                    }
+                }
+                Step::Pop(r) if !live.is_empty() => {
+                    let at = r % live.len();
+                    let (slot, meta, model) = &mut live[at];
+                    rings.pop_front(*slot, meta);
+                    model.pop_front();
+                }
+                Step::Shift(r, by) if !live.is_empty() => {
+                    let at = r % live.len();
+                    let (slot, meta, model) = &mut live[at];
+                    rings.shift(*slot, *meta, by);
+                    for entry in model.iter_mut() {
+                        *entry = entry.saturating_sub(by);
+                    }
+                }
+                Step::Release(r) if !live.is_empty() => {
+                    let (slot, _, _) = live.remove(r % live.len());
+                    rings.release(slot);
+                }
+                _ => {}
+            }
+            for (slot, meta, model) in &live {
+                assert_eq!(rings.len(*slot, *meta), model.len());
+                let held: Vec<u32> = (0..model.len())
+                    .map(|i| rings.get(*slot, *meta, i).unwrap())
+                    .collect();
+                assert_eq!(held, model.iter().copied().collect::<Vec<_>>());
+                assert_eq!(rings.get(*slot, *meta, model.len()), None);
+                assert_eq!(rings.front(*slot, *meta), model.front().copied());
+                assert_eq!(rings.back(*slot, *meta), model.back().copied());
+            }
+        }
+        // Released slots are reused: never more slots than rings alive at once.
+        let most_alive = steps
+            .iter()
+            .scan(0i64, |alive, s| {
+                match s {
+                    Step::Alloc(_) => *alive += 1,
+                    Step::Release(_) => *alive = (*alive - 1).max(0),
+                    _ => {}
+                }
+                Some(*alive)
+            })
+            .max()
+            .unwrap_or(0);
+        assert!(
+            slots_made.len() as i64 <= most_alive.max(0),
+            "{} slots for {most_alive} rings",
+            slots_made.len()
+        );
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn arena_rings_hold_what_a_deque_holds(
+            steps in proptest::collection::vec(step(5), 1..120)
+        ) {
+            follows_the_model(5, &steps);
+        }
+
+        #[test]
+        fn deque_rings_hold_what_a_deque_holds(
+            steps in proptest::collection::vec(step(ARENA_MAX_LIMIT + 1), 1..120)
+        ) {
+            follows_the_model(ARENA_MAX_LIMIT + 1, &steps);
+        }
+    }
+
+    #[test]
+    fn a_released_slot_is_the_next_one_given_out() {
+        for limit in [3, ARENA_MAX_LIMIT + 1] {
+            let mut rings = Rings::new(limit);
+            let (mut a, mut b) = (0, 0);
+            let first = rings.alloc(&[1, 2, 3], &mut a);
+            let second = rings.alloc(&[4], &mut b);
+            assert_ne!(first, second);
+            rings.release(first);
+            let mut c = 0;
+            assert_eq!(rings.alloc(&[5, 6], &mut c), first, "limit {limit}");
+            assert_eq!((rings.len(first, c), rings.front(first, c)), (2, Some(5)));
+        }
+    }
+
+    #[test]
+    fn popping_an_empty_ring_leaves_it_empty() {
+        for limit in [3, ARENA_MAX_LIMIT + 1] {
+            let mut rings = Rings::new(limit);
+            let mut meta = 0;
+            let slot = rings.alloc(&[], &mut meta);
+            rings.pop_front(slot, &mut meta);
+            assert_eq!(rings.len(slot, meta), 0);
+            rings.push_back(slot, &mut meta, 7);
+            assert_eq!(
+                (rings.len(slot, meta), rings.front(slot, meta)),
+                (1, Some(7))
+            );
+        }
+    }
+}

@@ -360,3 +360,58 @@ impl PublishedView {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::snapshot::SNAPSHOT_FORMAT;
+
+    fn completion(id: &str) -> Record {
+        serde_json::from_value(serde_json::json!({
+            "id": id, "kind": "reset_completed", "resetType": "global",
+            "announcedAt": "2026-11-20T09:00:00.000Z", "effectiveAt": null, "text": null,
+            "confidence": 0.9, "scope": null,
+            "source": {"origin": "x", "postId": id, "handle": "h", "url": null},
+            "schedulePrecision": null, "scheduleBasis": null, "scheduleWindow": null,
+            "scheduleState": null, "completedAt": "2026-11-20T09:00:00.000Z",
+            "completionRecordId": null, "fulfillmentOrigin": null, "relatedRecordIds": []
+        }))
+        .unwrap()
+    }
+
+    fn view(ids: &[&str]) -> PublishedView {
+        let at = Timestamp::parse("2026-11-20T10:00:00.000Z").unwrap();
+        PublishedView::build(
+            &Snapshot {
+                format: SNAPSHOT_FORMAT.into(),
+                sequence: 3,
+                published_at: at,
+                mode: Mode::Standalone,
+                generated_at: at,
+                last_successful_check_at: None,
+                ledger_entry: None,
+                sync: None,
+                records: ids.iter().map(|id| completion(id)).collect(),
+            },
+            None,
+        )
+    }
+
+    #[test]
+    fn a_record_is_found_by_its_id_at_its_place_in_the_snapshot() {
+        let v = view(&["10", "7", "300"]);
+        assert_eq!(v.find("7"), Some(1));
+        assert_eq!(v.find("300"), Some(2));
+        assert_eq!(v.find("8"), None);
+    }
+
+    #[test]
+    fn only_a_new_data_source_keeps_the_same_records() {
+        let v = view(&["1", "2"]);
+        assert!(v.same_records(&v.with_data_source(None)));
+        assert!(
+            !v.same_records(&view(&["1", "2"])),
+            "another build is other records"
+        );
+    }
+}

@@ -269,6 +269,12 @@ mod tests {
             failing.distrust(at("2026-11-21T00:00:00.000Z")),
             Some(Distrust::Source(DataSourceStatus::Stale))
         );
+        // A mirror whose sync is ok is trusted on its check alone.
+        let syncing = Trust {
+            source_status: Some(DataSourceStatus::Ok),
+            ..checked("2026-11-21T00:00:00.000Z")
+        };
+        assert_eq!(syncing.distrust(at("2026-11-21T00:00:00.000Z")), None);
     }
 
     #[test]

@@ -118,8 +118,10 @@ pub fn create_dir_durable(dir: &Path) -> io::Result<()> {
     }
     for made in missing.into_iter().rev() {
         match fs::create_dir(made) {
-            Err(e) if e.kind() != io::ErrorKind::AlreadyExists => return Err(e),
-            _ => {}
+            // Made meanwhile by another process: fine, if it is a directory.
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists && made.is_dir() => {}
+            Err(e) => return Err(e),
+            Ok(()) => {}
         }
         let parent = made
             .parent()
@@ -152,4 +154,36 @@ pub fn remove_durable<'a>(
         path: dir.to_owned(),
         source,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn directories_are_made_with_their_parents_and_a_file_in_the_way_is_an_error() {
+        let tmp = tempfile::tempdir().unwrap();
+        let deep = tmp.path().join("a/b/c");
+        create_dir_durable(&deep).unwrap();
+        assert!(deep.is_dir());
+        // Again: nothing to do.
+        create_dir_durable(&deep).unwrap();
+        fs::write(tmp.path().join("file"), b"x").unwrap();
+        assert!(create_dir_durable(&tmp.path().join("file")).is_err());
+        assert!(create_dir_durable(&tmp.path().join("file/sub")).is_err());
+    }
+
+    #[test]
+    fn removals_skip_missing_files_and_name_the_failing_one() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+        fs::write(&a, b"x").unwrap();
+        remove_durable(tmp.path(), [a.as_path(), b.as_path()]).unwrap();
+        assert!(!a.exists());
+        // A directory cannot be removed as a file: the error names it.
+        let dir = tmp.path().join("d");
+        fs::create_dir(&dir).unwrap();
+        let err = remove_durable(tmp.path(), [dir.as_path()]).unwrap_err();
+        assert_eq!(err.path, dir);
+    }
 }

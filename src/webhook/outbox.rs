@@ -3,8 +3,7 @@
 //!
 //! `<data-dir>/webhooks/outbox.jsonl` is append-only JSON lines, written
 //! only under the data-dir lock by the one publish step
-//! ([`SnapshotStore::publish`](crate::snapshot::SnapshotStore::publish) and
-//! [`rollback`](crate::snapshot::SnapshotStore::rollback)):
+//! ([`crate::publish::publish`] and [`crate::publish::rollback`]):
 //!
 //! - a header line naming the outbox (a random id, so message ids of a
 //!   re-created data dir never collide with old ones);
@@ -40,8 +39,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::changes::{diff, ChangeKind};
+use crate::model::KindFilter;
 use crate::model::{Record, Timestamp};
-use crate::query::KindFilter;
 use crate::store::DataDirLock;
 
 /// The outbox file name, under `webhooks/`.
@@ -421,7 +420,17 @@ impl Outbox {
     /// [`MAX_BYTES`] (down to half of it); nothing happens unless that
     /// drops changes for the bound or halves the file. Atomic
     /// (temp file, fsync, rename), under the caller's data-dir lock.
-    pub fn compact(&self, _lock: &DataDirLock, needed: u64) -> Result<(), OutboxError> {
+    pub fn compact(&self, lock: &DataDirLock, needed: u64) -> Result<(), OutboxError> {
+        self.compact_within(lock, needed, MAX_BYTES)
+    }
+
+    /// [`Outbox::compact`] with the bound `max_bytes` (a test's small one).
+    fn compact_within(
+        &self,
+        _lock: &DataDirLock,
+        needed: u64,
+        max_bytes: u64,
+    ) -> Result<(), OutboxError> {
         let index = self.index()?;
         let Some(outbox) = index.outbox.clone() else {
             return Ok(());
@@ -434,8 +443,8 @@ impl Outbox {
             .collect();
         let mut size: u64 = kept.iter().map(|r| r.len() as u64).sum();
         let mut dropped_for_size = 0;
-        if size > MAX_BYTES {
-            while size > MAX_BYTES / 2 && dropped_for_size < kept.len() {
+        if size > max_bytes {
+            while size > max_bytes / 2 && dropped_for_size < kept.len() {
                 size -= kept[dropped_for_size].len() as u64;
                 dropped_for_size += 1;
             }
@@ -452,7 +461,7 @@ impl Outbox {
         if dropped_for_size > 0 {
             tracing::warn!(
                 "webhook outbox: {dropped_for_size} changes no endpoint has received were dropped to keep the outbox under {} MiB; an endpoint that is behind goes on from the oldest kept change",
-                MAX_BYTES / (1024 * 1024)
+                max_bytes / (1024 * 1024)
             );
         }
         let mut bytes = line_bytes(&Line::Header { outbox, first });
@@ -508,7 +517,7 @@ fn changes_by_filter<'a>(
     }
     // The same stable order the diff uses: by record id, then change type.
     merged.sort_by(|a, b| {
-        crate::query::compare_ids(&a.1.id, &b.1.id).then(rank(a.0).cmp(&rank(b.0)))
+        crate::model::compare_ids(&a.1.id, &b.1.id).then(rank(a.0).cmp(&rank(b.0)))
     });
     merged
 }
@@ -590,5 +599,58 @@ mod tests {
         assert_eq!(committed.last_sequence, Some(39_999));
         assert_eq!((committed.first, committed.next), (1, 1));
         assert!(committed.entries.is_empty());
+    }
+
+    #[test]
+    fn past_its_bound_the_outbox_keeps_the_newest_changes_within_half_of_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let lock = crate::store::DataDirLock::acquire(
+            &dir.path().join("lock"),
+            std::time::Duration::from_secs(1),
+            "test",
+        )
+        .unwrap();
+        let outbox = Outbox::new(dir.path());
+        let records = crate::document::RecordsDocument::from_slice(crate::BUNDLED_SEED_HISTORY)
+            .unwrap()
+            .records;
+        let at = Timestamp::MAX;
+        // Every record created, one publish each: changes 0..n, nobody has any.
+        for (i, record) in records.iter().enumerate() {
+            let before = &records[..i];
+            let after = &records[..=i];
+            let _ = record;
+            outbox
+                .append(&lock, before, after, i as u64 + 1, at, at, Some(0))
+                .unwrap();
+        }
+        let index = outbox.index().unwrap();
+        let n = index.next;
+        assert!(n >= 10, "{n} changes");
+        let sizes: Vec<u64> = index.changes.iter().map(|(_, r)| r.len() as u64).collect();
+        let total: u64 = sizes.iter().sum();
+        // A bound the kept changes exceed: the oldest go until they fit in half.
+        let bound = total - 1;
+        let mut kept_size = total;
+        let mut dropped = 0;
+        while kept_size > bound / 2 {
+            kept_size -= sizes[dropped];
+            dropped += 1;
+        }
+        outbox.compact_within(&lock, 0, bound).unwrap();
+        let committed = outbox.read().unwrap();
+        assert_eq!(committed.next, n, "numbers are kept");
+        assert_eq!(committed.first, dropped as u64, "the oldest kept change");
+        let numbers: Vec<u64> = committed.entries.iter().map(|e| e.n).collect();
+        assert_eq!(numbers, (dropped as u64..n).collect::<Vec<_>>());
+        assert!(
+            dropped > 0 && (dropped as u64) < n,
+            "{dropped} of {n} dropped"
+        );
+        // Within the bound: nothing is dropped, and a file that would not
+        // halve is not rewritten.
+        let before = std::fs::read(outbox.path()).unwrap();
+        outbox.compact_within(&lock, 0, total * 4).unwrap();
+        assert_eq!(std::fs::read(outbox.path()).unwrap(), before);
     }
 }
