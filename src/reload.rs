@@ -297,11 +297,11 @@ impl Reloader {
         let path = self.store.data_dir().join(crate::sync::STORED_FEED);
         match std::fs::read(&path) {
             Ok(bytes) if crate::sync::state::feed_digest(&bytes) == wanted => {
-                let etag = format!("\"{}\"", &wanted[..32]);
+                let etag = crate::query::entity_tag_of(&bytes);
                 self.view.1.store(Some(Arc::new(MirroredFeed {
                     bytes: bytes::Bytes::from(bytes),
                     sha256: wanted,
-                    etag: bytes::Bytes::from(etag),
+                    etag,
                 })));
             }
             Ok(_) => tracing::debug!(

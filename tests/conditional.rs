@@ -317,3 +317,33 @@ fn an_upstream_304_that_only_moves_synced_at_changes_the_tag() {
         "the client gets the new meta"
     );
 }
+
+#[test]
+fn every_entity_tag_has_the_one_form() {
+    let (_w, s) = seeded_server(&["--admin-listen", "127.0.0.1:0", "--no-rate-limit"]);
+    let one_form = |tag: &str, what: &str| {
+        let hex = tag
+            .strip_prefix('"')
+            .and_then(|t| t.strip_suffix('"'))
+            .unwrap_or_else(|| panic!("{what}: {tag:?} is not a strong tag"));
+        assert!(
+            hex.len() == 32
+                && hex
+                    .bytes()
+                    .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase()),
+            "{what}: {tag:?} is not 128 bits of lower-case hex"
+        );
+    };
+    for path in [
+        "/openapi/v1/records/latest",
+        "/openapi/v1/records.atom",
+        "/",
+        "/openapi/v1/badge.json",
+    ] {
+        let reply = s.get(path);
+        assert_eq!(reply.status, 200, "{path}");
+        one_form(reply.header("etag").expect("an ETag"), path);
+    }
+    let export = s.admin_get("/export.json", &[]);
+    one_form(export.header("etag").expect("an ETag"), "/export.json");
+}

@@ -184,9 +184,8 @@ async fn export(if_none_match: Option<&str>, state: &AppState) -> Response {
                 ..snapshot.to_document()
             };
             let body = Bytes::from(serde_json::to_vec(&document).expect("records serialise"));
-            let etag =
-                HeaderValue::from_str(&format!("\"{}\"", crate::sync::state::feed_digest(&body)))
-                    .expect("hex digits");
+            let etag = HeaderValue::from_maybe_shared(crate::query::entity_tag_of(&body))
+                .expect("hex digits");
             let built = ExportBuilt {
                 sequence,
                 data_source,

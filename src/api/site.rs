@@ -12,7 +12,6 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
-use sha2::{Digest, Sha256};
 use warp::http::{header, HeaderValue, StatusCode};
 use warp::reply::Response;
 
@@ -69,14 +68,7 @@ impl SiteCache {
             }
         }
         let body = Bytes::from(render());
-        let digest = Sha256::digest(&body);
-        let etag = Bytes::from(format!(
-            "\"{}\"",
-            digest[..16]
-                .iter()
-                .map(|b| format!("{b:02x}"))
-                .collect::<String>()
-        ));
+        let etag = crate::query::entity_tag_of(&body);
         let kept = Kept { minute, body, etag };
         let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
         if inner.0 != view.generation() || inner.1.len() >= MAX_ENTRIES {

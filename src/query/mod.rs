@@ -14,4 +14,4 @@ pub use params::{
     parse_atom_query, parse_ics_query, parse_latest_query, parse_list_query, AtomQuery, IcsQuery,
     KindFilter, LatestQuery, ListQuery, PlanId, QueryError, MAX_ALARM_MINUTES,
 };
-pub use view::{Body, Fragment, PageWindow, PublishedView, Validators};
+pub use view::{entity_tag, entity_tag_of, Body, Fragment, PageWindow, PublishedView, Validators};

@@ -80,6 +80,25 @@ pub struct Validators {
     pub last_modified_http: bytes::Bytes,
 }
 
+/// The one form of every entity tag this server sends (the data routes,
+/// the pages, the mirrored feed, the admin export): a strong tag of the
+/// first 128 bits of a SHA-256 `digest`, in hex (`"0f3a…"`, 34 bytes).
+pub fn entity_tag(digest: &[u8]) -> bytes::Bytes {
+    let mut etag = String::with_capacity(2 + 32);
+    etag.push('"');
+    for byte in &digest[..16] {
+        etag.push_str(&format!("{byte:02x}"));
+    }
+    etag.push('"');
+    bytes::Bytes::from(etag)
+}
+
+/// [`entity_tag`] of the SHA-256 of `body`.
+pub fn entity_tag_of(body: &[u8]) -> bytes::Bytes {
+    use sha2::{Digest, Sha256};
+    entity_tag(&Sha256::digest(body))
+}
+
 impl Validators {
     fn of(records_digest: &[u8; 32], meta: &Meta, meta_json: &str) -> Self {
         use sha2::{Digest, Sha256};
@@ -88,19 +107,13 @@ impl Validators {
             .chain_update(meta_json.as_bytes())
             .chain_update(env!("CARGO_PKG_VERSION").as_bytes())
             .finalize();
-        let mut etag = String::with_capacity(2 + 32);
-        etag.push('"');
-        for byte in &tag[..16] {
-            etag.push_str(&format!("{byte:02x}"));
-        }
-        etag.push('"');
         let last_modified = meta_last_modified(meta);
         let http = httpdate::fmt_http_date(
             std::time::UNIX_EPOCH
                 + std::time::Duration::from_millis(last_modified.as_millis().max(0) as u64),
         );
         Self {
-            etag: bytes::Bytes::from(etag),
+            etag: entity_tag(&tag),
             last_modified,
             last_modified_http: bytes::Bytes::from(http),
         }
