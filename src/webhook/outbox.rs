@@ -653,4 +653,53 @@ mod tests {
         outbox.compact_within(&lock, 0, total * 4).unwrap();
         assert_eq!(std::fs::read(outbox.path()).unwrap(), before);
     }
+
+    #[test]
+    fn the_bound_and_its_half_are_limits_that_may_be_reached() {
+        let dir = tempfile::tempdir().unwrap();
+        let lock = crate::store::DataDirLock::acquire(
+            &dir.path().join("lock"),
+            std::time::Duration::from_secs(1),
+            "test",
+        )
+        .unwrap();
+        let outbox = Outbox::new(dir.path());
+        let records = crate::document::RecordsDocument::from_slice(crate::BUNDLED_SEED_HISTORY)
+            .unwrap()
+            .records;
+        let at = Timestamp::MAX;
+        for i in 0..records.len() {
+            outbox
+                .append(
+                    &lock,
+                    &records[..i],
+                    &records[..=i],
+                    i as u64 + 1,
+                    at,
+                    at,
+                    Some(0),
+                )
+                .unwrap();
+        }
+        let index = outbox.index().unwrap();
+        let sizes: Vec<u64> = index.changes.iter().map(|(_, r)| r.len() as u64).collect();
+        let total: u64 = sizes.iter().sum();
+        // Exactly at the bound: kept whole (and not rewritten: it would not halve).
+        let before = std::fs::read(outbox.path()).unwrap();
+        outbox.compact_within(&lock, 0, total).unwrap();
+        assert_eq!(
+            std::fs::read(outbox.path()).unwrap(),
+            before,
+            "at the bound"
+        );
+        // A bound whose half is exactly what the newest quarter weighs:
+        // dropping stops there, with that quarter kept whole.
+        let k = sizes.len() * 3 / 4;
+        let quarter: u64 = sizes[k..].iter().sum();
+        assert!(2 * quarter < total);
+        outbox.compact_within(&lock, 0, 2 * quarter).unwrap();
+        let committed = outbox.read().unwrap();
+        assert_eq!(committed.first, k as u64, "dropped down to exactly half");
+        assert_eq!(committed.entries.len(), sizes.len() - k);
+    }
 }
