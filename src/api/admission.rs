@@ -12,7 +12,6 @@
 //! for JSON-RPC ([`rpc_counted`]); handlers never repeat them.
 
 use std::net::IpAddr;
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use headers::HeaderMapExt;
@@ -20,7 +19,7 @@ use serde_json::json;
 use warp::http::{header, HeaderMap, HeaderName, HeaderValue, StatusCode};
 use warp::reply::Response;
 
-use super::errors::ApiError;
+use super::errors::{answer_panics, ApiError};
 use super::jsonrpc::{rpc_error, RpcAnswer, RATE_LIMITED, RATE_LIMIT_UNAVAILABLE};
 use super::responses::cors;
 use super::server::AppState;
@@ -236,7 +235,7 @@ pub(crate) fn rest_uncounted(
         cors(response.headers_mut());
         response
     } else {
-        guarded(respond)
+        answer_panics(respond)
     };
     let headers = response.headers_mut();
     if let Some(tag) = tag {
@@ -297,7 +296,7 @@ pub(crate) async fn rest_counted(
             response
         }
         Admission::Admitted(quota) => {
-            let mut response = guarded(respond);
+            let mut response = answer_panics(respond);
             if let Some((policy, quota)) = quota {
                 quota_headers(&mut response, policy, quota.remaining, quota.reset_at);
             }
@@ -358,14 +357,6 @@ fn rpc_limited(id: Option<rmcp::model::RequestId>, retry_after: u64, why: &str) 
         .headers_mut()
         .insert(header::RETRY_AFTER, HeaderValue::from(retry_after));
     response
-}
-
-/// Runs a handler; a panic becomes a 500 `internal_error` with no detail.
-fn guarded(f: impl FnOnce() -> Response) -> Response {
-    catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|_| {
-        tracing::error!("a request handler panicked; answered 500");
-        ApiError::Internal.response()
-    })
 }
 
 /// Marks an answer the quota decided (admitted, refused 429 or failed closed

@@ -1,4 +1,6 @@
-//! The error bodies of section 7 and the one mapping from error to status.
+//! The error bodies of section 7 and the one mapping from error to status;
+//! and the one panic guard: a handler that panics is answered 500 (in the
+//! shape its path answers errors), never a dropped connection.
 
 use warp::http::{header, HeaderValue, StatusCode};
 use warp::reply::Response;
@@ -144,4 +146,31 @@ impl ApiError {
         }
         response
     }
+}
+
+/// Runs `respond`; a panic in it becomes the REST 500 (`internal_error`,
+/// no detail). For a response built after the quota admitted the request,
+/// so the 500 still carries the quota headers.
+pub(super) fn answer_panics(respond: impl FnOnce() -> Response) -> Response {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(respond))
+        .unwrap_or_else(|_| panicked(|| ApiError::Internal.response()))
+}
+
+/// Runs one handler's future; a panic anywhere in it becomes `on_panic()`
+/// (a 500 in the shape of the path: the API's error body, or JSON-RPC's on
+/// `/mcp`). Every route ends in this guard.
+pub(super) async fn answer_panics_async(
+    on_panic: impl FnOnce() -> Response,
+    handler: impl std::future::Future<Output = Response>,
+) -> Result<Response, std::convert::Infallible> {
+    use futures_util::FutureExt;
+    Ok(std::panic::AssertUnwindSafe(handler)
+        .catch_unwind()
+        .await
+        .unwrap_or_else(|_| panicked(on_panic)))
+}
+
+fn panicked(on_panic: impl FnOnce() -> Response) -> Response {
+    tracing::error!("a request handler panicked; answered 500");
+    on_panic()
 }

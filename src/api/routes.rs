@@ -1,19 +1,16 @@
 //! Route composition: which filter chain answers which method and path.
 
 use std::convert::Infallible;
-use std::future::Future;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
-use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
-use futures_util::FutureExt;
 use warp::filters::BoxedFilter;
 use warp::reply::Response;
 use warp::Filter;
 
 use super::admission::{flood_guarded, Conditionals};
 use super::conn::{PeerAddr, TargetForm};
-use super::errors::ApiError;
+use super::errors::{answer_panics_async as guard, ApiError};
 use super::handlers;
 use super::server::AppState;
 use crate::limit::client::{canonical, ClientKeyPolicy, FORWARDING_HEADERS};
@@ -148,22 +145,6 @@ fn exact_path() -> impl Filter<Extract = (), Error = warp::Rejection> + Clone {
             }
         })
         .untuple_one()
-}
-
-/// Runs one handler's future; a panic anywhere in it becomes `on_panic()`
-/// (a 500 in the shape of the path: the API's error body, or JSON-RPC's on
-/// `/mcp`) instead of a dropped connection. Every route ends in this guard.
-async fn guard(
-    on_panic: impl FnOnce() -> Response,
-    handler: impl Future<Output = Response>,
-) -> Result<Response, Infallible> {
-    Ok(AssertUnwindSafe(handler)
-        .catch_unwind()
-        .await
-        .unwrap_or_else(|_| {
-            tracing::error!("a request handler panicked; answered 500");
-            on_panic()
-        }))
 }
 
 /// The REST 500 of a handler that panicked.
