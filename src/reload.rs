@@ -295,13 +295,18 @@ impl Reloader {
             return;
         }
         let path = self.store.data_dir().join(crate::sync::STORED_FEED);
-        match std::fs::read(&path) {
-            Ok(bytes) if crate::sync::state::feed_digest(&bytes) == wanted => {
-                let etag = crate::query::entity_tag_of(&bytes);
+        // One hash of the file: compared with the state's, and made the tag.
+        let read = std::fs::read(&path).map(|bytes| {
+            use sha2::{Digest, Sha256};
+            let digest = Sha256::digest(&bytes);
+            (bytes, digest)
+        });
+        match read {
+            Ok((bytes, digest)) if crate::model::digest_hex(&digest) == wanted => {
                 self.view.1.store(Some(Arc::new(MirroredFeed {
                     bytes: bytes::Bytes::from(bytes),
                     sha256: wanted,
-                    etag,
+                    etag: crate::query::entity_tag(&digest),
                 })));
             }
             Ok(_) => tracing::debug!(

@@ -17,6 +17,19 @@ const T0: &str = "2026-11-20T10:00:00.000Z";
 const T1: &str = "2026-11-20T11:00:00.000Z";
 const T2: &str = "2026-11-20T12:00:00.000Z";
 
+/// An operator's `record schedule` (a ledger append and a publish).
+const SCHEDULE: &[&str] = &[
+    "record",
+    "schedule",
+    "--operator",
+    "--at",
+    "2026-11-21 12:00 +00:00",
+    "--scope-plans",
+    "all",
+    "--text",
+    "Reset tomorrow at noon UTC",
+];
+
 /// What an operator sees of one part of the data dir.
 struct Reader {
     name: &'static str,
@@ -193,21 +206,7 @@ fn recording_publishing_to_the_outbox_and_pruning_survive_power_loss() {
     w.run(&["--now", T0, "publish"]).success();
     every_state_reads_as_before_or_after(
         &w,
-        &[
-            "--now",
-            T1,
-            "--keep",
-            "2",
-            "record",
-            "schedule",
-            "--operator",
-            "--at",
-            "2026-11-21 12:00 +00:00",
-            "--scope-plans",
-            "all",
-            "--text",
-            "Reset tomorrow at noon UTC",
-        ],
+        &[&["--now", T1, "--keep", "2"][..], SCHEDULE].concat(),
         &[SERVED, LEDGER, ENDPOINTS],
     );
 }
@@ -234,18 +233,7 @@ fn a_delivery_pass_survives_power_loss() {
     let w = World::new();
     w.seed_bundled();
     crate::webhooks::add(&w, &receiver.url("/hook"), &["--format", "ntfy"]);
-    w.run(&[
-        "--now",
-        T1,
-        "record",
-        "schedule",
-        "--operator",
-        "--at",
-        "2026-11-21 12:00 +00:00",
-        "--scope-plans",
-        "all",
-    ])
-    .success();
+    w.run(&[&["--now", T1][..], SCHEDULE].concat()).success();
     every_state_reads_as_before_or_after(
         &w,
         &["--now", T1, "webhook", "deliver", "--once"],

@@ -193,21 +193,24 @@ pub fn append(_lock: &DataDirLock, data_dir: &Path, entry: &Entry) -> Result<(),
     // Cut a torn last line off first (what an interrupted append left; no
     // command reported it done), so the file stays whole lines only.
     let mut len = file.metadata().map_err(io_err)?.len();
+    let mut last = [0u8; 1];
     if len > 0 {
+        file.seek(SeekFrom::Start(len - 1)).map_err(io_err)?;
+        file.read_exact(&mut last).map_err(io_err)?;
+    }
+    if len > 0 && last[0] != b'\n' {
         let mut bytes = Vec::new();
         file.seek(SeekFrom::Start(0)).map_err(io_err)?;
         file.read_to_end(&mut bytes).map_err(io_err)?;
-        if bytes.last() != Some(&b'\n') {
-            let whole = bytes.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
-            file.set_len(whole as u64)
-                .and_then(|()| file.sync_all())
-                .map_err(io_err)?;
-            tracing::warn!(
-                "ledger.jsonl: cut off a torn last line (an append that did not finish): {:?}",
-                String::from_utf8_lossy(&bytes[whole..])
-            );
-            len = whole as u64;
-        }
+        let whole = bytes.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+        file.set_len(whole as u64)
+            .and_then(|()| file.sync_all())
+            .map_err(io_err)?;
+        tracing::warn!(
+            "ledger.jsonl: cut off a torn last line (an append that did not finish): {:?}",
+            String::from_utf8_lossy(&bytes[whole..])
+        );
+        len = whole as u64;
     }
     serde_json::to_writer(&mut line, entry).map_err(|e| io_err(io::Error::other(e)))?;
     line.push(b'\n');

@@ -21,6 +21,6 @@ pub use record::{
     ScheduleState, ScheduleWindow, Scope, Source,
 };
 pub use sync_state::{
-    feed_digest, newest, SourceSettings, SyncState, UpstreamMonitor, UpstreamOrigin,
+    digest_hex, feed_digest, newest, SourceSettings, SyncState, UpstreamMonitor, UpstreamOrigin,
 };
 pub use timestamp::{parse_operator_time, OutOfRange, Timestamp, TimestampError};

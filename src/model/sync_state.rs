@@ -105,10 +105,12 @@ pub struct UpstreamOrigin {
 /// The digest [`SyncState::feed_sha256`] records for `bytes`.
 pub fn feed_digest(bytes: &[u8]) -> String {
     use sha2::{Digest, Sha256};
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    digest_hex(&Sha256::digest(bytes))
+}
+
+/// A SHA-256 digest as [`SyncState::feed_sha256`] writes it (lower-case hex).
+pub fn digest_hex(digest: &[u8]) -> String {
+    digest.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 impl SyncState {

@@ -5,7 +5,7 @@
 mod args;
 mod order;
 mod params;
-mod view;
+pub(crate) mod view;
 
 pub use crate::model::{compare_ids, concerns_plan, visible_in};
 pub use args::{latest_query_from_args, list_query_from_args};

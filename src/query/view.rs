@@ -374,10 +374,31 @@ impl PublishedView {
     }
 }
 
+/// The view of a standalone snapshot `sequence` of `records`, published
+/// 2026-11-20T10:00Z: what the unit tests of the view and its renderers
+/// build on.
+#[cfg(test)]
+pub(crate) fn standalone_view(sequence: u64, records: Vec<Record>) -> PublishedView {
+    let at = Timestamp::parse("2026-11-20T10:00:00.000Z").unwrap();
+    PublishedView::build(
+        &Snapshot {
+            format: crate::snapshot::SNAPSHOT_FORMAT.into(),
+            sequence,
+            published_at: at,
+            mode: Mode::Standalone,
+            generated_at: at,
+            last_successful_check_at: None,
+            ledger_entry: None,
+            sync: None,
+            records,
+        },
+        None,
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::snapshot::SNAPSHOT_FORMAT;
 
     fn completion(id: &str) -> Record {
         serde_json::from_value(serde_json::json!({
@@ -393,21 +414,7 @@ mod tests {
     }
 
     fn view(ids: &[&str]) -> PublishedView {
-        let at = Timestamp::parse("2026-11-20T10:00:00.000Z").unwrap();
-        PublishedView::build(
-            &Snapshot {
-                format: SNAPSHOT_FORMAT.into(),
-                sequence: 3,
-                published_at: at,
-                mode: Mode::Standalone,
-                generated_at: at,
-                last_successful_check_at: None,
-                ledger_entry: None,
-                sync: None,
-                records: ids.iter().map(|id| completion(id)).collect(),
-            },
-            None,
-        )
+        standalone_view(3, ids.iter().map(|id| completion(id)).collect())
     }
 
     #[test]

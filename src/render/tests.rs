@@ -6,7 +6,6 @@ use serde_json::{json, Value};
 use super::*;
 use crate::model::Timestamp;
 use crate::query::{parse_atom_query, parse_ics_query, PublishedView};
-use crate::snapshot::{Mode, Snapshot, SNAPSHOT_FORMAT};
 
 fn record(value: Value) -> Record {
     serde_json::from_value(value).expect("a valid record")
@@ -27,19 +26,7 @@ fn schedule(id: &str, state: &str, start: &str, end: &str) -> Value {
 }
 
 fn view(records: &[Value]) -> PublishedView {
-    let at = Timestamp::parse("2026-11-20T10:00:00.000Z").unwrap();
-    let snapshot = Snapshot {
-        format: SNAPSHOT_FORMAT.into(),
-        sequence: 7,
-        published_at: at,
-        mode: Mode::Standalone,
-        generated_at: at,
-        last_successful_check_at: None,
-        ledger_entry: None,
-        sync: None,
-        records: records.iter().cloned().map(record).collect(),
-    };
-    PublishedView::build(&snapshot, None)
+    crate::query::view::standalone_view(7, records.iter().cloned().map(record).collect())
 }
 
 #[test]

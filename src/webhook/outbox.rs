@@ -534,6 +534,41 @@ fn rank(kind: ChangeKind) -> u8 {
 mod tests {
     use super::*;
 
+    /// An outbox in a fresh directory, its lock, and the bundled records.
+    fn fixture() -> (tempfile::TempDir, DataDirLock, Outbox, Vec<Record>) {
+        let dir = tempfile::tempdir().unwrap();
+        let lock = DataDirLock::acquire(
+            &dir.path().join("lock"),
+            std::time::Duration::from_secs(1),
+            "test",
+        )
+        .unwrap();
+        let outbox = Outbox::new(dir.path());
+        let records = crate::document::RecordsDocument::from_slice(crate::BUNDLED_SEED_HISTORY)
+            .unwrap()
+            .records;
+        (dir, lock, outbox, records)
+    }
+
+    /// Every record created, one publish each (changes 0..n; an endpoint
+    /// that has received none).
+    fn publish_one_by_one(lock: &DataDirLock, outbox: &Outbox, records: &[Record]) {
+        let at = Timestamp::MAX;
+        for i in 0..records.len() {
+            outbox
+                .append(
+                    lock,
+                    &records[..i],
+                    &records[..=i],
+                    i as u64 + 1,
+                    at,
+                    at,
+                    Some(0),
+                )
+                .unwrap();
+        }
+    }
+
     #[test]
     fn a_change_line_begins_with_its_tag_and_number() {
         let record = crate::document::RecordsDocument::from_slice(crate::BUNDLED_SEED_HISTORY)
@@ -561,17 +596,7 @@ mod tests {
 
     #[test]
     fn commits_without_changes_do_not_pile_up() {
-        let dir = tempfile::tempdir().unwrap();
-        let lock = crate::store::DataDirLock::acquire(
-            &dir.path().join("lock"),
-            std::time::Duration::from_secs(1),
-            "test",
-        )
-        .unwrap();
-        let outbox = Outbox::new(dir.path());
-        let records = crate::document::RecordsDocument::from_slice(crate::BUNDLED_SEED_HISTORY)
-            .unwrap()
-            .records;
+        let (_dir, lock, outbox, records) = fixture();
         let at = Timestamp::MAX;
         assert_eq!(
             outbox
@@ -603,27 +628,8 @@ mod tests {
 
     #[test]
     fn past_its_bound_the_outbox_keeps_the_newest_changes_within_half_of_it() {
-        let dir = tempfile::tempdir().unwrap();
-        let lock = crate::store::DataDirLock::acquire(
-            &dir.path().join("lock"),
-            std::time::Duration::from_secs(1),
-            "test",
-        )
-        .unwrap();
-        let outbox = Outbox::new(dir.path());
-        let records = crate::document::RecordsDocument::from_slice(crate::BUNDLED_SEED_HISTORY)
-            .unwrap()
-            .records;
-        let at = Timestamp::MAX;
-        // Every record created, one publish each: changes 0..n, nobody has any.
-        for (i, record) in records.iter().enumerate() {
-            let before = &records[..i];
-            let after = &records[..=i];
-            let _ = record;
-            outbox
-                .append(&lock, before, after, i as u64 + 1, at, at, Some(0))
-                .unwrap();
-        }
+        let (_dir, lock, outbox, records) = fixture();
+        publish_one_by_one(&lock, &outbox, &records);
         let index = outbox.index().unwrap();
         let n = index.next;
         assert!(n >= 10, "{n} changes");
@@ -656,31 +662,8 @@ mod tests {
 
     #[test]
     fn the_bound_and_its_half_are_limits_that_may_be_reached() {
-        let dir = tempfile::tempdir().unwrap();
-        let lock = crate::store::DataDirLock::acquire(
-            &dir.path().join("lock"),
-            std::time::Duration::from_secs(1),
-            "test",
-        )
-        .unwrap();
-        let outbox = Outbox::new(dir.path());
-        let records = crate::document::RecordsDocument::from_slice(crate::BUNDLED_SEED_HISTORY)
-            .unwrap()
-            .records;
-        let at = Timestamp::MAX;
-        for i in 0..records.len() {
-            outbox
-                .append(
-                    &lock,
-                    &records[..i],
-                    &records[..=i],
-                    i as u64 + 1,
-                    at,
-                    at,
-                    Some(0),
-                )
-                .unwrap();
-        }
+        let (_dir, lock, outbox, records) = fixture();
+        publish_one_by_one(&lock, &outbox, &records);
         let index = outbox.index().unwrap();
         let sizes: Vec<u64> = index.changes.iter().map(|(_, r)| r.len() as u64).collect();
         let total: u64 = sizes.iter().sum();
