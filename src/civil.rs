@@ -33,14 +33,23 @@ pub fn civil_day_of(at: Timestamp, tz: Tz) -> ScheduleWindow {
     civil_day(at.to_datetime().with_timezone(&tz).date_naive(), tz)
 }
 
+/// A civil day an operator gave that cannot be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CivilDayError {
+    /// Not `YYYY-MM-DD` (years 0 to 9999).
+    #[error("--date {0:?} is not a date like 2026-11-24")]
+    Date(String),
+    /// Not an IANA zone name.
+    #[error("--tz {0:?} is not a time zone like America/Los_Angeles")]
+    Zone(String),
+}
+
 /// Parses `YYYY-MM-DD` and an `Area/City` zone name.
-pub fn parse_day(date: &str, tz: &str) -> Result<(NaiveDate, Tz), String> {
+pub fn parse_day(date: &str, tz: &str) -> Result<(NaiveDate, Tz), CivilDayError> {
     let day = NaiveDate::parse_from_str(date, "%Y-%m-%d")
         .ok()
         .filter(|d| (0..=9999).contains(&chrono::Datelike::year(d)))
-        .ok_or_else(|| format!("--date {date:?} is not a date like 2026-11-24"))?;
-    let zone: Tz = tz
-        .parse()
-        .map_err(|_| format!("--tz {tz:?} is not a time zone like America/Los_Angeles"))?;
+        .ok_or_else(|| CivilDayError::Date(date.to_owned()))?;
+    let zone: Tz = tz.parse().map_err(|_| CivilDayError::Zone(tz.to_owned()))?;
     Ok((day, zone))
 }

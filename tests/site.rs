@@ -365,7 +365,7 @@ fn record_pages_live_at_the_encoded_id_and_link_their_records() {
     assert_eq!(bad.status, 400);
     assert_eq!(
         bad.text(),
-        "kind: expected all, reset_scheduled or reset_completed, got \"everything\"\n"
+        "query parameter \"kind\" must be one of all, reset_scheduled, reset_completed; got \"everything\"\n"
     );
 }
 

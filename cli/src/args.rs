@@ -67,7 +67,7 @@ pub struct GlobalArgs {
     )]
     pub log_format: Option<LogFormat>,
     /// Evaluate and publish as of this time instead of the clock (with an explicit offset).
-    #[arg(long, global = true, env = "RESETCTL_NOW", value_name = "TIME", value_parser = parse_time)]
+    #[arg(long, global = true, env = "RESETCTL_NOW", value_name = "TIME", value_parser = parse_operator_time)]
     pub now: Option<Timestamp>,
     /// Auto-fulfilment tolerance: a completion up to this many minutes outside a schedule
     /// window still fulfils it. Default: 180.
@@ -184,7 +184,7 @@ pub enum Command {
     /// Record a successful monitor check (meta.lastSuccessfulCheckAt) and republish.
     MarkChecked {
         /// When the check succeeded (with an offset). Default: now.
-        #[arg(long, value_name = "TIME", value_parser = parse_time)]
+        #[arg(long, value_name = "TIME", value_parser = parse_operator_time)]
         at: Option<Timestamp>,
         /// Who records it. Default: $USER@hostname.
         #[arg(long, env = "RESETCTL_ACTOR", value_name = "NAME")]
@@ -278,7 +278,7 @@ pub struct RecordFacts {
     #[arg(long)]
     pub text: Option<String>,
     /// When the source was announced (with an offset). Default: now.
-    #[arg(long, value_name = "TIME", value_parser = parse_time)]
+    #[arg(long, value_name = "TIME", value_parser = parse_operator_time)]
     pub announced_at: Option<Timestamp>,
     /// Who records it. Default: $USER@hostname.
     #[arg(long, env = "RESETCTL_ACTOR", value_name = "NAME")]
@@ -297,7 +297,7 @@ pub enum RecordCommand {
         #[command(flatten)]
         source: SourceArgs,
         /// An exact time (datetime precision; window start = end).
-        #[arg(long, value_name = "TIME", value_parser = parse_time, group = "when")]
+        #[arg(long, value_name = "TIME", value_parser = parse_operator_time, group = "when")]
         at: Option<Timestamp>,
         /// A civil day (date precision), with --tz.
         #[arg(long, value_name = "YYYY-MM-DD", group = "when", requires = "tz")]
@@ -306,7 +306,7 @@ pub enum RecordCommand {
         #[arg(long, value_name = "AREA/CITY")]
         tz: Option<String>,
         /// A window START END (window precision).
-        #[arg(long, value_names = ["START", "END"], num_args = 2, value_parser = parse_time, group = "when")]
+        #[arg(long, value_names = ["START", "END"], num_args = 2, value_parser = parse_operator_time, group = "when")]
         window: Vec<Timestamp>,
         /// explicit (stated) or contextual_inference. Default: explicit.
         #[arg(long, value_name = "BASIS")]
@@ -321,7 +321,7 @@ pub enum RecordCommand {
         #[command(flatten)]
         source: SourceArgs,
         /// When the reset took effect (with an offset); default: unknown (completedAt = announcedAt).
-        #[arg(long, value_name = "TIME", value_parser = parse_time)]
+        #[arg(long, value_name = "TIME", value_parser = parse_operator_time)]
         at: Option<Timestamp>,
         /// Facts about the record.
         #[command(flatten)]
@@ -333,7 +333,7 @@ pub enum RecordCommand {
         #[arg(required = true, value_name = "SCHEDULE_ID")]
         schedule_ids: Vec<String>,
         /// When the reset happened (with an offset). Default: now.
-        #[arg(long, value_name = "TIME", value_parser = parse_time)]
+        #[arg(long, value_name = "TIME", value_parser = parse_operator_time)]
         at: Option<Timestamp>,
         /// Who records it.
         #[arg(long, env = "RESETCTL_ACTOR", value_name = "NAME")]
@@ -392,7 +392,7 @@ pub enum RecordCommand {
         #[arg(long = "type", value_name = "TYPE")]
         reset_type: Option<String>,
         /// New effective time of a completion (with an offset).
-        #[arg(long, value_name = "TIME", value_parser = parse_time)]
+        #[arg(long, value_name = "TIME", value_parser = parse_operator_time)]
         effective_at: Option<Timestamp>,
         /// Who records it.
         #[arg(long, env = "RESETCTL_ACTOR", value_name = "NAME")]
@@ -623,7 +623,7 @@ pub struct StreamArgs {
 #[derive(Debug, Args, Clone)]
 pub struct LimiterArgs {
     /// Requests per sliding window per client, as N/SECONDS. Default: 20/3600.
-    #[arg(long, env = "RESETCTL_RATE_LIMIT", value_name = "N/SECONDS", value_parser = parse_rate_limit)]
+    #[arg(long, env = "RESETCTL_RATE_LIMIT", value_name = "N/SECONDS", value_parser = resetctl::limit::QuotaPolicy::parse)]
     pub rate_limit: Option<resetctl::limit::QuotaPolicy>,
     /// Turn the quota off (and drop the X-RateLimit-* headers).
     #[arg(long, env = "RESETCTL_NO_RATE_LIMIT", conflicts_with = "rate_limit")]
@@ -639,12 +639,12 @@ pub struct LimiterArgs {
     /// Believe the client IP header (--client-ip-header) from peers in this range
     /// (repeatable, or comma-separated in the env). A range of every address (0.0.0.0/0,
     /// ::/0) is refused: it would let every client choose its own quota key.
-    #[arg(long = "trust-proxy", env = "RESETCTL_TRUST_PROXY", value_name = "CIDR", value_delimiter = ',', value_parser = parse_cidr)]
+    #[arg(long = "trust-proxy", env = "RESETCTL_TRUST_PROXY", value_name = "CIDR", value_delimiter = ',', value_parser = resetctl::limit::client::Cidr::parse)]
     pub trust_proxy: Vec<resetctl::limit::client::Cidr>,
     /// The one header your trusted proxy sets with the client's address: x-forwarded-for,
     /// forwarded (RFC 7239), or another name such as x-real-ip. Every other forwarding
     /// header is ignored. Default: x-forwarded-for.
-    #[arg(long, env = "RESETCTL_CLIENT_IP_HEADER", value_name = "NAME", value_parser = parse_client_ip_header)]
+    #[arg(long, env = "RESETCTL_CLIENT_IP_HEADER", value_name = "NAME", value_parser = resetctl::limit::client::ClientIpHeader::parse)]
     pub client_ip_header: Option<resetctl::limit::client::ClientIpHeader>,
     /// IPv6 clients are keyed by this prefix length. Default: 64.
     #[arg(long, env = "RESETCTL_IPV6_PREFIX_LEN", value_name = "BITS", value_parser = clap::value_parser!(u8).range(1..=128))]
@@ -829,22 +829,6 @@ fn parse_format(text: &str) -> Result<resetctl::webhook::Format, String> {
                 .join(", ")
         )
     })
-}
-
-fn parse_time(text: &str) -> Result<Timestamp, String> {
-    parse_operator_time(text)
-}
-
-fn parse_rate_limit(text: &str) -> Result<resetctl::limit::QuotaPolicy, String> {
-    resetctl::limit::QuotaPolicy::parse(text)
-}
-
-fn parse_cidr(text: &str) -> Result<resetctl::limit::client::Cidr, String> {
-    resetctl::limit::client::Cidr::parse(text)
-}
-
-fn parse_client_ip_header(text: &str) -> Result<resetctl::limit::client::ClientIpHeader, String> {
-    resetctl::limit::client::ClientIpHeader::parse(text)
 }
 
 fn parse_seconds(text: &str) -> Result<f64, String> {

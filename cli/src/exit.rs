@@ -144,8 +144,22 @@ impl From<resetctl::webhook::EndpointError> for CliError {
         let code = match &err {
             EndpointError::Read { .. } | EndpointError::Write(_) => Code::IoErr,
             EndpointError::Corrupt { .. } => Code::DataErr,
-            EndpointError::NoSuchEndpoint(_) | EndpointError::Invalid(_) => Code::Usage,
+            EndpointError::NoSuchEndpoint(_)
+            | EndpointError::Invalid(_)
+            | EndpointError::Target(_) => Code::Usage,
         };
         CliError::new(code, err.to_string())
+    }
+}
+
+impl From<resetctl::limit::SettingError> for CliError {
+    fn from(err: resetctl::limit::SettingError) -> Self {
+        CliError::new(Code::Usage, err.to_string())
+    }
+}
+
+impl From<resetctl::standalone::actions::ActionError> for CliError {
+    fn from(err: resetctl::standalone::actions::ActionError) -> Self {
+        CliError::new(Code::Usage, err.to_string())
     }
 }

@@ -96,7 +96,7 @@ pub fn resolve(args: &LimiterArgs, file: &FileConfig) -> Result<LimiterSettings,
         max_clients,
     };
     // Checked here, before any listener is bound.
-    settings.check().map_err(usage)?;
+    settings.check().map_err(|e| usage(e.to_string()))?;
     Ok(settings)
 }
 

@@ -77,7 +77,7 @@ impl Settings {
             .or_else(|| file.user_agent_contact.clone());
         if let Some(contact) = &user_agent_contact {
             resetctl::outbound::check_contact(contact)
-                .map_err(|e| CliError::new(Code::Usage, e))?;
+                .map_err(|e| CliError::new(Code::Usage, e.to_string()))?;
         }
         Ok(Self {
             data_dir,

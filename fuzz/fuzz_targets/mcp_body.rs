@@ -6,19 +6,18 @@
 use std::sync::{Arc, OnceLock};
 
 use libfuzzer_sys::fuzz_target;
-use resetctl::api::{AppState, StreamSlots};
+use resetctl::api::{Data, Quota};
 use resetctl::clock::{Clock, ManualClock};
 use resetctl::document::parse_seed;
-use resetctl::limit::client::ClientKeyPolicy;
 use resetctl::limit::Limiter;
 use resetctl::model::Timestamp;
 use resetctl::query::PublishedView;
 use resetctl::reload::ViewHandle;
-use resetctl::snapshot::{encode, Draft, Mode, SnapshotStore};
+use resetctl::snapshot::{encode, Draft, Mode};
 
-fn state() -> Arc<AppState> {
-    static STATE: OnceLock<Arc<AppState>> = OnceLock::new();
-    STATE
+fn served() -> Data {
+    static DATA: OnceLock<Data> = OnceLock::new();
+    DATA
         .get_or_init(|| {
             let now = Timestamp::parse("2026-11-20T10:00:00.000Z").unwrap();
             let records = parse_seed(resetctl::BUNDLED_SEED_HISTORY).unwrap();
@@ -33,22 +32,17 @@ fn state() -> Arc<AppState> {
             let (snapshot, _) = encode(draft, 1, now).unwrap();
             let view = ViewHandle::default();
             view.store(PublishedView::build(&snapshot, None));
-            Arc::new(AppState {
-                view,
-                clock: Arc::new(ManualClock::new(now)) as Arc<dyn Clock>,
+            let clock = Arc::new(ManualClock::new(now)) as Arc<dyn Clock>;
+            let quota = Quota {
                 limiter: Limiter::Off,
-                client_keys: ClientKeyPolicy::default(),
+                clock: clock.clone(),
                 flood: None,
-                mcp_allowed_origins: Vec::new(),
-                untrusted_forwarders: Default::default(),
-                public_base_url: None,
-                streams: Arc::new(StreamSlots::new(Default::default())),
-                closing: tokio::sync::watch::channel(false).1,
-                snapshots: SnapshotStore::new(std::path::Path::new("/nonexistent")),
-                site_enabled: true,
-                site: Default::default(),
-                export: Default::default(),
-            })
+            };
+            Data {
+                view,
+                clock,
+                quota: Arc::new(quota),
+            }
         })
         .clone()
 }
@@ -59,7 +53,8 @@ fuzz_target!(|data: &[u8]| {
         .unwrap();
     let body = warp::hyper::body::Bytes::copy_from_slice(data);
     let response = runtime.block_on(resetctl::api::mcp::handle(
-        state(),
+        &served(),
+        &[],
         "192.0.2.1".parse().unwrap(),
         Vec::new(),
         None,

@@ -14,10 +14,28 @@ use warp::http::{header, HeaderValue, StatusCode};
 use warp::reply::Response;
 use warp::Filter;
 
+use super::conditional::Conditionals;
 use super::errors::ApiError;
-use super::server::AppState;
+use super::handlers::Data;
+use super::stream::StreamSlots;
 use crate::metrics::{Scrape, OPENMETRICS_TEXT, PROMETHEUS_TEXT};
 use crate::model::DataSource;
+use crate::snapshot::SnapshotStore;
+
+/// What the admin routes read: the served data, the snapshots on disk
+/// (the export, the sync state beside them), the open streams, and the
+/// last export built.
+#[derive(Debug)]
+pub struct Admin {
+    /// The served view, the clock, the quota (its tracked clients).
+    pub data: Data,
+    /// The data dir's snapshots.
+    pub snapshots: SnapshotStore,
+    /// The open record streams (a gauge).
+    pub streams: Arc<StreamSlots>,
+    /// The last `/export.json` built.
+    pub export: ExportCache,
+}
 
 /// The last export built: what it was built from (a snapshot's sequence
 /// and the `dataSource` served with it), its bytes and their strong ETag.
@@ -35,7 +53,7 @@ struct ExportBuilt {
 /// Serves the admin routes on `listener` until `shutdown` resolves.
 pub async fn run(
     listener: tokio::net::TcpListener,
-    state: Arc<AppState>,
+    state: Arc<Admin>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) {
     warp::serve(routes(state))
@@ -46,28 +64,33 @@ pub async fn run(
 }
 
 fn routes(
-    state: Arc<AppState>,
+    state: Arc<Admin>,
 ) -> impl Filter<Extract = (Response,), Error = std::convert::Infallible> + Clone {
     let with_state = warp::any().map(move || state.clone());
     let metrics = warp::path!("metrics")
         .and(warp::get())
         .and(warp::header::optional::<String>("accept"))
         .and(with_state.clone())
-        .and_then(|accept: Option<String>, state: Arc<AppState>| async move {
+        .and_then(|accept: Option<String>, state: Arc<Admin>| async move {
             Ok::<_, std::convert::Infallible>(metrics(accept.as_deref(), &state).await)
         });
     let healthz = warp::path!("healthz")
         .and(warp::get())
         .and(warp::query::raw().or(warp::any().map(String::new)).unify())
         .and(with_state.clone())
-        .map(|query: String, state| super::handlers::healthz(&query, state));
+        .map(|query: String, state: Arc<Admin>| {
+            super::handlers::healthz(&query, &state.data, state.snapshots.data_dir())
+        });
     let export = warp::path!("export.json")
         .and(warp::get())
-        .and(warp::header::optional::<String>("if-none-match"))
+        .and(warp::header::headers_cloned())
         .and(with_state)
-        .and_then(|tag: Option<String>, state: Arc<AppState>| async move {
-            Ok::<_, std::convert::Infallible>(export(tag.as_deref(), &state).await)
-        });
+        .and_then(
+            |headers: warp::http::HeaderMap, state: Arc<Admin>| async move {
+                let conditionals = Conditionals::of(&headers);
+                Ok::<_, std::convert::Infallible>(export(&conditionals, &state).await)
+            },
+        );
     metrics
         .or(healthz)
         .unify()
@@ -85,7 +108,7 @@ fn routes(
 
 /// `GET /metrics`: OpenMetrics when the scraper's `Accept` names it, else
 /// the classic text format.
-async fn metrics(accept: Option<&str>, state: &AppState) -> Response {
+async fn metrics(accept: Option<&str>, state: &Admin) -> Response {
     let openmetrics = accept.is_some_and(|a| a.contains("application/openmetrics-text"));
     let scrape = scrape(state).await;
     let Some(text) = crate::metrics::render(&scrape, openmetrics) else {
@@ -104,13 +127,13 @@ async fn metrics(accept: Option<&str>, state: &AppState) -> Response {
 }
 
 /// The state the metrics read when scraped.
-async fn scrape(state: &AppState) -> Scrape {
-    let now = state.clock.now();
-    let snapshot = state.view.load_full().map(|view| {
+async fn scrape(state: &Admin) -> Scrape {
+    let now = state.data.clock.now();
+    let snapshot = state.data.view.load_full().map(|view| {
         let age = (now.as_millis() - view.generated_at().as_millis()).max(0) as f64 / 1000.0;
         (view.sequence(), age)
     });
-    let quota_clients = match &state.limiter {
+    let quota_clients = match &state.data.quota.limiter {
         crate::limit::Limiter::Memory(memory) => memory.tracked_clients() as u64,
         _ => 0,
     };
@@ -153,10 +176,11 @@ async fn scrape(state: &AppState) -> Scrape {
 /// `resetctl export` writes) with the served `dataSource` beside it (`null`
 /// for a standalone instance), so an instance syncing from here serves the
 /// same meta; a strong ETag, and 304 when `If-None-Match` names it (weakly,
-/// as every route compares: `admission::none_match_names`), so a
+/// as every route compares: [`Conditionals::names`]), so a
 /// replica's poll costs nothing while nothing changed.
-async fn export(if_none_match: Option<&str>, state: &AppState) -> Response {
+async fn export(conditionals: &Conditionals, state: &Admin) -> Response {
     let Some((sequence, data_source)) = state
+        .data
         .view
         .load()
         .as_deref()
@@ -196,9 +220,8 @@ async fn export(if_none_match: Option<&str>, state: &AppState) -> Response {
             built
         }
     };
-    let matches =
-        if_none_match.is_some_and(|tags| super::admission::none_match_names(tags, etag.as_bytes()));
-    let mut response = if matches {
+    let mut response = if conditionals.names(etag.as_bytes()) {
+        // No CORS here: the admin listener is not the public's.
         let mut r = Response::new(Bytes::new().into());
         *r.status_mut() = StatusCode::NOT_MODIFIED;
         r

@@ -12,99 +12,46 @@
 //! for JSON-RPC ([`rpc_counted`]); handlers never repeat them.
 
 use std::net::IpAddr;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::sync::Arc;
 
-use headers::HeaderMapExt;
 use serde_json::json;
-use warp::http::{header, HeaderMap, HeaderName, HeaderValue, StatusCode};
+use warp::http::{header, HeaderName, HeaderValue, StatusCode};
 use warp::reply::Response;
 
+use super::conditional::{self, validator_headers, Conditionals};
 use super::errors::{answer_panics, ApiError};
 use super::jsonrpc::{rpc_error, RpcAnswer, RATE_LIMITED, RATE_LIMIT_UNAVAILABLE};
-use super::responses::cors;
-use super::server::AppState;
-use crate::limit::{QuotaDecision, QuotaPolicy, QuotaState};
+use crate::clock::Clock;
+use crate::limit::flood::FloodGuard;
+use crate::limit::{Limiter, QuotaDecision, QuotaPolicy, QuotaState};
 use crate::metrics::QuotaOutcome;
 use crate::model::Timestamp;
 use crate::query::Validators;
 
-/// The conditional headers of a request (RFC 9110 section 13), read once
-/// by the accept loop and carried as a request extension.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct Conditionals {
-    /// `If-None-Match`: absent, present but unreadable (matches nothing), or its tags.
-    none_match: NoneMatch,
-    /// `If-Modified-Since`, when it is a valid HTTP date.
-    modified_since: Option<SystemTime>,
+/// The quota and the burst guard, with the clock they count by: what every
+/// counted route and the flood guard are given.
+#[derive(Debug)]
+pub struct Quota {
+    /// The sliding-window quota (or `Limiter::Off`).
+    pub limiter: Limiter,
+    /// The clock the windows move by.
+    pub clock: Arc<dyn Clock>,
+    /// The burst guard of uncounted answers (`None`: off).
+    pub flood: Option<FloodGuard>,
 }
 
-#[derive(Clone, Debug, Default)]
-enum NoneMatch {
-    #[default]
-    Absent,
-    Unreadable,
-    Tags(headers::IfNoneMatch),
-}
-
-impl Conditionals {
-    /// The conditional headers of `headers` (every `If-None-Match` line,
-    /// as one list).
-    pub(crate) fn of(headers: &HeaderMap) -> Self {
-        let none_match = if headers.contains_key(header::IF_NONE_MATCH) {
-            headers
-                .typed_get::<headers::IfNoneMatch>()
-                .map_or(NoneMatch::Unreadable, NoneMatch::Tags)
-        } else {
-            NoneMatch::Absent
-        };
-        let modified_since = headers
-            .typed_get::<headers::IfModifiedSince>()
-            .map(SystemTime::from);
-        Self {
-            none_match,
-            modified_since,
+impl Quota {
+    /// Drops idle entries, so memory is bounded by the clients active in
+    /// the last window (called every minute by the server).
+    pub(crate) fn evict_idle(&self) {
+        if let Limiter::Memory(memory) = &self.limiter {
+            let left = memory.evict_idle(self.clock.now());
+            tracing::debug!(clients = left, "evicted idle quota entries");
+        }
+        if let Some(flood) = &self.flood {
+            flood.evict_idle();
         }
     }
-
-    /// Whether the client's copy is the one `current` describes, so a 304
-    /// answers it. `If-None-Match` decides when present (weak comparison,
-    /// `*` matches any current view); else `If-Modified-Since`, which
-    /// matches only the exact second of `Last-Modified` (nginx's default
-    /// `if_modified_since exact`): a later date does not match either, so
-    /// a rollback to older data is never hidden behind a 304.
-    fn matches(&self, current: &Validators) -> bool {
-        match &self.none_match {
-            NoneMatch::Tags(tags) => tags_match(tags, &current.etag),
-            NoneMatch::Unreadable => false,
-            NoneMatch::Absent => self.modified_since.is_some_and(|since| {
-                let secs = |t: SystemTime| t.duration_since(UNIX_EPOCH).map(|d| d.as_secs()).ok();
-                let modified = current.last_modified.as_millis().div_euclid(1000);
-                secs(since) == u64::try_from(modified).ok()
-            }),
-        }
-    }
-}
-
-/// Whether `If-None-Match`'s tags match `etag` (weak comparison, `*` included).
-fn tags_match(tags: &headers::IfNoneMatch, etag: &[u8]) -> bool {
-    std::str::from_utf8(etag)
-        .ok()
-        .and_then(|tag| tag.parse::<headers::ETag>().ok())
-        .is_some_and(|tag| !tags.precondition_passes(&tag))
-}
-
-/// Whether the `If-None-Match` header `value` names `etag`: the one matcher
-/// of every route (the admin listener's `/export.json` too), with weak
-/// comparison and `*`. An unreadable header names nothing.
-pub(crate) fn none_match_names(value: &str, etag: &[u8]) -> bool {
-    let Ok(value) = HeaderValue::from_str(value) else {
-        return false;
-    };
-    let mut headers = HeaderMap::new();
-    headers.insert(header::IF_NONE_MATCH, value);
-    headers
-        .typed_get::<headers::IfNoneMatch>()
-        .is_some_and(|tags| tags_match(&tags, etag))
 }
 
 /// What the quota says about one counted request, with what its answer needs.
@@ -126,8 +73,8 @@ pub(crate) enum Admission {
 
 /// Counts one request of `client` against the quota (and records the
 /// decision for the metrics).
-async fn count(state: &AppState, client: IpAddr) -> Admission {
-    let admission = decide(state, client).await;
+async fn count(quota: &Quota, client: IpAddr) -> Admission {
+    let admission = decide(quota, client).await;
     crate::metrics::quota_decision(match admission {
         Admission::Admitted(_) => QuotaOutcome::Admitted,
         Admission::Limited { .. } => QuotaOutcome::Limited,
@@ -136,14 +83,14 @@ async fn count(state: &AppState, client: IpAddr) -> Admission {
     admission
 }
 
-async fn decide(state: &AppState, client: IpAddr) -> Admission {
-    let decision = match state.limiter.check(client, state.clock.now()).await {
+async fn decide(quota: &Quota, client: IpAddr) -> Admission {
+    let decision = match quota.limiter.check(client, quota.clock.now()).await {
         Ok(decision) => decision,
         Err(e) => {
             // Every refused request would be a line: warn at most every 10 s.
             static LAST_WARNED: std::sync::atomic::AtomicI64 =
                 std::sync::atomic::AtomicI64::new(i64::MIN);
-            let now = state.clock.now().as_millis();
+            let now = quota.clock.now().as_millis();
             let last = LAST_WARNED.load(std::sync::atomic::Ordering::Relaxed);
             if now.saturating_sub(last) >= 10_000 {
                 LAST_WARNED.store(now, std::sync::atomic::Ordering::Relaxed);
@@ -157,7 +104,7 @@ async fn decide(state: &AppState, client: IpAddr) -> Admission {
             return Admission::Unavailable;
         }
     };
-    match (decision, state.limiter.policy()) {
+    match (decision, quota.limiter.policy()) {
         (
             Some(QuotaDecision::Admitted {
                 remaining,
@@ -192,7 +139,7 @@ async fn decide(state: &AppState, client: IpAddr) -> Admission {
 /// else counted; every answer carries `Cache-Control: no-cache`, and a 200
 /// its `ETag` and `Last-Modified`.
 pub(crate) async fn rest_data(
-    state: &AppState,
+    quota: &Quota,
     client: IpAddr,
     conditionals: &Conditionals,
     current: Option<&Validators>,
@@ -200,10 +147,10 @@ pub(crate) async fn rest_data(
 ) -> Response {
     let mut response = match current {
         Some(current) if conditionals.matches(current) => {
-            not_modified(state, client, current).await
+            not_modified(quota, client, current).await
         }
         _ => {
-            let mut response = rest_counted(state, client, respond).await;
+            let mut response = rest_counted(quota, client, respond).await;
             if let (Some(current), StatusCode::OK) = (current, response.status()) {
                 validator_headers(response.headers_mut(), current);
             }
@@ -216,48 +163,16 @@ pub(crate) async fn rest_data(
     response
 }
 
-/// An uncounted route with a validator of its own (the mirrored feed):
-/// 304 when `If-None-Match` matches `etag`, else `respond()` with the tag.
-/// Neither is the quota's business: both pass the flood guard.
-pub(crate) fn rest_uncounted(
-    conditionals: &Conditionals,
-    etag: &bytes::Bytes,
-    respond: impl FnOnce() -> Response,
-) -> Response {
-    let tag = HeaderValue::from_maybe_shared(etag.clone()).ok();
-    let matched = match &conditionals.none_match {
-        NoneMatch::Tags(tags) => tags_match(tags, etag),
-        _ => false,
-    };
-    let mut response = if matched {
-        let mut response = Response::new(warp::hyper::body::Bytes::new().into());
-        *response.status_mut() = StatusCode::NOT_MODIFIED;
-        cors(response.headers_mut());
-        response
-    } else {
-        answer_panics(respond)
-    };
-    let headers = response.headers_mut();
-    if let Some(tag) = tag {
-        headers.insert(header::ETAG, tag);
-    }
-    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    response
-}
-
 /// A 304 for `current`: not counted, so it shows where the client's quota
 /// stands; it passes the flood guard (it carries no [`QuotaDecided`]).
-async fn not_modified(state: &AppState, client: IpAddr, current: &Validators) -> Response {
+async fn not_modified(quota: &Quota, client: IpAddr, current: &Validators) -> Response {
     crate::metrics::quota_decision(QuotaOutcome::NotModified);
-    let mut response = Response::new(warp::hyper::body::Bytes::new().into());
-    *response.status_mut() = StatusCode::NOT_MODIFIED;
-    let headers = response.headers_mut();
-    cors(headers);
-    validator_headers(headers, current);
-    match state.limiter.peek(client, state.clock.now()).await {
-        Ok(Some(quota)) => {
-            if let Some(policy) = state.limiter.policy() {
-                quota_headers(&mut response, policy, quota.remaining, quota.reset_at);
+    let mut response = conditional::not_modified();
+    validator_headers(response.headers_mut(), current);
+    match quota.limiter.peek(client, quota.clock.now()).await {
+        Ok(Some(state)) => {
+            if let Some(policy) = quota.limiter.policy() {
+                quota_headers(&mut response, policy, state.remaining, state.reset_at);
             }
         }
         Ok(None) => {}
@@ -267,24 +182,14 @@ async fn not_modified(state: &AppState, client: IpAddr, current: &Validators) ->
     response
 }
 
-/// `ETag` and `Last-Modified` of `current`.
-fn validator_headers(headers: &mut HeaderMap, current: &Validators) {
-    if let Ok(tag) = HeaderValue::from_maybe_shared(current.etag.clone()) {
-        headers.insert(header::ETAG, tag);
-    }
-    if let Ok(date) = HeaderValue::from_maybe_shared(current.last_modified_http.clone()) {
-        headers.insert(header::LAST_MODIFIED, date);
-    }
-}
-
 /// A counted REST request: `respond` runs only when the quota admits it
 /// (a panic in it is a 500 that still carries the quota headers).
 pub(crate) async fn rest_counted(
-    state: &AppState,
+    quota: &Quota,
     client: IpAddr,
     respond: impl FnOnce() -> Response,
 ) -> Response {
-    let mut response = match count(state, client).await {
+    let mut response = match count(quota, client).await {
         Admission::Unavailable => ApiError::RateLimitUnavailable.response(),
         Admission::Limited {
             policy,
@@ -310,12 +215,12 @@ pub(crate) async fn rest_counted(
 /// A counted JSON-RPC request (an MCP tool call): `respond` runs only when
 /// the quota admits it; refusals are JSON-RPC errors for `id`.
 pub(crate) async fn rpc_counted(
-    state: &AppState,
+    quota: &Quota,
     client: IpAddr,
     id: rmcp::model::RequestId,
     respond: impl FnOnce(rmcp::model::RequestId) -> Response,
 ) -> Response {
-    let mut response = match count(state, client).await {
+    let mut response = match count(quota, client).await {
         Admission::Unavailable => rpc_error(
             StatusCode::SERVICE_UNAVAILABLE,
             Some(id),
@@ -368,11 +273,11 @@ pub(crate) struct QuotaDecided;
 /// `/healthz`, OPTIONS, 404/405, MCP handshakes and every refused MCP
 /// request, whatever route made it) takes a token from the client's burst
 /// bucket, or is replaced by a 429 that never touches the quota.
-pub fn flood_guarded(state: &AppState, client: IpAddr, response: Response) -> Response {
+pub fn flood_guarded(quota: &Quota, client: IpAddr, response: Response) -> Response {
     if response.extensions().get::<QuotaDecided>().is_some() {
         return response;
     }
-    match state.flood.as_ref().map(|f| f.check(client)) {
+    match quota.flood.as_ref().map(|f| f.check(client)) {
         Some(Err(retry_after)) => {
             crate::metrics::refused("flood_guard");
             match response.extensions().get::<RpcAnswer>() {

@@ -47,6 +47,12 @@ pub enum ApiError {
     /// head; the connection is closed after the answer (the accept loop
     /// adds `Connection: close` on HTTP/1, and closes HTTP/2 with `GOAWAY`).
     RequestTimeout(std::time::Duration),
+    /// 400: the request is not valid HTTP (hyper's own answer, given this body).
+    MalformedRequest,
+    /// 414: the request target is too long (hyper's own answer).
+    UriTooLong,
+    /// 431: the request headers are too large or too many (hyper's own answer).
+    HeadersTooLarge,
 }
 
 impl ApiError {
@@ -110,29 +116,57 @@ impl ApiError {
                     limit.as_secs_f64()
                 ),
             ),
+            ApiError::MalformedRequest => (
+                StatusCode::BAD_REQUEST,
+                "bad_request",
+                "the request is not valid HTTP".into(),
+            ),
+            ApiError::UriTooLong => (
+                StatusCode::URI_TOO_LONG,
+                "uri_too_long",
+                "the request target is too long".into(),
+            ),
+            ApiError::HeadersTooLarge => (
+                StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+                "headers_too_large",
+                "the request headers are too large or too many".into(),
+            ),
         }
     }
 
-    /// The response: `{ok: false, error, detail, retryAfter}` and its headers.
-    pub fn response(&self) -> Response {
-        let (status, code, detail) = self.parts();
-        let retry_after = match self {
+    /// Whole seconds the client should wait, when the error says.
+    fn retry_after(&self) -> Option<u64> {
+        match self {
             ApiError::RateLimited { retry_after } => Some(*retry_after),
             // A stream place frees when a stream closes: no time can be known.
             ApiError::TooManyStreams { .. } => Some(STREAM_RETRY_SECONDS),
             _ => None,
-        };
+        }
+    }
+
+    /// The body: `{ok: false, error, detail, retryAfter}`, the one place
+    /// it is written (the accept loop's rewrite of hyper's own answers too).
+    pub fn body(&self) -> Vec<u8> {
+        let (_, code, detail) = self.parts();
         let mut body = Vec::with_capacity(96 + detail.len());
         body.extend_from_slice(b"{\"ok\":false,\"error\":\"");
         body.extend_from_slice(code.as_bytes());
         body.extend_from_slice(b"\",\"detail\":");
         push_json_str(&mut body, &detail);
         body.extend_from_slice(b",\"retryAfter\":");
-        match retry_after {
+        match self.retry_after() {
             Some(seconds) => body.extend_from_slice(seconds.to_string().as_bytes()),
             None => body.extend_from_slice(b"null"),
         }
         body.push(b'}');
+        body
+    }
+
+    /// The response: [`body`](Self::body) and its headers.
+    pub fn response(&self) -> Response {
+        let status = self.parts().0;
+        let retry_after = self.retry_after();
+        let body = self.body();
         let mut response = json(status, body);
         let headers = response.headers_mut();
         if let Some(seconds) = retry_after {

@@ -5,21 +5,24 @@
 //! records, so a request costs O(pageSize).
 
 use std::io::Write;
-use std::net::IpAddr;
+use std::path::Path;
 use std::sync::Arc;
 
 use warp::http::{header, HeaderMap, HeaderValue, StatusCode};
 use warp::reply::Response;
 
-use super::admission::{rest_data, rest_uncounted, Conditionals};
+use super::admission::{rest_data, Quota};
 use super::assets::{DOCS_CSP, DOCS_HTML, OPENAPI_JSON, SKILL_MD};
+use super::conditional::{rest_uncounted, Conditionals};
 use super::errors::ApiError;
+use super::filters::DataRequest;
 use super::jsonrpc::RpcAnswer;
 use super::responses::{json, with_body};
-use super::server::AppState;
+use crate::clock::Clock;
 use crate::query::{
     parse_latest_query, parse_list_query, LatestQuery, ListQuery, PublishedView, Validators,
 };
+use crate::reload::ViewHandle;
 use crate::snapshot::Mode;
 
 /// The paths this server answers (for 405 versus 404).
@@ -37,47 +40,39 @@ pub const KNOWN_PATHS: &[&str] = &[
     "/openapi/v1/badge.json",
 ];
 
+/// What the data routes answer from and count against: the served view,
+/// the clock, the quota. Cheap to clone (handles and `Arc`s).
+#[derive(Clone, Debug)]
+pub struct Data {
+    /// The published view, swapped atomically by the reloader.
+    pub view: ViewHandle,
+    /// The clock (`/healthz` ages, the pages' verdicts).
+    pub clock: Arc<dyn Clock>,
+    /// The quota and the flood guard.
+    pub quota: Arc<Quota>,
+}
+
 /// The test hook: a data request whose raw query equals the configured text panics.
 fn maybe_panic(raw_query: &str) {
     crate::testhook::panic_if_asked(raw_query);
 }
 
 /// `GET /openapi/v1/records/latest`.
-pub(crate) async fn latest(
-    raw_query: String,
-    client: IpAddr,
-    conditionals: Conditionals,
-    state: Arc<AppState>,
-) -> Response {
-    let query = parse_latest_query(&raw_query);
-    answer_data(
-        &state,
-        client,
-        &conditionals,
-        &raw_query,
-        query,
-        |view, query| json(StatusCode::OK, latest_envelope(view, query)),
-    )
+pub(crate) async fn latest(request: DataRequest, data: Data) -> Response {
+    let query = parse_latest_query(&request.query);
+    answer_data(&data, &request, query, |view, query| {
+        json(StatusCode::OK, latest_envelope(view, query))
+    })
     .await
 }
 
 /// `GET /openapi/v1/records`.
-pub(crate) async fn list(
-    raw_query: String,
-    client: IpAddr,
-    conditionals: Conditionals,
-    state: Arc<AppState>,
-) -> Response {
-    crate::testhook::hold(&raw_query).await;
-    let query = parse_list_query(&raw_query);
-    answer_data(
-        &state,
-        client,
-        &conditionals,
-        &raw_query,
-        query,
-        |view, query| json(StatusCode::OK, list_envelope(view, query)),
-    )
+pub(crate) async fn list(request: DataRequest, data: Data) -> Response {
+    crate::testhook::hold(&request.query).await;
+    let query = parse_list_query(&request.query);
+    answer_data(&data, &request, query, |view, query| {
+        json(StatusCode::OK, list_envelope(view, query))
+    })
     .await
 }
 
@@ -86,16 +81,19 @@ pub(crate) async fn list(
 /// (422, 503, or what `render` makes of the view). The panic test hook
 /// runs once the request is counted, whatever it is answered.
 pub(crate) async fn answer_data<Q, E: std::fmt::Display>(
-    state: &AppState,
-    client: IpAddr,
-    conditionals: &Conditionals,
-    raw_query: &str,
+    data: &Data,
+    request: &DataRequest,
     query: Result<Q, E>,
     render: impl FnOnce(&PublishedView, Q) -> Response,
 ) -> Response {
-    let view = state.view.load_full();
+    let view = data.view.load_full();
     let current = fresh(&query, view.as_deref());
-    rest_data(state, client, conditionals, current, || {
+    let DataRequest {
+        query: raw_query,
+        client,
+        conditionals,
+    } = request;
+    rest_data(&data.quota, *client, conditionals, current, || {
         maybe_panic(raw_query);
         respond(query, view.as_deref(), render)
     })
@@ -168,9 +166,9 @@ fn push_meta(body: &mut Vec<u8>, view: &PublishedView) {
 
 /// `GET /api/status.json`: the last good public status feed, byte for
 /// byte, in upstream mode with the public feed as upstream; not counted.
-pub(crate) fn status_feed(conditionals: Conditionals, state: Arc<AppState>) -> Response {
-    let mode = state.view.load().as_ref().map(|v| v.mode());
-    match (mode, state.view.feed()) {
+pub(crate) fn status_feed(conditionals: Conditionals, view: &ViewHandle) -> Response {
+    let mode = view.load().as_ref().map(|v| v.mode());
+    match (mode, view.feed()) {
         (None, _) => ApiError::DataUnavailable.response(),
         (Some(Mode::Upstream), Some(feed)) => rest_uncounted(&conditionals, &feed.etag, || {
             // The stored bytes, shared: no copy per request.
@@ -220,7 +218,7 @@ pub fn skill() -> Response {
 /// `GET /healthz?ready=fresh` (readiness for staleness): also 503, with
 /// status `stale`, while the data dir's upstream sync status as of now is
 /// `stale` or `error`; see [`crate::status::StatusReport::stale`].
-pub fn healthz(query: &str, state: Arc<AppState>) -> Response {
+pub(crate) fn healthz(query: &str, data: &Data, data_dir: &Path) -> Response {
     let fresh = match query {
         "" => false,
         "ready=fresh" => true,
@@ -229,8 +227,8 @@ pub fn healthz(query: &str, state: Arc<AppState>) -> Response {
                 .response()
         }
     };
-    let guard = state.view.load();
-    let now = state.clock.now();
+    let guard = data.view.load();
+    let now = data.clock.now();
     let Some(view) = guard.as_deref() else {
         let body = serde_json::json!({
             "ok": false, "status": "unavailable", "mode": null, "sequence": null,
@@ -245,7 +243,7 @@ pub fn healthz(query: &str, state: Arc<AppState>) -> Response {
     // now, from the sync state beside it (a 304 or a failure since).
     let sync_status = match (fresh, view.mode()) {
         (true, crate::snapshot::Mode::Upstream) => {
-            crate::sync::state::status_now(state.snapshots.data_dir(), now).or(view.sync_status())
+            crate::sync::state::status_now(data_dir, now).or(view.sync_status())
         }
         _ => view.sync_status(),
     };
@@ -259,7 +257,7 @@ pub fn healthz(query: &str, state: Arc<AppState>) -> Response {
         "ageSeconds": (now.as_millis() - view.generated_at().as_millis()).max(0) / 1000,
         "syncStatus": sync_status,
     });
-    if let Some(warning) = state.view.warning() {
+    if let Some(warning) = data.view.warning() {
         body["warning"] = serde_json::Value::from(warning.as_str());
     }
     let status = if stale {

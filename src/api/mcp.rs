@@ -25,11 +25,11 @@ use warp::http::{header, HeaderValue, StatusCode};
 use warp::reply::Response;
 
 use super::admission::rpc_counted;
+use super::handlers::Data;
 use super::handlers::{latest_envelope, list_envelope};
 use super::jsonrpc::{rpc_error, rpc_result, RpcAnswer};
 pub use super::jsonrpc::{RATE_LIMITED, RATE_LIMIT_UNAVAILABLE};
 use super::responses::json as json_response;
-use super::server::AppState;
 use crate::limit::QuotaPolicy;
 use crate::query::{latest_query_from_args, list_query_from_args};
 use warp::hyper::body::Bytes;
@@ -230,29 +230,37 @@ fn duplicate_argument(body: &[u8]) -> Option<String> {
         .0
 }
 
-/// One `POST /mcp`; `origins` are the request's `Origin` header values.
-/// Every answer is marked as JSON-RPC (for the flood guard's 429); only an
-/// admitted or refused `tools/call` is the quota's.
-pub async fn handle(
-    state: Arc<AppState>,
-    client: IpAddr,
-    origins: Vec<HeaderValue>,
-    protocol_version: Option<String>,
-    body: Bytes,
-) -> Response {
-    if let Some(why) = refused_origin(&state.mcp_allowed_origins, &origins) {
-        return rpc_error(StatusCode::FORBIDDEN, None, ORIGIN_NOT_ALLOWED, why, None);
+/// A request the JSON-RPC envelope refuses.
+struct BadRequest {
+    id: Option<RequestId>,
+    code: i32,
+    message: String,
+}
+
+impl BadRequest {
+    fn response(self) -> Response {
+        rpc_error(
+            StatusCode::BAD_REQUEST,
+            self.id,
+            self.code,
+            self.message,
+            None,
+        )
     }
-    let value: Value = match serde_json::from_slice(&body) {
+}
+
+/// The envelope of a JSON-RPC request: its id (absent for a
+/// notification), its method and the whole message; a malformed one is
+/// a [`BadRequest`] (answered 400, with the JSON-RPC error naming the problem).
+fn read_request(body: &[u8]) -> Result<(Option<RequestId>, String, JsonObject), BadRequest> {
+    let value: Value = match serde_json::from_slice(body) {
         Ok(value) => value,
         Err(e) => {
-            return rpc_error(
-                StatusCode::BAD_REQUEST,
-                None,
-                ErrorCode::PARSE_ERROR.0,
-                format!("parse error: {e}"),
-                None,
-            )
+            return Err(BadRequest {
+                id: None,
+                code: ErrorCode::PARSE_ERROR.0,
+                message: format!("parse error: {e}"),
+            })
         }
     };
     let Value::Object(message) = value else {
@@ -261,26 +269,22 @@ pub async fn handle(
         } else {
             "a request must be a JSON object"
         };
-        return rpc_error(
-            StatusCode::BAD_REQUEST,
-            None,
-            ErrorCode::INVALID_REQUEST.0,
-            why.into(),
-            None,
-        );
+        return Err(BadRequest {
+            id: None,
+            code: ErrorCode::INVALID_REQUEST.0,
+            message: why.into(),
+        });
     };
     let id: Option<RequestId> = match message.get("id") {
         None => None,
         Some(raw) => match serde_json::from_value(raw.clone()) {
             Ok(id) => Some(id),
             Err(_) => {
-                return rpc_error(
-                    StatusCode::BAD_REQUEST,
-                    None,
-                    ErrorCode::INVALID_REQUEST.0,
-                    "id must be a string or an integer".into(),
-                    None,
-                )
+                return Err(BadRequest {
+                    id: None,
+                    code: ErrorCode::INVALID_REQUEST.0,
+                    message: "id must be a string or an integer".into(),
+                })
             }
         },
     };
@@ -290,14 +294,34 @@ pub async fn handle(
     ) {
         (Some("2.0"), Some(method)) => method.to_owned(),
         _ => {
-            return rpc_error(
-                StatusCode::BAD_REQUEST,
+            return Err(BadRequest {
                 id,
-                ErrorCode::INVALID_REQUEST.0,
-                "not a JSON-RPC 2.0 request (jsonrpc \"2.0\" and a method are required)".into(),
-                None,
-            )
+                code: ErrorCode::INVALID_REQUEST.0,
+                message: "not a JSON-RPC 2.0 request (jsonrpc \"2.0\" and a method are required)"
+                    .into(),
+            })
         }
+    };
+    Ok((id, method, message))
+}
+
+/// One `POST /mcp`; `origins` are the request's `Origin` header values.
+/// Every answer is marked as JSON-RPC (for the flood guard's 429); only an
+/// admitted or refused `tools/call` is the quota's.
+pub async fn handle(
+    data: &Data,
+    allowed_origins: &[String],
+    client: IpAddr,
+    origins: Vec<HeaderValue>,
+    protocol_version: Option<String>,
+    body: Bytes,
+) -> Response {
+    if let Some(why) = refused_origin(allowed_origins, &origins) {
+        return rpc_error(StatusCode::FORBIDDEN, None, ORIGIN_NOT_ALLOWED, why, None);
+    }
+    let (id, method, message) = match read_request(&body) {
+        Ok(request) => request,
+        Err(refused) => return refused.response(),
     };
     // The transport specification: an invalid or unsupported version header is a 400.
     if let Some(version) = protocol_version.filter(|v| !SUPPORTED_VERSIONS.contains(&v.as_str())) {
@@ -320,12 +344,12 @@ pub async fn handle(
         response.extensions_mut().insert(RpcAnswer(None));
         return response;
     };
-    let policy = state.limiter.policy();
+    let policy = data.quota.limiter.policy();
     match method.as_str() {
         "initialize" => initialize(id, params, policy),
         "ping" => rpc_result(id, json!({})),
         "tools/list" => rpc_result(id, ListToolsResult::with_all_items(tools(policy))),
-        "tools/call" => call_tool(&state, client, id, params, duplicate_argument(&body)).await,
+        "tools/call" => call_tool(data, client, id, params, duplicate_argument(&body)).await,
         other => rpc_error(
             StatusCode::OK,
             Some(id),
@@ -368,7 +392,7 @@ fn initialize(id: RequestId, params: Value, policy: Option<QuotaPolicy>) -> Resp
 }
 
 async fn call_tool(
-    state: &AppState,
+    data: &Data,
     client: IpAddr,
     id: RequestId,
     params: Value,
@@ -399,12 +423,12 @@ async fn call_tool(
         );
     }
     let arguments = params.arguments.unwrap_or_default();
-    rpc_counted(state, client, id, |id| {
+    rpc_counted(&data.quota, client, id, |id| {
         let result = match duplicate {
             Some(key) => CallToolResult::error(vec![ContentBlock::text(format!(
                 "argument {key:?} is given more than once"
             ))]),
-            None => run_tool(state, &name, arguments),
+            None => run_tool(data, &name, arguments),
         };
         rpc_result(id, result)
     })
@@ -419,7 +443,7 @@ enum ToolQuery {
 
 /// Runs a tool: the REST envelope's data and meta as structured content,
 /// plus a short text; bad arguments are a tool error naming the argument.
-fn run_tool(state: &AppState, name: &str, args: JsonObject) -> CallToolResult {
+fn run_tool(data: &Data, name: &str, args: JsonObject) -> CallToolResult {
     // The test hook of the REST handlers, for tools: these exact arguments panic.
     if let Ok(args) = serde_json::to_string(&args) {
         crate::testhook::panic_if_asked(&args);
@@ -433,9 +457,9 @@ fn run_tool(state: &AppState, name: &str, args: JsonObject) -> CallToolResult {
     };
     let query = match query {
         Ok(query) => query,
-        Err(e) => return failed(e),
+        Err(e) => return failed(e.to_string()),
     };
-    let guard = state.view.load();
+    let guard = data.view.load();
     let Some(view) = guard.as_deref() else {
         return failed("no published snapshot exists yet (data_unavailable)".into());
     };

@@ -1,24 +1,36 @@
 //! The HTTP API (warp): routes, handlers, error bodies and headers.
 //!
-//! Three parts, as in warp's own examples: [`routes()`] composes filters and
-//! injects the shared state (ending in a catch-all, so no rejection escapes),
-//! [`handlers`] call one query function each and build the response,
-//! [`errors`] maps every error to the section 7 bodies. No domain decision is made here.
-//! `admission` decides, for every route, whether a request is answered
-//! 304, counted, refused or flood-guarded; `jsonrpc` holds `/mcp`'s envelopes.
-//! `conn` runs the accept loop (hyper-util) and `gate` its connection caps;
-//! `stream` answers the live record stream (SSE) and holds its caps;
-//! `stream_conn` serves a connection opened for a stream without hyper;
-//! `admin` answers the admin listener (`/metrics`, `/healthz`, `/export.json`).
+//! Rooms, from the floor up (a room uses only rooms below it; no cycle,
+//! `tests/architecture.rs` checks):
+//!
+//! - **Floor**: `responses` (content types, CORS), [`errors`] (the
+//!   section 7 bodies and the one panic guard), `jsonrpc` (`/mcp`'s
+//!   envelopes), `assets` (the bundled documents).
+//! - **Request facts**: `conditional` (validators and conditional
+//!   requests: the one `If-None-Match` matcher), `clients` (the client
+//!   key of a request).
+//! - **Admission**: `admission` decides, for every route, whether a
+//!   request is answered 304, counted, refused or flood-guarded ([`Quota`]).
+//! - **Transport**: `transport/` (the accept loop, connection caps,
+//!   deadlines, the stream's HTTP/1.1 path); it is handed the routes.
+//! - **Features**, each with its own state: [`handlers`] (the record
+//!   routes, [`Data`]), `feeds` (Atom, iCalendar), `site` (pages, badge),
+//!   `stream` (SSE), [`mcp`], `admin` (the admin listener).
+//! - **Composition**: `filters` (the request filters and the one data
+//!   chain), [`routes()`] (one function per route, each given only its
+//!   feature's state, as warp's `todos` example does), `server` (builds
+//!   the states and runs the listeners).
+//!
+//! No domain decision is made here.
 
 mod admin;
 mod admission;
 mod assets;
-mod conn;
-mod deadline;
+mod clients;
+mod conditional;
 pub mod errors;
 mod feeds;
-mod gate;
+mod filters;
 pub mod handlers;
 mod jsonrpc;
 pub mod mcp;
@@ -27,14 +39,18 @@ pub mod routes;
 mod server;
 mod site;
 mod stream;
-mod stream_conn;
+mod transport;
 
-pub use admin::ExportCache;
-pub use gate::{ConnectionLimits, MIN_HEAD_BYTES};
-pub use routes::routes;
-pub use server::{serve, AppState, ServeOptions};
-pub use site::SiteCache;
-pub use stream::{StreamLimits, StreamSlots};
+pub use admin::{Admin, ExportCache};
+pub use admission::Quota;
+pub use clients::ClientKeys;
+pub use feeds::FeedLinks;
+pub use handlers::Data;
+pub use routes::{routes, Api};
+pub use server::{serve, ServeOptions};
+pub use site::{Site, SiteCache};
+pub use stream::{StreamLimits, StreamSlots, Streams};
+pub use transport::{ConnectionLimits, MIN_HEAD_BYTES};
 
 #[cfg(test)]
 mod tests;

@@ -1,150 +1,54 @@
-//! Route composition: which filter chain answers which method and path.
+//! Route composition: which filter chain answers which method and path,
+//! and which part of the server's state each one is given ([`Api`]).
+//! One function per route; [`routes`] only puts them in order.
 
 use std::convert::Infallible;
-use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::net::{IpAddr, Ipv4Addr};
+use std::path::PathBuf;
 use std::sync::Arc;
 
-use warp::filters::BoxedFilter;
+use warp::http::Method;
 use warp::reply::Response;
-use warp::Filter;
+use warp::{Filter, Rejection};
 
-use super::admission::{flood_guarded, Conditionals};
-use super::conn::{PeerAddr, TargetForm};
+use super::admission::flood_guarded;
+use super::clients::ClientKeys;
 use super::errors::{answer_panics_async as guard, ApiError};
-use super::handlers;
-use super::server::AppState;
-use crate::limit::client::{canonical, ClientKeyPolicy, FORWARDING_HEADERS};
+use super::feeds::FeedLinks;
+use super::filters::{
+    client, conditionals, data_request, exact_path, optional_header, raw_query, read_method,
+    request_host, with,
+};
+use super::handlers::{self, Data};
+use super::site::{Site, SitePath};
+use super::stream::Streams;
+use super::transport::TargetForm;
 
-/// The raw query string, or "" when the URL has none.
-fn raw_query() -> impl Filter<Extract = (String,), Error = Infallible> + Clone {
-    warp::query::raw().or(warp::any().map(String::new)).unify()
+/// The parts of the public listener's state, each handed only to the
+/// routes that use it (as warp's `todos` example hands its database).
+#[derive(Clone, Debug)]
+pub struct Api {
+    /// The served view, the clock, the quota: every data route's.
+    pub data: Data,
+    /// How a request's client key is found.
+    pub keys: Arc<ClientKeys>,
+    /// Where the feeds' links point.
+    pub feeds: Arc<FeedLinks>,
+    /// The status page, the record pages and the badge.
+    pub site: Arc<Site>,
+    /// The record stream's places and closing signal.
+    pub streams: Arc<Streams>,
+    /// Origins allowed to call `/mcp` (requests with any other `Origin` are refused).
+    pub mcp_allowed_origins: Arc<Vec<String>>,
+    /// The data dir (`/healthz?ready=fresh` reads its sync state).
+    pub data_dir: Arc<PathBuf>,
 }
 
-fn with_state(
-    state: Arc<AppState>,
-) -> impl Filter<Extract = (Arc<AppState>,), Error = Infallible> + Clone {
-    warp::any().map(move || state.clone())
-}
-
-/// The peer address: from our accept loop ([`PeerAddr`]), or warp's own
-/// (the in-process `warp::test` requests).
-fn peer() -> impl Filter<Extract = (Option<SocketAddr>,), Error = Infallible> + Clone {
-    warp::ext::optional::<PeerAddr>()
-        .and(warp::addr::remote())
-        .map(|ours: Option<PeerAddr>, warps: Option<SocketAddr>| ours.map(|p| p.0).or(warps))
-}
-
-/// The client key of the request: the peer IP, or what a trusted proxy
-/// says in the one forwarding header the operator named.
-fn client(state: Arc<AppState>) -> BoxedFilter<(IpAddr,)> {
-    let peer_ip =
-        |peer: Option<SocketAddr>| peer.map_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED), |a| a.ip());
-    // Our accept loop computes the key once per request, from the peer and
-    // the one forwarding header a trusted proxy sets (the access log names
-    // it too), so no route clones the headers to find it. In-process
-    // `warp::test` requests have no such key: they are keyed by their peer.
-    warp::ext::optional::<ClientKey>()
-        .and(peer())
-        .map(move |key: Option<ClientKey>, peer: Option<SocketAddr>| {
-            key.map_or_else(
-                || state.client_keys.client_key(peer_ip(peer), None),
-                |k| k.0,
-            )
-        })
-        .boxed()
-}
-
-/// The conditional headers, read once by the accept loop; in-process
-/// `warp::test` requests (no accept loop) have none.
-fn conditionals() -> impl Filter<Extract = (Conditionals,), Error = Infallible> + Clone {
-    warp::ext::optional::<Conditionals>().map(Option::unwrap_or_default)
-}
-
-/// The client key of a request, computed once by the accept loop and
-/// carried as a request extension.
-#[derive(Clone, Copy, Debug)]
-pub(super) struct ClientKey(pub IpAddr);
-
-/// The key of a request from `peer` with `headers`: every line of the
-/// policy's one header, joined in order (a proxy may add a line instead of
-/// appending to the existing one).
-pub(super) fn client_key_of(
-    keys: &ClientKeyPolicy,
-    peer: IpAddr,
-    headers: &warp::http::HeaderMap,
-) -> IpAddr {
-    let parts: Vec<&str> = headers
-        .get_all(keys.header.name())
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .collect();
-    let value = (!parts.is_empty()).then(|| parts.join(", "));
-    keys.client_key(peer, value.as_deref())
-}
-
-/// The client key of a request, for the quota and the access log alike:
-/// the key the quota uses (what a trusted
-/// proxy vouched for, IPv6 by its prefix), so an operator can tell who got
-/// a 429. A peer that sends forwarding headers without being trusted is
-/// warned about once: it is usually a proxy the operator forgot to trust,
-/// and every client behind it then shares one quota.
-pub(super) fn request_client_key(
-    state: &AppState,
-    peer: IpAddr,
-    headers: &warp::http::HeaderMap,
-) -> IpAddr {
-    let peer = canonical(peer);
-    let keys = &state.client_keys;
-    if keys.trusts(peer) {
-        return client_key_of(keys, peer, headers);
-    }
-    let sent = FORWARDING_HEADERS
-        .iter()
-        .find(|name| headers.contains_key(**name));
-    if let Some(name) = sent.filter(|_| state.untrusted_forwarders.first_time(peer)) {
-        tracing::warn!(
-            "peer {peer} sends {name} but is not a trusted proxy, so every client behind it shares one quota; \
-             if it is your proxy, add it with --trust-proxy (and name its header with --client-ip-header)"
-        );
-    }
-    keys.client_key(peer, None)
-}
-
-/// A header as text, or `None` when absent or not visible ASCII (never a rejection).
-fn optional_header(
-    name: &'static str,
-) -> impl Filter<Extract = (Option<String>,), Error = Infallible> + Clone {
-    warp::header::optional::<String>(name)
-        .or(warp::any().map(|| None))
-        .unify()
-}
-
-/// The request's authority (`Host`, or HTTP/2's `:authority`) as text;
-/// `None` when absent, unreadable or contradictory (never a rejection).
-fn request_host() -> impl Filter<Extract = (Option<String>,), Error = Infallible> + Clone {
-    warp::host::optional()
-        .map(|host: Option<warp::host::Authority>| host.map(|h| h.as_str().to_owned()))
-        .or(warp::any().map(|| None))
-        .unify()
-}
-
-/// GET or HEAD (hyper drops the body of a HEAD answer).
-fn read_method() -> impl Filter<Extract = (), Error = warp::Rejection> + Clone {
-    warp::get().or(warp::head()).unify()
-}
-
-/// Rejects a path with a trailing slash (`/openapi/v1/records/`), which
-/// `warp::path!` would otherwise accept: paths are exact.
-fn exact_path() -> impl Filter<Extract = (), Error = warp::Rejection> + Clone {
-    warp::path::full()
-        .and_then(|path: warp::path::FullPath| async move {
-            if path.as_str().len() > 1 && path.as_str().ends_with('/') {
-                Err(warp::reject::not_found())
-            } else {
-                Ok(())
-            }
-        })
-        .untuple_one()
+/// A route: what a path answers, or a rejection for the next route.
+trait Route: Filter<Extract = (Response,), Error = Rejection> + Clone + Send + Sync + 'static {}
+impl<F: Filter<Extract = (Response,), Error = Rejection> + Clone + Send + Sync + 'static> Route
+    for F
+{
 }
 
 /// The REST 500 of a handler that panicked.
@@ -153,134 +57,225 @@ fn internal() -> Response {
 }
 
 /// Every route of the server (the access log is written around it, in
-/// `conn`). The chain ends in a
-/// catch-all that answers 404/405, so its error type is `Infallible`: the
-/// compiler proves no rejection escapes without a section 7 body, which
-/// makes a `recover` step unnecessary.
+/// the transport). The chain ends in a catch-all that answers 404/405, so
+/// its error type is `Infallible`: the compiler proves no rejection
+/// escapes without a section 7 body, which makes a `recover` step
+/// unnecessary.
 ///
 /// Two guards wrap every answer: each handler runs under `guard` (a panic
 /// is a 500), and every answer the quota did not decide passes the flood
-/// guard (`admission::flood_guarded`), whichever route produced it.
+/// guard ([`flood_guarded`]), whichever route produced it.
 pub fn routes(
-    state: Arc<AppState>,
+    api: &Api,
 ) -> impl Filter<Extract = (impl warp::Reply,), Error = Infallible> + Clone + Send + Sync + 'static
 {
-    let latest = warp::path!("openapi" / "v1" / "records" / "latest")
-        .and(read_method())
-        .and(raw_query())
-        .and(client(state.clone()))
-        .and(conditionals())
-        .and(with_state(state.clone()))
-        .and_then(|query, client, conditionals, state| {
-            guard(
-                internal,
-                handlers::latest(query, client, conditionals, state),
-            )
-        });
-    let list = warp::path!("openapi" / "v1" / "records")
-        .and(read_method())
-        .and(raw_query())
-        .and(client(state.clone()))
-        .and(conditionals())
-        .and(with_state(state.clone()))
-        .and_then(|query, client, conditionals, state| {
-            guard(internal, handlers::list(query, client, conditionals, state))
-        });
-    let stream = warp::path!("openapi" / "v1" / "records" / "stream")
+    let named = latest(api)
+        .or(list(api))
+        .unify()
+        .or(stream(api))
+        .unify()
+        .or(atom(api))
+        .unify()
+        .or(ics(api))
+        .unify()
+        .or(fixed(api))
+        .unify()
+        .or(healthz(api))
+        .unify()
+        .or(status_feed(api))
+        .unify()
+        .or(badge(api))
+        .unify()
+        .or(preflight())
+        .unify()
+        .or(mcp_post(api))
+        .unify()
+        .or(mcp_other())
+        .unify();
+    let root = warp::path::end().map(|| ApiError::NotFound.response());
+    let unrouted =
+        warp::path::full().map(|path: warp::path::FullPath| handlers::unrouted(path.as_str()));
+    // CONNECT and other targets that are not a path come before any path
+    // is read; the pages' paths end in `/` or hold an encoded id, so they
+    // come before the exact paths of the API.
+    let answered = connect()
+        .or(odd_target())
+        .unify()
+        .or(site(api))
+        .unify()
+        .or(root)
+        .unify()
+        .or(exact_path().and(named))
+        .unify()
+        .or(unrouted)
+        .unify();
+    let quota = api.data.quota.clone();
+    // `client` never rejects; the fallback only tells the compiler so.
+    let client_key = client(api.keys.clone())
+        .or(warp::any().map(|| IpAddr::V4(Ipv4Addr::UNSPECIFIED)))
+        .unify();
+    client_key
+        .and(answered)
+        .map(move |ip: IpAddr, response: Response| flood_guarded(&quota, ip, response))
+}
+
+/// `GET /openapi/v1/records/latest`.
+fn latest(api: &Api) -> impl Route {
+    warp::path!("openapi" / "v1" / "records" / "latest")
+        .and(data_request(api.keys.clone()))
+        .and(with(api.data.clone()))
+        .and_then(|request, data| guard(internal, handlers::latest(request, data)))
+}
+
+/// `GET /openapi/v1/records`.
+fn list(api: &Api) -> impl Route {
+    warp::path!("openapi" / "v1" / "records")
+        .and(data_request(api.keys.clone()))
+        .and(with(api.data.clone()))
+        .and_then(|request, data| guard(internal, handlers::list(request, data)))
+}
+
+/// `GET /openapi/v1/records/stream`.
+fn stream(api: &Api) -> impl Route {
+    warp::path!("openapi" / "v1" / "records" / "stream")
         .and(read_method())
         .and(raw_query())
         .and(optional_header("last-event-id"))
-        .and(client(state.clone()))
-        .and(with_state(state.clone()))
-        .and_then(|query, last_event_id, client, state| {
-            guard(
-                internal,
-                super::stream::stream(query, last_event_id, client, state),
-            )
-        });
-    let status_feed = warp::path!("api" / "status.json")
-        .and(read_method())
-        .and(conditionals())
-        .and(with_state(state.clone()))
-        .and_then(|conditionals, state| {
-            guard(internal, async move {
-                handlers::status_feed(conditionals, state)
-            })
-        });
-    let atom = warp::path!("openapi" / "v1" / "records.atom")
-        .and(read_method())
-        .and(raw_query())
+        .and(client(api.keys.clone()))
+        .and(with(api.data.clone()))
+        .and(with(api.streams.clone()))
+        .and_then(
+            |query, last_event_id, client, data, streams: Arc<Streams>| {
+                guard(internal, async move {
+                    super::stream::stream(query, last_event_id, client, data, &streams).await
+                })
+            },
+        )
+}
+
+/// `GET /openapi/v1/records.atom`.
+fn atom(api: &Api) -> impl Route {
+    warp::path!("openapi" / "v1" / "records.atom")
+        .and(data_request(api.keys.clone()))
         .and(request_host())
-        .and(client(state.clone()))
-        .and(conditionals())
-        .and(with_state(state.clone()))
-        .and_then(|query, host, client, conditionals, state| {
-            guard(
-                internal,
-                super::feeds::atom(query, host, client, conditionals, state),
-            )
-        });
-    let ics = warp::path!("openapi" / "v1" / "records.ics")
-        .and(read_method())
-        .and(raw_query())
-        .and(client(state.clone()))
-        .and(conditionals())
-        .and(with_state(state.clone()))
-        .and_then(|query, client, conditionals, state| {
-            guard(
-                internal,
-                super::feeds::ics(query, client, conditionals, state),
-            )
-        });
-    let fixed = |respond: fn() -> Response| move || guard(internal, async move { respond() });
+        .and(with(api.data.clone()))
+        .and(with(api.feeds.clone()))
+        .and_then(|request, host, data, links: Arc<FeedLinks>| {
+            guard(internal, async move {
+                super::feeds::atom(request, host, data, &links).await
+            })
+        })
+}
+
+/// `GET /openapi/v1/records.ics`.
+fn ics(api: &Api) -> impl Route {
+    warp::path!("openapi" / "v1" / "records.ics")
+        .and(data_request(api.keys.clone()))
+        .and(with(api.data.clone()))
+        .and(with(api.feeds.clone()))
+        .and_then(|request, data, links: Arc<FeedLinks>| {
+            guard(internal, async move {
+                super::feeds::ics(request, data, &links).await
+            })
+        })
+}
+
+/// The fixed documents: `openapi.json`, the docs page, the skill file.
+fn fixed(_api: &Api) -> impl Route {
+    let document = |respond: fn() -> Response| move || guard(internal, async move { respond() });
     let openapi = warp::path!("openapi" / "v1" / "openapi.json")
         .and(read_method())
-        .and_then(fixed(handlers::openapi));
+        .and_then(document(handlers::openapi));
     let docs = warp::path!("openapi" / "v1" / "docs")
         .and(read_method())
-        .and_then(fixed(handlers::docs));
+        .and_then(document(handlers::docs));
     let skill = warp::path!("openapi" / "v1" / "skill.md")
         .and(read_method())
-        .and_then(fixed(handlers::skill));
-    let healthz = warp::path!("healthz")
+        .and_then(document(handlers::skill));
+    openapi.or(docs).unify().or(skill).unify()
+}
+
+/// `GET /healthz`.
+fn healthz(api: &Api) -> impl Route {
+    warp::path!("healthz")
         .and(read_method())
         .and(raw_query())
-        .and(with_state(state.clone()))
-        .and_then(|query: String, state| {
-            guard(internal, async move { handlers::healthz(&query, state) })
-        });
-    let preflight = warp::options()
+        .and(with(api.data.clone()))
+        .and(with(api.data_dir.clone()))
+        .and_then(|query: String, data: Data, data_dir: Arc<PathBuf>| {
+            guard(internal, async move {
+                handlers::healthz(&query, &data, &data_dir)
+            })
+        })
+}
+
+/// `GET /api/status.json`.
+fn status_feed(api: &Api) -> impl Route {
+    warp::path!("api" / "status.json")
+        .and(read_method())
+        .and(conditionals())
+        .and(with(api.data.clone()))
+        .and_then(|conditionals, data: Data| {
+            guard(internal, async move {
+                handlers::status_feed(conditionals, &data.view)
+            })
+        })
+}
+
+/// `GET /openapi/v1/badge.json`.
+fn badge(api: &Api) -> impl Route {
+    warp::path!("openapi" / "v1" / "badge.json")
+        .and(read_method())
+        .and(conditionals())
+        .and(with(api.data.clone()))
+        .and(with(api.site.clone()))
+        .and_then(|conditionals, data: Data, site: Arc<Site>| {
+            guard(internal, async move {
+                super::site::badge(&data, &site, &conditionals)
+            })
+        })
+}
+
+/// `OPTIONS` on a known path: the CORS preflight.
+fn preflight() -> impl Route {
+    warp::options()
         .and(warp::path::full())
         .and(optional_header("access-control-request-headers"))
         .and_then(
             |path: warp::path::FullPath, request_headers: Option<String>| async move {
-                if handlers::KNOWN_PATHS.contains(&path.as_str()) {
-                    let Ok(response) =
-                        guard(
-                            internal,
-                            async move { handlers::preflight(request_headers) },
-                        )
-                        .await;
-                    Ok(response)
-                } else {
-                    Err(warp::reject::not_found())
+                if !handlers::KNOWN_PATHS.contains(&path.as_str()) {
+                    return Err(warp::reject::not_found());
                 }
+                let Ok(response) = guard(
+                    internal,
+                    async move { handlers::preflight(request_headers) },
+                )
+                .await;
+                Ok(response)
             },
-        );
-    // MCP: POST with a body of at most 64 KiB, with or without a
-    // Content-Length (chunked HTTP/1.1, HTTP/2); any other method gets its
-    // own 405 or preflight.
-    let mcp_state = state.clone();
-    let mcp_post = warp::path!("mcp")
+        )
+}
+
+/// `POST /mcp` with a body of at most 64 KiB, with or without a
+/// Content-Length (chunked HTTP/1.1, HTTP/2).
+fn mcp_post(api: &Api) -> impl Route {
+    warp::path!("mcp")
         .and(warp::post())
         .and(optional_header("content-length"))
         .and(warp::body::stream())
-        .and(client(state.clone()))
+        .and(client(api.keys.clone()))
         .and(warp::header::headers_cloned())
         .and(optional_header("mcp-protocol-version"))
+        .and(with(api.data.clone()))
+        .and(with(api.mcp_allowed_origins.clone()))
         .and_then(
-            move |length, body, ip, headers: warp::http::HeaderMap, version| {
-                let state = mcp_state.clone();
+            |length,
+             body,
+             ip,
+             headers: warp::http::HeaderMap,
+             version,
+             data: Data,
+             allowed: Arc<Vec<String>>| {
                 // Every Origin line, raw: an unreadable one is refused, never taken as absent.
                 let origins: Vec<_> = headers.get_all("origin").iter().cloned().collect();
                 async move {
@@ -292,73 +287,80 @@ pub fn routes(
                         let body = body.clone();
                         move || super::mcp::internal_error(&body)
                     };
-                    guard(
-                        on_panic,
-                        super::mcp::handle(state, ip, origins, version, body),
-                    )
-                    .await
+                    let answer = async move {
+                        super::mcp::handle(&data, &allowed, ip, origins, version, body).await
+                    };
+                    guard(on_panic, answer).await
                 }
             },
-        );
-    let mcp_other = warp::path!("mcp")
+        )
+}
+
+/// `/mcp` with any other method: its own 405 or preflight.
+fn mcp_other() -> impl Route {
+    warp::path!("mcp")
         .and(warp::method())
         .and(optional_header("access-control-request-headers"))
         .and_then(|method, request_headers| {
             guard(super::mcp::internal_error_without_id, async move {
                 handlers::mcp_not_post(method, request_headers)
             })
-        });
-    // CONNECT (whose authority-form target has no path for warp to read),
-    // other targets that are not a path, and the bare root are answered
-    // before any path is read.
-    let connect = warp::method().and_then(|method: warp::http::Method| async move {
-        if method == warp::http::Method::CONNECT {
+        })
+}
+
+/// CONNECT (whose authority-form target has no path for warp to read): 405.
+fn connect() -> impl Route {
+    warp::method().and_then(|method: Method| async move {
+        if method == Method::CONNECT {
             Ok(ApiError::MethodNotAllowed.response())
         } else {
             Err(warp::reject::not_found())
         }
-    });
-    // Targets that are not a path: `OPTIONS *` asks about the server as a
-    // whole (the preflight answer); anything else is a 400.
-    let odd_target = warp::ext::optional::<TargetForm>()
+    })
+}
+
+/// Targets that are not a path: `OPTIONS *` asks about the server as a
+/// whole (the preflight answer); anything else is a 400.
+fn odd_target() -> impl Route {
+    warp::ext::optional::<TargetForm>()
         .and(warp::method())
-        .and_then(
-            |form: Option<TargetForm>, method: warp::http::Method| async move {
-                match (form, method) {
-                    (None, _) => Err(warp::reject::not_found()),
-                    (Some(TargetForm::Asterisk), warp::http::Method::OPTIONS) => {
-                        Ok(handlers::preflight(None))
-                    }
-                    (Some(_), _) => Ok(ApiError::BadTarget.response()),
-                }
-            },
-        );
-    // The status page and the record pages (unless `--no-site`): their
-    // paths end in `/` or hold an encoded id, so they come before the exact
-    // paths of the API.
-    // The path is read first, so an API request is turned away before any
-    // header or query is copied.
-    let site_state = state.clone();
+        .and_then(|form: Option<TargetForm>, method: Method| async move {
+            match (form, method) {
+                (None, _) => Err(warp::reject::not_found()),
+                (Some(TargetForm::Asterisk), Method::OPTIONS) => Ok(handlers::preflight(None)),
+                (Some(_), _) => Ok(ApiError::BadTarget.response()),
+            }
+        })
+}
+
+/// The status page and the record pages (unless `--no-site`). The path is
+/// read first, so an API request is turned away before any header or
+/// query is copied.
+fn site(api: &Api) -> impl Route {
+    let pages = api.site.pages;
     let site_path = warp::path::full().and_then(move |path: warp::path::FullPath| {
-        let page = super::site::SitePath::parse(path.as_str()).filter(|_| site_state.site_enabled);
+        let page = SitePath::parse(path.as_str()).filter(|_| pages);
         async move { page.ok_or_else(warp::reject::not_found) }
     });
-    let site = site_path
+    site_path
         .and(warp::method())
         .and(raw_query())
         .and(optional_header("accept-language"))
         .and(conditionals())
-        .and(with_state(state.clone()))
+        .and(with(api.data.clone()))
+        .and(with(api.site.clone()))
         .and_then(
             |page,
-             method: warp::http::Method,
+             method: Method,
              query: String,
              accept_language: Option<String>,
-             conditionals: Conditionals,
-             state: Arc<AppState>| {
+             conditionals,
+             data: Data,
+             site: Arc<Site>| {
                 guard(internal, async move {
                     super::site::answer(
-                        &state,
+                        &data,
+                        &site,
                         page,
                         &method,
                         &query,
@@ -367,64 +369,5 @@ pub fn routes(
                     )
                 })
             },
-        );
-    let badge = warp::path!("openapi" / "v1" / "badge.json")
-        .and(read_method())
-        .and(conditionals())
-        .and(with_state(state.clone()))
-        .and_then(|conditionals, state| {
-            guard(internal, async move {
-                super::site::badge(&state, &conditionals)
-            })
-        });
-    let root = warp::path::end().map(|| ApiError::NotFound.response());
-    let unrouted =
-        warp::path::full().map(|path: warp::path::FullPath| handlers::unrouted(path.as_str()));
-
-    let named = latest
-        .or(list)
-        .unify()
-        .or(stream)
-        .unify()
-        .or(atom)
-        .unify()
-        .or(ics)
-        .unify()
-        .or(openapi)
-        .unify()
-        .or(docs)
-        .unify()
-        .or(skill)
-        .unify()
-        .or(healthz)
-        .unify()
-        .or(status_feed)
-        .unify()
-        .or(badge)
-        .unify()
-        .or(preflight)
-        .unify()
-        .or(mcp_post)
-        .unify()
-        .or(mcp_other)
-        .unify();
-    let answered = connect
-        .or(odd_target)
-        .unify()
-        .or(site)
-        .unify()
-        .or(root)
-        .unify()
-        .or(exact_path().and(named))
-        .unify()
-        .or(unrouted)
-        .unify();
-    let guard_state = state.clone();
-    // `client` never rejects; the fallback only tells the compiler so.
-    let client_key = client(state)
-        .or(warp::any().map(|| IpAddr::V4(Ipv4Addr::UNSPECIFIED)))
-        .unify();
-    client_key
-        .and(answered)
-        .map(move |ip: IpAddr, response: Response| flood_guarded(&guard_state, ip, response))
+        )
 }

@@ -1,7 +1,8 @@
-//! The composition root of the server: the shared state, the reloader, the
-//! evictor and the accept loop, given a bound listener and a shutdown
-//! future (so tests bind port 0 and nothing panics on a bind failure). The
-//! quota settings live in [`crate::limit`]; the standalone republisher in
+//! The composition root of the server: it builds each feature's state
+//! ([`Api`], [`Admin`]), starts the reloader and the evictor, and runs the
+//! transport's accept loop given a bound listener and a shutdown future
+//! (so tests bind port 0 and nothing panics on a bind failure). The quota
+//! settings live in [`crate::limit`]; the standalone republisher in
 //! [`crate::standalone`], started beside the server by the CLI.
 
 use std::future::Future;
@@ -11,55 +12,18 @@ use std::sync::Arc;
 use tokio::net::TcpListener;
 
 use crate::clock::Clock;
-use crate::limit::client::ClientKeyPolicy;
 use crate::limit::flood::FloodGuard;
-use crate::limit::Limiter;
 use crate::reload::{spawn_reloader, ViewHandle, WatchMode};
 use crate::snapshot::SnapshotStore;
 
-use super::stream::{StreamLimits, StreamSlots};
-
-/// What every handler can reach.
-#[derive(Debug)]
-pub struct AppState {
-    /// The published view, swapped atomically by the reloader.
-    pub view: ViewHandle,
-    /// The clock (`/healthz` ages).
-    pub clock: Arc<dyn Clock>,
-    /// The quota.
-    pub limiter: Limiter,
-    /// How a request's client key is found.
-    pub client_keys: ClientKeyPolicy,
-    /// The burst guard of uncounted routes (`None`: off).
-    pub flood: Option<FloodGuard>,
-    /// Origins allowed to call `/mcp` (requests with any other `Origin` are refused).
-    pub mcp_allowed_origins: Vec<String>,
-    /// Untrusted peers already warned about for sending forwarding headers.
-    pub untrusted_forwarders: crate::limit::client::UntrustedForwarders,
-    /// The base of the Atom feed's links (`--public-base-url`); `None`: the request's `Host`.
-    pub public_base_url: Option<crate::model::BaseUrl>,
-    /// The open record streams and their caps.
-    pub streams: Arc<StreamSlots>,
-    /// Turns true when the server shuts down: streams end at once.
-    pub closing: tokio::sync::watch::Receiver<bool>,
-    /// The snapshots on disk (a resumed stream catches up from an older one).
-    pub snapshots: SnapshotStore,
-    /// Whether the status page and the record pages are served (`--no-site`: not).
-    pub site_enabled: bool,
-    /// The pages rendered from the served view.
-    pub site: super::site::SiteCache,
-    /// The admin listener's `/export.json` of the served snapshot.
-    pub export: super::admin::ExportCache,
-}
-
-impl AppState {
-    /// The base of the record pages the feeds link to: the configured
-    /// public base URL, while the pages are served (a base taken from a
-    /// request's `Host` is not fixed, and the feeds keep their entries).
-    pub fn record_pages(&self) -> Option<&crate::model::BaseUrl> {
-        self.public_base_url.as_ref().filter(|_| self.site_enabled)
-    }
-}
+use super::admin::Admin;
+use super::admission::Quota;
+use super::clients::ClientKeys;
+use super::feeds::FeedLinks;
+use super::handlers::Data;
+use super::routes::{routes, Api};
+use super::site::Site;
+use super::stream::{StreamLimits, StreamSlots, Streams};
 
 /// How to run the server.
 #[derive(Debug, Clone)]
@@ -73,7 +37,7 @@ pub struct ServeOptions {
     /// Origins allowed to call `/mcp`.
     pub mcp_allowed_origins: Vec<String>,
     /// Connection caps and timeouts.
-    pub connections: super::ConnectionLimits,
+    pub connections: super::transport::ConnectionLimits,
     /// The base of the Atom feed's links; `None`: the request's `Host`.
     pub public_base_url: Option<crate::model::BaseUrl>,
     /// Record stream caps and heartbeat.
@@ -95,7 +59,7 @@ pub async fn serve(
     options: ServeOptions,
     clock: Arc<dyn Clock>,
     shutdown: impl Future<Output = ()> + Send + 'static,
-) -> Result<(), String> {
+) -> Result<(), crate::limit::SettingError> {
     if admin.is_some() {
         // Before the reloader's first load, so it is counted too.
         crate::metrics::enable();
@@ -110,26 +74,42 @@ pub async fn serve(
         clock.clone(),
     )
     .await;
-    let state = Arc::new(AppState {
-        view,
-        clock,
+    let quota = Arc::new(Quota {
         limiter,
-        client_keys: options.limits.client_keys.clone(),
+        clock: clock.clone(),
         flood: options
             .limits
             .flood
             .map(|(rate, burst)| FloodGuard::new(rate, burst)),
-        mcp_allowed_origins: options.mcp_allowed_origins.clone(),
-        untrusted_forwarders: Default::default(),
-        public_base_url: options.public_base_url.clone(),
-        streams: Arc::new(StreamSlots::new(options.streams)),
-        closing: closing_rx,
-        snapshots: SnapshotStore::new(&options.data_dir),
-        site_enabled: options.site,
-        site: Default::default(),
-        export: Default::default(),
     });
-    let evictor = tokio::spawn(evict_idle(state.clone()));
+    let data = Data {
+        view,
+        clock,
+        quota: quota.clone(),
+    };
+    let slots = Arc::new(StreamSlots::new(options.streams));
+    let snapshots = SnapshotStore::new(&options.data_dir);
+    let api = Api {
+        data: data.clone(),
+        keys: Arc::new(ClientKeys::new(options.limits.client_keys.clone())),
+        feeds: Arc::new(FeedLinks {
+            public_base_url: options.public_base_url.clone(),
+            record_pages: options.public_base_url.clone().filter(|_| options.site),
+        }),
+        site: Arc::new(Site {
+            pages: options.site,
+            public_base_url: options.public_base_url.clone(),
+            cache: Default::default(),
+        }),
+        streams: Arc::new(Streams {
+            slots: slots.clone(),
+            closing: closing_rx.clone(),
+            snapshots: snapshots.clone(),
+        }),
+        mcp_allowed_origins: Arc::new(options.mcp_allowed_origins.clone()),
+        data_dir: Arc::new(options.data_dir.clone()),
+    };
+    let evictor = tokio::spawn(evict_idle(quota));
     // Streams never end by themselves: on shutdown they are told to, so
     // the accept loop's drain waits only for ordinary requests.
     let shutdown = async move {
@@ -137,13 +117,20 @@ pub async fn serve(
         let _ = closing_tx.send(true);
     };
     let admin = admin.map(|listener| {
-        let mut closing = state.closing.clone();
+        let mut closing = closing_rx.clone();
         let closed = async move {
             let _ = closing.wait_for(|closing| *closing).await;
         };
-        tokio::spawn(super::admin::run(listener, state.clone(), closed))
+        let state = Arc::new(Admin {
+            data,
+            snapshots,
+            streams: slots,
+            export: Default::default(),
+        });
+        tokio::spawn(super::admin::run(listener, state, closed))
     });
-    super::conn::run(listener, state, options.connections, shutdown).await;
+    let service = warp::service(routes(&api));
+    super::transport::run(listener, service, api.keys, options.connections, shutdown).await;
     if let Some(admin) = admin {
         let _ = admin.await;
     }
@@ -153,15 +140,9 @@ pub async fn serve(
 }
 
 /// Keeps quota memory bounded by the clients active in the last window.
-async fn evict_idle(state: Arc<AppState>) {
+async fn evict_idle(quota: Arc<Quota>) {
     loop {
         tokio::time::sleep(EVICT_INTERVAL).await;
-        if let Limiter::Memory(memory) = &state.limiter {
-            let left = memory.evict_idle(state.clock.now());
-            tracing::debug!(clients = left, "evicted idle quota entries");
-        }
-        if let Some(flood) = &state.flood {
-            flood.evict_idle();
-        }
+        quota.evict_idle();
     }
 }

@@ -9,17 +9,17 @@
 //! countdown move with the clock), so a request copies bytes.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
 use bytes::Bytes;
 use warp::http::{header, HeaderValue, StatusCode};
 use warp::reply::Response;
 
-use super::admission::{rest_uncounted, Conditionals};
+use super::conditional::{rest_uncounted, Conditionals};
 use super::errors::ApiError;
-use super::server::AppState;
+use super::handlers::Data;
 use crate::model::BaseUrl;
-use crate::query::{KindFilter, PublishedView};
+use crate::query::{parse_latest_query, KindFilter, PublishedView};
 use crate::site::html::{self, PageContext};
 use crate::site::i18n::Lang;
 use crate::site::verdict::Trust;
@@ -41,6 +41,18 @@ struct Kept {
     minute: i64,
     body: Bytes,
     etag: Bytes,
+}
+
+/// The human side's state: whether the pages are served, the base of
+/// their links, and what was rendered of the served view.
+#[derive(Debug, Default)]
+pub struct Site {
+    /// Whether the status page and the record pages are served (`--no-site`: not; the badge is).
+    pub pages: bool,
+    /// The base of the pages' links (`--public-base-url`); `None`: a relative base.
+    pub public_base_url: Option<BaseUrl>,
+    /// The pages rendered from the served view.
+    pub cache: SiteCache,
 }
 
 /// The rendered pages of the served view.
@@ -123,7 +135,8 @@ impl SitePath {
 
 /// Answers a site path for `method` (GET and HEAD; 405 otherwise).
 pub(crate) fn answer(
-    state: &Arc<AppState>,
+    data: &Data,
+    site: &Site,
     path: SitePath,
     method: &warp::http::Method,
     raw_query: &str,
@@ -144,9 +157,10 @@ pub(crate) fn answer(
         _ => (Lang::negotiate(accept_language), true),
     };
     let filter = match &path {
-        SitePath::Index(_) => match index_filter(raw_query) {
-            Ok(filter) => filter,
-            Err(problem) => return text(StatusCode::BAD_REQUEST, problem),
+        // `?kind=` under the API's own query rules (`/records/latest`'s).
+        SitePath::Index(_) => match parse_latest_query(raw_query) {
+            Ok(query) => query.kind,
+            Err(problem) => return text(StatusCode::BAD_REQUEST, problem.to_string()),
         },
         _ if !raw_query.is_empty() => {
             return text(
@@ -156,11 +170,11 @@ pub(crate) fn answer(
         }
         _ => KindFilter::All,
     };
-    let Some(view) = state.view.load_full() else {
+    let Some(view) = data.view.load_full() else {
         return ApiError::DataUnavailable.response();
     };
-    let now = state.clock.now();
-    let base = state
+    let now = data.clock.now();
+    let base = site
         .public_base_url
         .clone()
         .unwrap_or_else(|| BaseUrl::from_host(None));
@@ -182,7 +196,7 @@ pub(crate) fn answer(
         },
         _ => PageKey::Index(lang, filter),
     };
-    let kept = state.site.get(&view, key, minute, || match key {
+    let kept = site.cache.get(&view, key, minute, || match key {
         PageKey::Record(_, index) => html::record_page(&ctx, index),
         _ => html::index(&ctx, filter),
     });
@@ -203,29 +217,6 @@ fn with_page_headers(mut response: Response, lang: Lang, negotiated: bool) -> Re
         headers.insert(header::VARY, HeaderValue::from_static("Accept-Language"));
     }
     response
-}
-
-/// `?kind=` of the status page: `all` (the default), `reset_scheduled`,
-/// `reset_completed`; nothing else.
-fn index_filter(raw_query: &str) -> Result<KindFilter, String> {
-    let mut filter = None;
-    for pair in raw_query.split('&').filter(|p| !p.is_empty()) {
-        match pair.split_once('=') {
-            Some(("kind", value)) if filter.is_none() => {
-                filter = Some(KindFilter::parse(value).ok_or_else(|| {
-                    format!("kind: expected all, reset_scheduled or reset_completed, got {value:?}")
-                })?);
-            }
-            Some(("kind", _)) => return Err("kind: given more than once".to_owned()),
-            _ => {
-                return Err(format!(
-                    "unknown query parameter {:?}: the status page takes only kind",
-                    pair.split('=').next().unwrap_or_default()
-                ))
-            }
-        }
-    }
-    Ok(filter.unwrap_or(KindFilter::All))
 }
 
 /// An HTML page under the pages' Content-Security-Policy.
@@ -271,12 +262,12 @@ fn redirect(to: &str) -> Response {
 }
 
 /// `GET /openapi/v1/badge.json`.
-pub(crate) fn badge(state: &Arc<AppState>, conditionals: &Conditionals) -> Response {
-    let Some(view) = state.view.load_full() else {
+pub(crate) fn badge(data: &Data, site: &Site, conditionals: &Conditionals) -> Response {
+    let Some(view) = data.view.load_full() else {
         return ApiError::DataUnavailable.response();
     };
-    let now = state.clock.now();
-    let kept = state.site.get(
+    let now = data.clock.now();
+    let kept = site.cache.get(
         &view,
         PageKey::Badge,
         now.as_millis().div_euclid(60_000),

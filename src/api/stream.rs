@@ -20,8 +20,8 @@ use warp::reply::{Reply, Response};
 
 use super::admission::rest_counted;
 use super::errors::ApiError;
+use super::handlers::Data;
 use super::responses::cors;
-use super::server::AppState;
 use crate::live::{self, LiveEvent, Step, ViewSwap};
 use crate::query::{parse_latest_query, KindFilter};
 use crate::reload::ViewHandle;
@@ -115,26 +115,39 @@ impl Drop for StreamSlot {
     }
 }
 
+/// What the record stream needs beside the served data: its places, the
+/// server's closing signal, and the snapshots a resumed stream catches up from.
+#[derive(Debug)]
+pub struct Streams {
+    /// The open streams and their caps.
+    pub slots: Arc<StreamSlots>,
+    /// Turns true when the server shuts down: streams end at once.
+    pub closing: tokio::sync::watch::Receiver<bool>,
+    /// The snapshots on disk (a resumed stream catches up from an older one).
+    pub snapshots: SnapshotStore,
+}
+
 /// `GET /openapi/v1/records/stream?kind=`; `last_event_id` is the
 /// `Last-Event-ID` header of a reconnecting client.
 pub(crate) async fn stream(
     raw_query: String,
     last_event_id: Option<String>,
     client: IpAddr,
-    state: Arc<AppState>,
+    data: Data,
+    streams: &Streams,
 ) -> Response {
-    let slot = match state.streams.acquire(client) {
+    let slot = match streams.slots.acquire(client) {
         Ok(slot) => slot,
         Err(refused) => return refused.response(),
     };
-    rest_counted(&state, client, || {
+    rest_counted(&data.quota, client, || {
         let kind = match parse_latest_query(&raw_query) {
             Ok(query) => query.kind,
             Err(e) => return ApiError::InvalidQuery(e.to_string()).response(),
         };
         // Subscribe before reading the view: no swap falls between the two.
-        let receiver = state.view.live().subscribe();
-        let Some(view) = state.view.load_full() else {
+        let receiver = data.view.live().subscribe();
+        let Some(view) = data.view.load_full() else {
             return ApiError::DataUnavailable.response();
         };
         let resume = last_event_id.map(|id| id.trim().parse::<u64>().map_err(|_| id));
@@ -143,12 +156,12 @@ pub(crate) async fn stream(
             receiver,
             at: view.generation(),
             kind,
-            view: state.view.clone(),
+            view: data.view.clone(),
             pending: VecDeque::from([first]),
-            resume: resume.map(|r| (r, state.snapshots.clone())),
+            resume: resume.map(|r| (r, streams.snapshots.clone())),
             _slot: slot,
         };
-        let mut closing = state.closing.clone();
+        let mut closing = streams.closing.clone();
         let closed = async move {
             let _ = closing.wait_for(|closing| *closing).await;
         };
@@ -156,7 +169,7 @@ pub(crate) async fn stream(
             .map(|event| Ok::<_, std::convert::Infallible>(to_sse(event)))
             .take_until(closed);
         let stream = warp::sse::keep_alive()
-            .interval(state.streams.limits().heartbeat)
+            .interval(streams.slots.limits().heartbeat)
             .stream(stream);
         let mut response = warp::sse::reply(stream).into_response();
         let headers = response.headers_mut();

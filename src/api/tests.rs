@@ -4,9 +4,8 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use super::{routes, AppState};
+use super::{routes, Api, Data, Quota, StreamSlots, Streams};
 use crate::clock::{Clock, ManualClock};
-use crate::limit::client::ClientKeyPolicy;
 use crate::limit::{Limiter, MemoryLimiter, QuotaPolicy};
 use crate::model::Timestamp;
 use crate::reload::ViewHandle;
@@ -15,33 +14,37 @@ fn at(text: &str) -> Timestamp {
     Timestamp::parse(text).unwrap()
 }
 
-fn state(clock: Arc<ManualClock>) -> Arc<AppState> {
-    Arc::new(AppState {
-        view: ViewHandle::default(),
-        clock: clock as Arc<dyn Clock>,
+fn state(clock: Arc<ManualClock>) -> Api {
+    let clock = clock as Arc<dyn Clock>;
+    let quota = Quota {
         limiter: Limiter::Memory(MemoryLimiter::new(QuotaPolicy::default())),
-        client_keys: ClientKeyPolicy::default(),
+        clock: clock.clone(),
         flood: None,
-        mcp_allowed_origins: Vec::new(),
-        untrusted_forwarders: Default::default(),
-        public_base_url: None,
-        streams: Arc::new(super::stream::StreamSlots::new(Default::default())),
-        closing: tokio::sync::watch::channel(false).1,
-        snapshots: crate::snapshot::SnapshotStore::new(std::path::Path::new("/nonexistent")),
-        site_enabled: true,
+    };
+    Api {
+        data: Data {
+            view: ViewHandle::default(),
+            clock,
+            quota: Arc::new(quota),
+        },
+        keys: Default::default(),
+        feeds: Default::default(),
         site: Default::default(),
-        export: Default::default(),
-    })
+        streams: Arc::new(Streams {
+            slots: Arc::new(StreamSlots::new(Default::default())),
+            closing: tokio::sync::watch::channel(false).1,
+            snapshots: crate::snapshot::SnapshotStore::new(std::path::Path::new("/nonexistent")),
+        }),
+        mcp_allowed_origins: Default::default(),
+        data_dir: Default::default(),
+    }
 }
 
-async fn get(
-    state: &Arc<AppState>,
-    peer: &str,
-) -> (u16, Option<String>, Option<String>, Option<String>) {
+async fn get(state: &Api, peer: &str) -> (u16, Option<String>, Option<String>, Option<String>) {
     let reply = warp::test::request()
         .path("/openapi/v1/records/latest")
         .remote_addr(peer.parse::<SocketAddr>().unwrap())
-        .reply(&routes(state.clone()))
+        .reply(&routes(state))
         .await;
     let header = |name: &str| {
         reply

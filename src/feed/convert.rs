@@ -35,6 +35,53 @@ pub struct SkippedRecord {
     pub reason: String,
 }
 
+/// Why a feed item yields no record.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SkipReason {
+    /// The item does not have the shape of its kind (`event`, `heatmap source`, …).
+    #[error("unreadable {what}: {why}")]
+    Unreadable {
+        /// What the item should be.
+        what: &'static str,
+        /// The parser's words.
+        why: String,
+    },
+    /// Another item already gave this id.
+    #[error("duplicate id {0:?}: an earlier item has the same id; this later copy is dropped")]
+    Duplicate(String),
+    /// The record breaks a rule of the model.
+    #[error("{field}: {problem}")]
+    Invalid {
+        /// The field.
+        field: String,
+        /// What is wrong with it.
+        problem: String,
+    },
+    /// An event kind this version does not know.
+    #[error("unknown event kind {0:?}")]
+    UnknownKind(String),
+    /// A reset type this version does not know.
+    #[error("unknown resetType {0:?}")]
+    UnknownResetType(String),
+    /// A schedule precision this version does not know.
+    #[error("unknown schedulePrecision {0:?}")]
+    UnknownPrecision(String),
+    /// A schedule basis this version does not know.
+    #[error("unknown scheduleBasis {0:?}")]
+    UnknownBasis(String),
+    /// A schedule without a time.
+    #[error("a schedule with no effectiveAt and no window")]
+    NoScheduleTime,
+    /// A post id that is neither numeric nor `op_…` (heatmap items: numeric only).
+    #[error("post id {id:?} follows no known id scheme ({expected})")]
+    UnknownIdScheme {
+        /// The id.
+        id: String,
+        /// The schemes the item may use.
+        expected: &'static str,
+    },
+}
+
 impl fmt::Display for SkippedRecord {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.post_id {
@@ -151,7 +198,10 @@ pub fn convert_feed(value: &Value, now: Timestamp) -> Result<Converted, Document
             Err(e) => c.skip(
                 location,
                 None,
-                format!("unreadable fulfilled schedule: {e}"),
+                SkipReason::Unreadable {
+                    what: "fulfilled schedule",
+                    why: e.to_string(),
+                },
             ),
         }
     }
@@ -175,7 +225,10 @@ pub fn convert_feed(value: &Value, now: Timestamp) -> Result<Converted, Document
             Err(e) => c.skip(
                 location,
                 v.get("id").and_then(Value::as_str).map(str::to_owned),
-                format!("unreadable manual completion: {e}"),
+                SkipReason::Unreadable {
+                    what: "manual completion",
+                    why: e.to_string(),
+                },
             ),
         }
     }
@@ -212,7 +265,14 @@ pub fn convert_feed(value: &Value, now: Timestamp) -> Result<Converted, Document
             let source: HeatmapSource = match serde_json::from_value(v.clone()) {
                 Ok(source) => source,
                 Err(e) => {
-                    c.skip(location, None, format!("unreadable heatmap source: {e}"));
+                    c.skip(
+                        location,
+                        None,
+                        SkipReason::Unreadable {
+                            what: "heatmap source",
+                            why: e.to_string(),
+                        },
+                    );
                     continue;
                 }
             };
@@ -262,11 +322,11 @@ impl Converter {
         self.by_post_id.get(post_id).copied()
     }
 
-    fn skip(&mut self, location: String, post_id: Option<String>, reason: String) {
+    fn skip(&mut self, location: String, post_id: Option<String>, reason: SkipReason) {
         self.skipped.push(SkippedRecord {
             location,
             post_id,
-            reason,
+            reason: reason.to_string(),
         });
     }
 
@@ -279,7 +339,14 @@ impl Converter {
                     .pointer("/source/postId")
                     .and_then(Value::as_str)
                     .map(str::to_owned);
-                return self.skip(location, post_id, format!("unreadable event: {e}"));
+                return self.skip(
+                    location,
+                    post_id,
+                    SkipReason::Unreadable {
+                        what: "event",
+                        why: e.to_string(),
+                    },
+                );
             }
         };
         match self.by_post_id.get(&event.source.post_id) {
@@ -319,10 +386,7 @@ impl Converter {
         post_id: Option<String>,
     ) {
         if self.kept.contains(&record.id) {
-            let why = format!(
-                "duplicate id {:?}: an earlier item has the same id; this later copy is dropped",
-                record.id
-            );
+            let why = SkipReason::Duplicate(record.id);
             return self.skip(location, post_id, why);
         }
         match validate_records(std::slice::from_ref(&record)) {
@@ -330,7 +394,14 @@ impl Converter {
                 self.kept.insert(record.id.clone());
                 records.push(record);
             }
-            Err(e) => self.skip(location, post_id, format!("{}: {}", e.field, e.problem)),
+            Err(e) => self.skip(
+                location,
+                post_id,
+                SkipReason::Invalid {
+                    field: e.field.to_string(),
+                    problem: e.problem.to_string(),
+                },
+            ),
         }
     }
 
@@ -347,7 +418,7 @@ impl Converter {
                     self.skip(
                         cand.location,
                         Some(post_id),
-                        format!("unknown event kind {other:?}"),
+                        SkipReason::UnknownKind(other.to_owned()),
                     );
                     continue;
                 }
@@ -370,15 +441,17 @@ impl Converter {
     }
 }
 
-fn reset_type_of(event: &FeedEvent) -> Result<ResetType, String> {
+fn reset_type_of(event: &FeedEvent) -> Result<ResetType, SkipReason> {
     match event.reset_type.as_deref() {
         None => Ok(ResetType::Global),
-        Some(text) => ResetType::parse(text).ok_or_else(|| format!("unknown resetType {text:?}")),
+        Some(text) => {
+            ResetType::parse(text).ok_or_else(|| SkipReason::UnknownResetType(text.to_owned()))
+        }
     }
 }
 
 /// The record's id and source from the event's post id (numeric or `op_…`).
-fn id_and_source(event: &FeedEvent) -> Result<(String, Source), String> {
+fn id_and_source(event: &FeedEvent) -> Result<(String, Source), SkipReason> {
     let id = event.source.post_id.clone();
     match id_scheme(&id) {
         Some(IdScheme::Post) if !id.starts_with("seed:") => {
@@ -404,14 +477,15 @@ fn id_and_source(event: &FeedEvent) -> Result<(String, Source), String> {
             let source = Source::operator_note(&id);
             Ok((id, source))
         }
-        _ => Err(format!(
-            "post id {id:?} follows no known id scheme (numeric or op_…)"
-        )),
+        _ => Err(SkipReason::UnknownIdScheme {
+            id,
+            expected: "numeric or op_…",
+        }),
     }
 }
 
 /// Rule 1.
-fn completion_record(event: &FeedEvent) -> Result<Record, String> {
+fn completion_record(event: &FeedEvent) -> Result<Record, SkipReason> {
     let (id, source) = id_and_source(event)?;
     Ok(Record {
         id,
@@ -439,12 +513,12 @@ fn schedule_record(
     cand: &Candidate,
     fulfilment: Option<&Fulfilment>,
     now: Timestamp,
-) -> Result<Record, String> {
+) -> Result<Record, SkipReason> {
     let event = &cand.event;
     let (id, source) = id_and_source(event)?;
     let precision = match event.schedule_precision.as_deref() {
         Some(text) => SchedulePrecision::parse(text)
-            .ok_or_else(|| format!("unknown schedulePrecision {text:?}"))?,
+            .ok_or_else(|| SkipReason::UnknownPrecision(text.to_owned()))?,
         None => match event.effective_at {
             Some(at) if is_los_angeles_midnight(at) => SchedulePrecision::Date,
             _ => SchedulePrecision::Datetime,
@@ -452,7 +526,7 @@ fn schedule_record(
     };
     let basis = match event.schedule_basis.as_deref() {
         Some(text) => {
-            ScheduleBasis::parse(text).ok_or_else(|| format!("unknown scheduleBasis {text:?}"))?
+            ScheduleBasis::parse(text).ok_or_else(|| SkipReason::UnknownBasis(text.to_owned()))?
         }
         None => ScheduleBasis::Explicit,
     };
@@ -466,7 +540,7 @@ fn schedule_record(
             start_at: at,
             end_at: at,
         },
-        (None, None) => return Err("a schedule with no effectiveAt and no window".into()),
+        (None, None) => return Err(SkipReason::NoScheduleTime),
     };
     let mut record = Record {
         id,
@@ -507,12 +581,13 @@ fn manual_record(entry: &ManualCompletion, reset_type: ResetType) -> Record {
 }
 
 /// Rule 7: heatmap-only history.
-fn heatmap_record(source: &HeatmapSource) -> Result<Record, String> {
+fn heatmap_record(source: &HeatmapSource) -> Result<Record, SkipReason> {
     let id = source.post_id.clone();
     if id_scheme(&id) != Some(IdScheme::Post) || id.starts_with("seed:") {
-        return Err(format!(
-            "post id {id:?} follows no known id scheme (numeric)"
-        ));
+        return Err(SkipReason::UnknownIdScheme {
+            id,
+            expected: "numeric",
+        });
     }
     // The handle is the first path segment of https://x.com/HANDLE/status/ID.
     let handle = source
@@ -525,7 +600,7 @@ fn heatmap_record(source: &HeatmapSource) -> Result<Record, String> {
     let reset_type = match source.reset_type.as_deref() {
         None => ResetType::Global,
         Some(text) => {
-            ResetType::parse(text).ok_or_else(|| format!("unknown resetType {text:?}"))?
+            ResetType::parse(text).ok_or_else(|| SkipReason::UnknownResetType(text.to_owned()))?
         }
     };
     Ok(Record {

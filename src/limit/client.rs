@@ -8,6 +8,8 @@
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
+use super::SettingError;
+
 /// An address range (`10.0.0.0/8`, `2001:db8::/32`, or a bare address).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Cidr {
@@ -19,8 +21,8 @@ impl Cidr {
     /// Parses `ADDR/LEN` or a bare address, as a range of trusted proxies:
     /// a range that holds every address (`0.0.0.0/0`, `::/0`) is refused,
     /// since trusting it lets every client choose its own quota key.
-    pub fn parse(text: &str) -> Result<Self, String> {
-        let fail = || format!("{text:?} is not an address range like 10.0.0.0/8 or 2001:db8::/32");
+    pub fn parse(text: &str) -> Result<Self, SettingError> {
+        let fail = || SettingError::Range(text.to_owned());
         let (addr, len) = match text.split_once('/') {
             Some((a, l)) => (a, Some(l)),
             None => (text, None),
@@ -37,11 +39,7 @@ impl Cidr {
             None => max,
         };
         if prefix == 0 {
-            return Err(format!(
-                "{text:?} holds every address: trusting it would let every client name its own \
-                 address in a forwarding header and so choose its own quota; list your proxies' \
-                 addresses or networks instead"
-            ));
+            return Err(SettingError::TrustsEveryone(text.to_owned()));
         }
         Ok(Self {
             network: mask(network, prefix),
@@ -107,16 +105,14 @@ pub enum ClientIpHeader {
 
 impl ClientIpHeader {
     /// Parses a header name (any case).
-    pub fn parse(text: &str) -> Result<Self, String> {
+    pub fn parse(text: &str) -> Result<Self, SettingError> {
         let name = text.trim().to_ascii_lowercase();
         let valid = !name.is_empty()
             && name
                 .bytes()
                 .all(|b| b.is_ascii_alphanumeric() || b"-_".contains(&b));
         if !valid {
-            return Err(format!(
-                "{text:?} is not a header name like x-forwarded-for, forwarded or x-real-ip"
-            ));
+            return Err(SettingError::Header(text.to_owned()));
         }
         Ok(match name.as_str() {
             "x-forwarded-for" => Self::XForwardedFor,
@@ -338,7 +334,10 @@ mod tests {
         assert!(Cidr::parse("ten").is_err());
         for everything in ["0.0.0.0/0", "::/0", "10.0.0.0/0"] {
             let refused = Cidr::parse(everything).unwrap_err();
-            assert!(refused.contains("holds every address"), "{refused}");
+            assert!(
+                refused.to_string().contains("holds every address"),
+                "{refused}"
+            );
         }
         assert!(Cidr::parse("0.0.0.0/1").is_ok());
     }

@@ -43,6 +43,44 @@ impl Default for QuotaPolicy {
     }
 }
 
+/// A quota setting that cannot be used; each names the text it was given
+/// (a Redis URL in its redacted form) and what is expected instead.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SettingError {
+    /// Not `N/SECONDS`.
+    #[error("{0:?} is not a rate limit like 20/3600 (requests per seconds, both at least 1)")]
+    Rate(String),
+    /// Not an address or a range of them.
+    #[error("{0:?} is not an address range like 10.0.0.0/8 or 2001:db8::/32")]
+    Range(String),
+    /// A range of trusted proxies that holds every address.
+    #[error(
+        "{0:?} holds every address: trusting it would let every client name its own \
+         address in a forwarding header and so choose its own quota; list your proxies' \
+         addresses or networks instead"
+    )]
+    TrustsEveryone(String),
+    /// Not a header name.
+    #[error("{0:?} is not a header name like x-forwarded-for, forwarded or x-real-ip")]
+    Header(String),
+    /// A Redis URL the client library refuses.
+    #[error("bad Redis URL {url}: {why}")]
+    RedisUrl {
+        /// The URL, redacted.
+        url: String,
+        /// The library's words.
+        why: String,
+    },
+    /// A Redis client that cannot be set up.
+    #[error("cannot set up Redis at {url}: {why}")]
+    RedisSetup {
+        /// The URL, redacted.
+        url: String,
+        /// The library's words.
+        why: String,
+    },
+}
+
 impl QuotaPolicy {
     /// The window in milliseconds.
     pub fn window_millis(self) -> i64 {
@@ -50,12 +88,8 @@ impl QuotaPolicy {
     }
 
     /// Parses `N/SECONDS` (both at least 1).
-    pub fn parse(text: &str) -> Result<Self, String> {
-        let fail = || {
-            format!(
-                "{text:?} is not a rate limit like 20/3600 (requests per seconds, both at least 1)"
-            )
-        };
+    pub fn parse(text: &str) -> Result<Self, SettingError> {
+        let fail = || SettingError::Rate(text.to_owned());
         let (n, secs) = text.split_once('/').ok_or_else(fail)?;
         let limit: u32 = n.trim().parse().map_err(|_| fail())?;
         let window_seconds: u32 = secs.trim().parse().map_err(|_| fail())?;

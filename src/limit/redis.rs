@@ -26,7 +26,9 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use redis::Script;
 
-use super::{retry_after_seconds, LimiterUnavailable, QuotaDecision, QuotaPolicy, QuotaState};
+use super::{
+    retry_after_seconds, LimiterUnavailable, QuotaDecision, QuotaPolicy, QuotaState, SettingError,
+};
 use crate::model::Timestamp;
 
 /// The sliding log in Lua. KEYS[1] = the log (sorted set), KEYS[2] = its
@@ -134,7 +136,7 @@ impl std::fmt::Debug for RedisLimiter {
 impl RedisLimiter {
     /// A limiter on `url` (`redis://HOST:PORT/DB`). Connects lazily: a Redis
     /// that is down at start only makes data requests fail closed until it is up.
-    pub fn new(url: &str, policy: QuotaPolicy) -> Result<Self, String> {
+    pub fn new(url: &str, policy: QuotaPolicy) -> Result<Self, SettingError> {
         let shown = crate::redact::redact_url(url);
         let client = Self::client(url)?;
         let config = ConnectionManagerConfig::new()
@@ -144,8 +146,12 @@ impl RedisLimiter {
             .set_response_timeout(None)
             .set_number_of_retries(1)
             .set_max_delay(Duration::from_millis(500));
-        let manager = ConnectionManager::new_lazy_with_config(client, config)
-            .map_err(|e| format!("cannot set up Redis at {shown}: {e}"))?;
+        let manager = ConnectionManager::new_lazy_with_config(client, config).map_err(|e| {
+            SettingError::RedisSetup {
+                url: shown.clone(),
+                why: e.to_string(),
+            }
+        })?;
         Ok(Self {
             policy,
             url: shown,
@@ -158,13 +164,15 @@ impl RedisLimiter {
 
     /// Whether `url` is a Redis URL this build can use (nothing is
     /// connected); the error names the URL by its redacted form.
-    pub fn check_url(url: &str) -> Result<(), String> {
+    pub fn check_url(url: &str) -> Result<(), SettingError> {
         Self::client(url).map(drop)
     }
 
-    fn client(url: &str) -> Result<redis::Client, String> {
-        redis::Client::open(url)
-            .map_err(|e| format!("bad Redis URL {}: {e}", crate::redact::redact_url(url)))
+    fn client(url: &str) -> Result<redis::Client, SettingError> {
+        redis::Client::open(url).map_err(|e| SettingError::RedisUrl {
+            url: crate::redact::redact_url(url),
+            why: e.to_string(),
+        })
     }
 
     /// The policy.

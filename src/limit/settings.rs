@@ -3,7 +3,7 @@
 //! one line per setting that the start-up log and `status` show.
 
 use super::client::ClientKeyPolicy;
-use super::{Limiter, MemoryLimiter, QuotaPolicy, RedisLimiter, DEFAULT_MAX_CLIENTS};
+use super::{Limiter, MemoryLimiter, QuotaPolicy, RedisLimiter, SettingError, DEFAULT_MAX_CLIENTS};
 
 /// The quota settings of a server (and of `resetctl status`). Its `Debug`
 /// shows the Redis URL redacted.
@@ -86,7 +86,7 @@ impl LimiterSettings {
     /// Checks what can be checked before anything starts (the Redis URL
     /// parses, and names a scheme this build speaks), so a bad setting is
     /// refused before a listener is bound.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), SettingError> {
         match &self.redis_url {
             Some(url) => RedisLimiter::check_url(url),
             None => Ok(()),
@@ -94,7 +94,7 @@ impl LimiterSettings {
     }
 
     /// Builds the limiter these settings describe.
-    pub fn build(&self) -> Result<Limiter, String> {
+    pub fn build(&self) -> Result<Limiter, SettingError> {
         Ok(match (&self.policy, &self.redis_url) {
             (None, _) => Limiter::Off,
             (Some(p), None) => {

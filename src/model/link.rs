@@ -52,6 +52,29 @@ impl super::Source {
     }
 }
 
+/// Why a configured base URL cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BaseUrlError {
+    /// Not an absolute URL.
+    #[error("not an absolute URL: {0}")]
+    NotAbsolute(String),
+    /// Another scheme than http or https.
+    #[error("the scheme must be http or https, not {0}")]
+    Scheme(String),
+    /// No host.
+    #[error("it has no host")]
+    NoHost,
+    /// User info (`user:pass@`).
+    #[error("it must not carry user info")]
+    UserInfo,
+    /// A query.
+    #[error("it must not have a query (?…)")]
+    Query,
+    /// A fragment.
+    #[error("it must not have a fragment (#…)")]
+    Fragment,
+}
+
 /// The public base URL of the feeds' links: configured (`--public-base-url`),
 /// derived from the request's `Host`, or empty (links relative to the
 /// feed's own address) when the `Host` is not a plain authority.
@@ -62,25 +85,22 @@ impl BaseUrl {
     /// Validates a configured base: an absolute `http` or `https` URL with
     /// a host, without user info, query or fragment. A path is kept (for a
     /// server behind a proxy's path prefix), without its trailing slash.
-    pub fn parse(text: &str) -> Result<Self, String> {
-        let url = url::Url::parse(text).map_err(|e| format!("not an absolute URL: {e}"))?;
+    pub fn parse(text: &str) -> Result<Self, BaseUrlError> {
+        let url = url::Url::parse(text).map_err(|e| BaseUrlError::NotAbsolute(e.to_string()))?;
         if !matches!(url.scheme(), "http" | "https") {
-            return Err(format!(
-                "the scheme must be http or https, not {}",
-                url.scheme()
-            ));
+            return Err(BaseUrlError::Scheme(url.scheme().to_owned()));
         }
         if url.host_str().is_none_or(str::is_empty) {
-            return Err("it has no host".into());
+            return Err(BaseUrlError::NoHost);
         }
         if !url.username().is_empty() || url.password().is_some() {
-            return Err("it must not carry user info".into());
+            return Err(BaseUrlError::UserInfo);
         }
         if url.query().is_some() {
-            return Err("it must not have a query (?…)".into());
+            return Err(BaseUrlError::Query);
         }
         if url.fragment().is_some() {
-            return Err("it must not have a fragment (#…)".into());
+            return Err(BaseUrlError::Fragment);
         }
         Ok(Self(url.as_str().trim_end_matches('/').to_owned()))
     }

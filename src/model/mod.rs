@@ -23,4 +23,6 @@ pub use record::{
 pub use sync_state::{
     digest_hex, feed_digest, newest, SourceSettings, SyncState, UpstreamMonitor, UpstreamOrigin,
 };
-pub use timestamp::{parse_operator_time, OutOfRange, Timestamp, TimestampError};
+pub use timestamp::{
+    parse_operator_time, OperatorTimeError, OutOfRange, Timestamp, TimestampError,
+};

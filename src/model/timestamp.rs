@@ -107,17 +107,36 @@ impl Timestamp {
 /// (decisions.md, "Time"), and is converted to UTC. Accepted forms:
 /// RFC 3339 (`2026-11-20T18:00:00+08:00`, `2026-11-20T10:00:00.000Z`) and
 /// `2026-11-20 18:00[:SS] +08:00`. A time without an offset is refused.
-pub fn parse_operator_time(text: &str) -> Result<Timestamp, String> {
+pub fn parse_operator_time(text: &str) -> Result<Timestamp, OperatorTimeError> {
     let at = parse_offset_time(text)?;
     if !at.is_writable() {
-        return Err(format!("{text:?} is {}", OutOfRange(at)));
+        return Err(OperatorTimeError::OutOfRange(
+            text.to_owned(),
+            OutOfRange(at),
+        ));
     }
     Ok(at)
 }
 
+/// A time an operator typed that cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OperatorTimeError {
+    /// It has an offset but is not one of the accepted forms.
+    #[error(
+        "cannot read {0:?} as a time; use 2026-11-20T18:00:00+08:00 or \"2026-11-20 18:00 +08:00\""
+    )]
+    Unreadable(String),
+    /// It has no UTC offset: times are never guessed.
+    #[error("{0:?} has no UTC offset; add one (e.g. \"2026-11-20 18:00 +08:00\" or a trailing Z): times are never guessed")]
+    NoOffset(String),
+    /// It is outside the years a timestamp can be written in.
+    #[error("{0:?} is {1}")]
+    OutOfRange(String, OutOfRange),
+}
+
 /// [`parse_operator_time`] before the range check (an offset can carry a
 /// time of 9999-12-31 past the end of year 9999 in UTC).
-fn parse_offset_time(text: &str) -> Result<Timestamp, String> {
+fn parse_offset_time(text: &str) -> Result<Timestamp, OperatorTimeError> {
     let trimmed = text.trim();
     if let Ok(dt) = DateTime::parse_from_rfc3339(trimmed) {
         return Ok(Timestamp::from_datetime(&dt));
@@ -137,9 +156,9 @@ fn parse_offset_time(text: &str) -> Result<Timestamp, String> {
             .rsplit_once(['+', '-'])
             .is_some_and(|(_, tail)| tail.contains(':') && tail.len() <= 5);
     Err(if has_offset {
-        format!("cannot read {text:?} as a time; use 2026-11-20T18:00:00+08:00 or \"2026-11-20 18:00 +08:00\"")
+        OperatorTimeError::Unreadable(text.to_owned())
     } else {
-        format!("{text:?} has no UTC offset; add one (e.g. \"2026-11-20 18:00 +08:00\" or a trailing Z): times are never guessed")
+        OperatorTimeError::NoOffset(text.to_owned())
     })
 }
 
@@ -272,9 +291,9 @@ mod tests {
             utc("2026-11-20 18:00:30 -05:00"),
             Ok("2026-11-20T23:00:30.000Z".into())
         );
-        let err = utc("2026-11-20 18:00").unwrap_err();
+        let err = utc("2026-11-20 18:00").unwrap_err().to_string();
         assert!(err.contains("has no UTC offset"), "{err}");
-        let err = utc("9999-12-31T23:00:00-05:00").unwrap_err();
+        let err = utc("9999-12-31T23:00:00-05:00").unwrap_err().to_string();
         assert!(err.contains("outside the years 0000 to 9999"), "{err}");
     }
 

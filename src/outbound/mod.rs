@@ -50,7 +50,7 @@ pub fn user_agent(contact: Option<&str>) -> String {
 /// Checks an operator's contact for the `User-Agent`: an `http(s)://` URL,
 /// a `mailto:` URL or an e-mail address, printable ASCII without spaces or
 /// parentheses, at most 200 characters.
-pub fn check_contact(text: &str) -> Result<(), String> {
+pub fn check_contact(text: &str) -> Result<(), ContactError> {
     let printable = !text.is_empty()
         && text.len() <= 200
         && text
@@ -66,12 +66,17 @@ pub fn check_contact(text: &str) -> Result<(), String> {
     if printable && shaped {
         Ok(())
     } else {
-        Err(format!(
-            "user-agent-contact {text:?} must be an http(s):// URL, a mailto: URL or an e-mail address \
-             (printable, no spaces or parentheses, at most 200 characters)"
-        ))
+        Err(ContactError(text.to_owned()))
     }
 }
+
+/// A `user-agent-contact` that is not a URL or an e-mail address.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "user-agent-contact {0:?} must be an http(s):// URL, a mailto: URL or an e-mail address \
+     (printable, no spaces or parentheses, at most 200 characters)"
+)]
+pub struct ContactError(pub String);
 
 /// Why an outbound request failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

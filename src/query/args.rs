@@ -6,45 +6,75 @@ use serde_json::{Map, Value};
 
 use super::{KindFilter, LatestQuery, ListQuery};
 
-fn kind_arg(args: &Map<String, Value>) -> Result<KindFilter, String> {
+/// A tool argument refused; the `Display` text is the tool error's text.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ArgumentError {
+    /// `kind` is not a kind filter.
+    #[error("argument \"kind\" must be one of all, reset_scheduled, reset_completed; got {0:?}")]
+    Kind(String),
+    /// `kind` is not a string.
+    #[error("argument \"kind\" must be a string; got {0}")]
+    KindType(Value),
+    /// A number outside its range, or not a whole number.
+    #[error("argument {name:?} must be a whole number from 1 to {max}; got {got}")]
+    Integer {
+        /// The argument.
+        name: String,
+        /// Its largest value.
+        max: u64,
+        /// What was given.
+        got: Value,
+    },
+    /// An argument the tool does not define.
+    #[error("unknown argument {name:?}; this tool accepts {allowed}")]
+    Unknown {
+        /// The argument.
+        name: String,
+        /// The arguments the tool accepts.
+        allowed: String,
+    },
+}
+
+fn kind_arg(args: &Map<String, Value>) -> Result<KindFilter, ArgumentError> {
     match args.get("kind") {
         None => Ok(KindFilter::All),
-        Some(Value::String(s)) => KindFilter::parse(s).ok_or_else(|| {
-            format!(
-                "argument \"kind\" must be one of all, reset_scheduled, reset_completed; got {s:?}"
-            )
+        Some(Value::String(s)) => {
+            KindFilter::parse(s).ok_or_else(|| ArgumentError::Kind(s.clone()))
+        }
+        Some(other) => Err(ArgumentError::KindType(other.clone())),
+    }
+}
+
+fn integer_arg(
+    args: &Map<String, Value>,
+    name: &str,
+    max: u64,
+) -> Result<Option<u32>, ArgumentError> {
+    let Some(given) = args.get(name) else {
+        return Ok(None);
+    };
+    match given.as_u64() {
+        Some(v) if given.is_number() && (1..=max).contains(&v) => Ok(Some(v as u32)),
+        _ => Err(ArgumentError::Integer {
+            name: name.to_owned(),
+            max,
+            got: given.clone(),
         }),
-        Some(other) => Err(format!("argument \"kind\" must be a string; got {other}")),
     }
 }
 
-fn integer_arg(args: &Map<String, Value>, name: &str, max: u64) -> Result<Option<u32>, String> {
-    match args.get(name) {
-        None => Ok(None),
-        Some(Value::Number(n)) => match n.as_u64() {
-            Some(v) if (1..=max).contains(&v) => Ok(Some(v as u32)),
-            _ => Err(format!(
-                "argument {name:?} must be a whole number from 1 to {max}; got {n}"
-            )),
-        },
-        Some(other) => Err(format!(
-            "argument {name:?} must be a whole number from 1 to {max}; got {other}"
-        )),
-    }
-}
-
-fn no_unknown(args: &Map<String, Value>, allowed: &[&str]) -> Result<(), String> {
+fn no_unknown(args: &Map<String, Value>, allowed: &[&str]) -> Result<(), ArgumentError> {
     match args.keys().find(|k| !allowed.contains(&k.as_str())) {
-        Some(k) => Err(format!(
-            "unknown argument {k:?}; this tool accepts {}",
-            allowed.join(", ")
-        )),
+        Some(k) => Err(ArgumentError::Unknown {
+            name: k.clone(),
+            allowed: allowed.join(", "),
+        }),
         None => Ok(()),
     }
 }
 
 /// The arguments of `get_latest_reset`.
-pub fn latest_query_from_args(args: &Map<String, Value>) -> Result<LatestQuery, String> {
+pub fn latest_query_from_args(args: &Map<String, Value>) -> Result<LatestQuery, ArgumentError> {
     no_unknown(args, &["kind"])?;
     Ok(LatestQuery {
         kind: kind_arg(args)?,
@@ -52,7 +82,7 @@ pub fn latest_query_from_args(args: &Map<String, Value>) -> Result<LatestQuery, 
 }
 
 /// The arguments of `list_resets`.
-pub fn list_query_from_args(args: &Map<String, Value>) -> Result<ListQuery, String> {
+pub fn list_query_from_args(args: &Map<String, Value>) -> Result<ListQuery, ArgumentError> {
     no_unknown(args, &["kind", "page", "pageSize"])?;
     Ok(ListQuery {
         kind: kind_arg(args)?,

@@ -8,7 +8,7 @@ mod params;
 pub(crate) mod view;
 
 pub use crate::model::{compare_ids, concerns_plan, visible_in};
-pub use args::{latest_query_from_args, list_query_from_args};
+pub use args::{latest_query_from_args, list_query_from_args, ArgumentError};
 pub use order::order_for;
 pub use params::{
     parse_atom_query, parse_ics_query, parse_latest_query, parse_list_query, AtomQuery, IcsQuery,

@@ -88,6 +88,35 @@ impl Request {
     }
 }
 
+/// An operator's record that cannot be made; each names the flag and
+/// what it expects.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ActionError {
+    /// `--window START END` with START after END.
+    #[error("--window START {start} is after END {end}")]
+    WindowReversed {
+        /// The start given.
+        start: Timestamp,
+        /// The end given.
+        end: Timestamp,
+    },
+    /// `--date` / `--tz` unreadable.
+    #[error(transparent)]
+    Day(#[from] crate::civil::CivilDayError),
+    /// `--basis` not a basis.
+    #[error("--basis {0:?} must be explicit or contextual_inference")]
+    Basis(String),
+    /// `--type` not a reset type.
+    #[error("--type {0:?} must be global, banked or global_and_banked")]
+    ResetType(String),
+    /// `--confidence` outside 0 to 1.
+    #[error("--confidence must be between 0 and 1, got {0}")]
+    Confidence(f64),
+    /// `--post-url` not a post URL.
+    #[error("--post-url {0:?} is not a post URL like https://x.com/HANDLE/status/1234567890")]
+    PostUrl(String),
+}
+
 /// A new schedule.
 pub fn new_schedule(
     source: &SourceSpec,
@@ -95,7 +124,7 @@ pub fn new_schedule(
     basis: Option<&str>,
     facts: &Facts,
     now: Timestamp,
-) -> Result<Record, String> {
+) -> Result<Record, ActionError> {
     let (precision, window) = match time {
         ScheduleTime::At(at) => (
             SchedulePrecision::Datetime,
@@ -110,7 +139,10 @@ pub fn new_schedule(
         }
         ScheduleTime::Window(start, end) => {
             if start > end {
-                return Err(format!("--window START {start} is after END {end}"));
+                return Err(ActionError::WindowReversed {
+                    start: *start,
+                    end: *end,
+                });
             }
             (
                 SchedulePrecision::Window,
@@ -125,8 +157,7 @@ pub fn new_schedule(
     record.schedule_precision = Some(precision);
     record.schedule_basis = Some(match basis {
         None => ScheduleBasis::Explicit,
-        Some(b) => ScheduleBasis::parse(b)
-            .ok_or_else(|| format!("--basis {b:?} must be explicit or contextual_inference"))?,
+        Some(b) => ScheduleBasis::parse(b).ok_or_else(|| ActionError::Basis(b.to_owned()))?,
     });
     record.schedule_window = Some(window);
     // A schedule's time is its window's start.
@@ -141,7 +172,7 @@ pub fn new_completion(
     at: Option<Timestamp>,
     facts: &Facts,
     now: Timestamp,
-) -> Result<Record, String> {
+) -> Result<Record, ActionError> {
     let mut record = base_record(source, Kind::Completed, facts, now)?;
     record.effective_at = at;
     record.completed_at = at.or(record.announced_at);
@@ -149,20 +180,17 @@ pub fn new_completion(
 }
 
 /// Parses a reset type as the operator typed it (default `global`).
-pub fn parse_reset_type(text: Option<&str>) -> Result<ResetType, String> {
+pub fn parse_reset_type(text: Option<&str>) -> Result<ResetType, ActionError> {
     match text {
         None => Ok(ResetType::Global),
-        Some(t) => ResetType::parse(t)
-            .ok_or_else(|| format!("--type {t:?} must be global, banked or global_and_banked")),
+        Some(t) => ResetType::parse(t).ok_or_else(|| ActionError::ResetType(t.to_owned())),
     }
 }
 
 /// Refuses a confidence outside 0 to 1.
-pub fn check_confidence(confidence: Option<f64>) -> Result<(), String> {
+pub fn check_confidence(confidence: Option<f64>) -> Result<(), ActionError> {
     match confidence {
-        Some(c) if !(0.0..=1.0).contains(&c) => {
-            Err(format!("--confidence must be between 0 and 1, got {c}"))
-        }
+        Some(c) if !(0.0..=1.0).contains(&c) => Err(ActionError::Confidence(c)),
         _ => Ok(()),
     }
 }
@@ -172,7 +200,7 @@ fn base_record(
     kind: Kind,
     facts: &Facts,
     now: Timestamp,
-) -> Result<Record, String> {
+) -> Result<Record, ActionError> {
     check_confidence(facts.confidence)?;
     let (id, source) = source_of(source)?;
     Ok(Record {
@@ -214,7 +242,7 @@ fn scope(facts: &Facts) -> Option<Scope> {
     })
 }
 
-fn source_of(source: &SourceSpec) -> Result<(String, Source), String> {
+fn source_of(source: &SourceSpec) -> Result<(String, Source), ActionError> {
     match source {
         SourceSpec::PostUrl(url) => {
             let (id, handle, canonical) = parse_post_url(url)?;
@@ -253,10 +281,8 @@ pub fn operator_id() -> String {
 
 /// `https://x.com/HANDLE/status/ID` (or twitter.com, with or without www) →
 /// (id, handle, canonical url).
-pub fn parse_post_url(url: &str) -> Result<(String, String, String), String> {
-    let fail = || {
-        format!("--post-url {url:?} is not a post URL like https://x.com/HANDLE/status/1234567890")
-    };
+pub fn parse_post_url(url: &str) -> Result<(String, String, String), ActionError> {
+    let fail = || ActionError::PostUrl(url.to_owned());
     let rest = url
         .strip_prefix("https://")
         .or_else(|| url.strip_prefix("http://"))

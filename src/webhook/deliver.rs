@@ -403,7 +403,7 @@ async fn work(shared: Arc<Shared>, id: String, once: bool, report: Arc<Mutex<Pas
             at: now,
             attempt: attempt_no,
             status: answer.as_ref().ok().copied(),
-            error: answer.as_ref().err().cloned(),
+            error: answer.as_ref().err().map(ToString::to_string),
             outcome: Outcome::Delivered,
             next_retry_at: None,
         };
@@ -517,7 +517,7 @@ pub async fn send(
     settings: &DeliverSettings,
     endpoint: &Endpoint,
     event: &Event<'_>,
-) -> Result<u16, String> {
+) -> Result<u16, SendError> {
     let signed_at = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs() as i64);
@@ -528,7 +528,7 @@ pub async fn send(
             crate::model::record_page_path(&record.id)
         ));
     }
-    let request = render(endpoint, &event, signed_at).map_err(|e| e.to_string())?;
+    let request = render(endpoint, &event, signed_at)?;
     let timeout = endpoint.timeout();
     let policy = crate::outbound::Policy {
         reach: endpoint.reach(),
@@ -547,19 +547,45 @@ pub async fn send(
     };
     match crate::outbound::send(&policy, outgoing).await {
         Ok(answer) => Ok(answer.status().as_u16()),
-        Err(crate::outbound::OutboundError::Timeout { .. }) => {
-            Err(format!("timed out after {timeout:?}"))
-        }
+        Err(crate::outbound::OutboundError::Timeout { .. }) => Err(SendError::Timeout(timeout)),
         Err(crate::outbound::OutboundError::Refused {
             host,
             address,
             kind,
             ..
-        }) => Err(format!(
-            "{host} resolves to {address}, {}; refused (allow it with `resetctl webhook set {} --allow-private-targets`)",
-            kind.describe(),
-            endpoint.id
-        )),
-        Err(e) => Err(e.to_string()),
+        }) => Err(SendError::Private {
+            host,
+            address: address.to_string(),
+            kind: kind.describe(),
+            endpoint: endpoint.id.clone(),
+        }),
+        Err(e) => Err(SendError::Outbound(e)),
     }
+}
+
+/// Why an attempt has no HTTP status; its `Display` text is what the
+/// delivery log records.
+#[derive(Debug, thiserror::Error)]
+pub enum SendError {
+    /// The event cannot be rendered for the endpoint.
+    #[error(transparent)]
+    Render(#[from] super::render::RenderError),
+    /// No answer within the endpoint's timeout.
+    #[error("timed out after {0:?}")]
+    Timeout(Duration),
+    /// The target resolves to a private address the endpoint may not reach.
+    #[error("{host} resolves to {address}, {kind}; refused (allow it with `resetctl webhook set {endpoint} --allow-private-targets`)")]
+    Private {
+        /// The target's host.
+        host: String,
+        /// The address it resolved to.
+        address: String,
+        /// What kind of address that is.
+        kind: &'static str,
+        /// The endpoint, for the command that allows it.
+        endpoint: String,
+    },
+    /// Any other failure of the outbound request.
+    #[error(transparent)]
+    Outbound(crate::outbound::OutboundError),
 }

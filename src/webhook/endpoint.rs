@@ -158,6 +158,9 @@ pub enum EndpointError {
     /// A setting that cannot be used.
     #[error("{0}")]
     Invalid(String),
+    /// A target URL that does not fit the endpoint's format.
+    #[error(transparent)]
+    Target(#[from] super::render::TargetError),
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -317,7 +320,7 @@ impl NewEndpoint {
         let url = crate::outbound::parse_target(&self.url)
             .map_err(|e| EndpointError::Invalid(e.to_string()))?;
         check_timeout(self.timeout_seconds)?;
-        super::render::check_target(self.format, &url).map_err(EndpointError::Invalid)?;
+        super::render::check_target(self.format, &url)?;
         let mut events = self.events;
         events.sort();
         events.dedup();

@@ -61,19 +61,33 @@ pub struct Request {
     pub body: Vec<u8>,
 }
 
+/// A target URL that does not fit its format.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TargetError {
+    /// Not a URL.
+    #[error("{0}")]
+    Url(String),
+    /// A Telegram target without its chat.
+    #[error("a telegram target needs ?chat_id=<chat> (https://api.telegram.org/bot<token>/sendMessage?chat_id=…)")]
+    TelegramChat,
+    /// A Bark target without its device key.
+    #[error("a bark target is https://api.day.app/<device key>")]
+    BarkKey,
+}
+
 /// Why an event cannot be rendered for an endpoint.
 #[derive(Debug, thiserror::Error)]
 pub enum RenderError {
     /// The target URL does not fit the format.
-    #[error("{0}")]
-    Target(String),
+    #[error(transparent)]
+    Target(#[from] TargetError),
     /// The standard format's secret is missing or malformed.
     #[error("the endpoint has no usable signing secret")]
     Secret,
 }
 
 /// Checks that `url` fits `format` (for instance, Telegram needs a chat id).
-pub fn check_target(format: Format, url: &Url) -> Result<(), String> {
+pub fn check_target(format: Format, url: &Url) -> Result<(), TargetError> {
     match format {
         Format::Telegram => telegram_parts(url).map(|_| ()),
         Format::Bark => bark_key(url).map(|_| ()),
@@ -83,7 +97,7 @@ pub fn check_target(format: Format, url: &Url) -> Result<(), String> {
 
 /// Renders `event` for `endpoint`; `signed_at` is the Unix time of the attempt.
 pub fn render(endpoint: &Endpoint, event: &Event, signed_at: i64) -> Result<Request, RenderError> {
-    let url = Url::parse(&endpoint.url).map_err(|e| RenderError::Target(e.to_string()))?;
+    let url = Url::parse(&endpoint.url).map_err(|e| TargetError::Url(e.to_string()))?;
     match endpoint.format {
         Format::Standard => {
             let secret = endpoint.secret.as_deref().ok_or(RenderError::Secret)?;
@@ -237,7 +251,7 @@ fn ntfy(url: Url, event: &Event) -> Request {
 /// `https://api.telegram.org/bot<token>/sendMessage?chat_id=<chat>`; the chat
 /// id moves from the query into the body.
 fn telegram(url: Url, event: &Event) -> Result<Request, RenderError> {
-    let (endpoint, chat_id) = telegram_parts(&url).map_err(RenderError::Target)?;
+    let (endpoint, chat_id) = telegram_parts(&url)?;
     let text = message(event).render(super::markup::telegram, |link| link.to_string());
     Ok(json_post(
         endpoint,
@@ -245,13 +259,13 @@ fn telegram(url: Url, event: &Event) -> Result<Request, RenderError> {
     ))
 }
 
-fn telegram_parts(url: &Url) -> Result<(Url, String), String> {
+fn telegram_parts(url: &Url) -> Result<(Url, String), TargetError> {
     let chat_id = url
         .query_pairs()
         .find(|(k, _)| k == "chat_id")
         .map(|(_, v)| v.into_owned())
         .filter(|v| !v.is_empty())
-        .ok_or("a telegram target needs ?chat_id=<chat> (https://api.telegram.org/bot<token>/sendMessage?chat_id=…)")?;
+        .ok_or(TargetError::TelegramChat)?;
     let mut endpoint = url.clone();
     endpoint.set_query(None);
     if !endpoint.path().ends_with("/sendMessage") {
@@ -267,7 +281,7 @@ fn telegram_parts(url: &Url) -> Result<(Url, String), String> {
 /// phone, so only a link ([`Link`]) goes there; nothing from a record sets
 /// `level`, `call`, `sound` or `icon`.
 fn bark(url: Url, event: &Event) -> Result<Request, RenderError> {
-    bark_key(&url).map_err(RenderError::Target)?;
+    bark_key(&url)?;
     let message = message(event);
     let mut body = json!({ "title": message.title, "body": message.body(), "group": "resetctl" });
     if let Some((_, link)) = message.links().next() {
@@ -276,11 +290,11 @@ fn bark(url: Url, event: &Event) -> Result<Request, RenderError> {
     Ok(json_post(url, &body))
 }
 
-fn bark_key(url: &Url) -> Result<String, String> {
+fn bark_key(url: &Url) -> Result<String, TargetError> {
     url.path_segments()
         .and_then(|mut s| s.next_back().map(str::to_owned))
         .filter(|k| !k.is_empty())
-        .ok_or_else(|| "a bark target is https://api.day.app/<device key>".to_owned())
+        .ok_or(TargetError::BarkKey)
 }
 
 /// A short human message: what happened, for whom, when, and the source.

@@ -5,8 +5,8 @@
 use resetctl::ledger::{Action, Edit, RecordStatus};
 use resetctl::model::{FulfillmentOrigin, Timestamp};
 use resetctl::standalone::actions::{
-    check_confidence, new_completion, new_schedule, parse_reset_type, Facts, ScheduleTime,
-    SourceSpec,
+    check_confidence, new_completion, new_schedule, parse_reset_type, ActionError, Facts,
+    ScheduleTime, SourceSpec,
 };
 use resetctl::standalone::{load_instance, published_ids, record_action, Request};
 
@@ -57,9 +57,9 @@ fn facts(facts: &RecordFacts) -> Facts {
 fn add(
     settings: &Settings,
     actor_name: Option<String>,
-    record: Result<resetctl::model::Record, String>,
+    record: Result<resetctl::model::Record, ActionError>,
 ) -> Result<(), CliError> {
-    let record = record.map_err(usage)?;
+    let record = record?;
     apply(
         settings,
         actor_name,
@@ -178,7 +178,7 @@ pub fn run(settings: &Settings, command: RecordCommand) -> Result<(), CliError> 
             effective_at,
             actor,
         } => {
-            check_confidence(confidence).map_err(usage)?;
+            check_confidence(confidence)?;
             let changes = Edit {
                 text: if clear_text {
                     Some(None)
@@ -189,8 +189,7 @@ pub fn run(settings: &Settings, command: RecordCommand) -> Result<(), CliError> 
                 reset_type: rt
                     .as_deref()
                     .map(|t| parse_reset_type(Some(t)))
-                    .transpose()
-                    .map_err(usage)?,
+                    .transpose()?,
                 effective_at,
             };
             if changes == Edit::default() {

@@ -168,7 +168,7 @@ pub fn run(settings: &Settings, args: &ServeArgs) -> Result<(), CliError> {
             let _ = stop.wait_for(|s| *s).await;
         });
         tokio::select! {
-            result = server => result.map_err(|e| CliError::new(Code::Usage, e))?,
+            result = server => result?,
             _ = async {
                 let _ = drained.wait_for(|s| *s).await;
                 tokio::time::sleep(DRAIN_TIMEOUT).await;

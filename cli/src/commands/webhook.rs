@@ -289,7 +289,7 @@ pub fn run(settings: &Settings, command: WebhookCommand) -> Result<(), CliError>
                     at: settings.now,
                     attempt: 1,
                     status: answer.as_ref().ok().copied(),
-                    error: answer.as_ref().err().cloned(),
+                    error: answer.as_ref().err().map(ToString::to_string),
                     outcome: match answer {
                         Ok(status) if (200..300).contains(&status) => log::Outcome::Delivered,
                         _ => log::Outcome::Failed,

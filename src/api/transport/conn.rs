@@ -13,26 +13,59 @@
 
 use std::convert::Infallible;
 use std::future::Future;
-use std::io;
 use std::net::SocketAddr;
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{ready, Context, Poll};
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
 use hyper::body::Incoming;
-use hyper::rt::{Read, ReadBufCursor, Write};
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpStream};
 
 use super::deadline::{Activity, TimedBody, Tracked};
-use super::errors::ApiError;
 use super::gate::{ConnectionGate, ConnectionLimits, Ticket, BUSY_RESPONSE, MIN_HEAD_BYTES};
-use super::routes::{routes, ClientKey};
-use super::server::AppState;
+use super::hyper_io::HyperIo;
 use super::stream_conn::{self, Answered, Opening};
-use tokio::net::TcpStream;
+use crate::api::clients::{ClientKey, ClientKeys};
+use crate::api::conditional::Conditionals;
+use crate::api::errors::ApiError;
+
+/// What the accept loop serves: the routes as a tower service, for the
+/// bodies hyper reads and for a stream's opening read without hyper.
+pub(crate) trait Routes:
+    tower_service::Service<
+        hyper::Request<TimedBody>,
+        Response = warp::reply::Response,
+        Error = Infallible,
+        Future: Send,
+    > + tower_service::Service<
+        hyper::Request<http_body_util::Empty<bytes::Bytes>>,
+        Response = warp::reply::Response,
+        Error = Infallible,
+        Future: Send,
+    > + Clone
+    + Send
+    + Sync
+    + 'static
+{
+}
+
+impl<S> Routes for S where
+    S: tower_service::Service<
+            hyper::Request<TimedBody>,
+            Response = warp::reply::Response,
+            Error = Infallible,
+            Future: Send,
+        > + tower_service::Service<
+            hyper::Request<http_body_util::Empty<bytes::Bytes>>,
+            Response = warp::reply::Response,
+            Error = Infallible,
+            Future: Send,
+        > + Clone
+        + Send
+        + Sync
+        + 'static
+{
+}
 
 /// A connection's view of the server's shutdown: it changes once, when the
 /// server stops accepting; the server waits until every connection has
@@ -65,16 +98,17 @@ impl TargetForm {
     }
 }
 
-/// Serves `state`'s routes on `listener` until `shutdown` resolves, then
+/// Serves `routes` on `listener` until `shutdown` resolves, then
 /// waits for in-flight connections to finish. Connections past the caps of
 /// `limits` are refused at accept ([`ConnectionGate`]); a connection must
 /// deliver each request head within `limits.header_timeout` of being ready
 /// for it (hyper's header read timeout, which restarts after each
 /// response), and its first one within that time of accept whatever it
 /// sends (before hyper knows whether it speaks HTTP/1 or HTTP/2).
-pub async fn run(
+pub(crate) async fn run(
     listener: TcpListener,
-    state: Arc<AppState>,
+    routes: impl Routes,
+    keys: Arc<ClientKeys>,
     limits: ConnectionLimits,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) {
@@ -92,7 +126,6 @@ pub async fn run(
         .keep_alive_interval(Some(Duration::from_secs(20)))
         .keep_alive_timeout(limits.header_timeout);
     let builder = Arc::new(builder);
-    let service = warp::service(routes(state.clone()));
     let (draining, _) = tokio::sync::watch::channel(());
     let mut shutdown = std::pin::pin!(shutdown);
     loop {
@@ -108,10 +141,10 @@ pub async fn run(
             },
             () = &mut shutdown => break,
         };
-        let exempt = state.client_keys.trusts(peer.ip());
+        let exempt = keys.trusts(peer.ip());
         // Keyed like the quota: an IPv6 client by its prefix, so one /64 cannot
         // multiply the per-address cap by rotating addresses.
-        let ticket = match gate.admit(state.client_keys.client_key(peer.ip(), None), exempt) {
+        let ticket = match gate.admit(keys.of_peer(peer.ip()), exempt) {
             Ok(ticket) => ticket,
             Err(_) => {
                 crate::metrics::refused("connection_cap");
@@ -121,8 +154,8 @@ pub async fn run(
             }
         };
         let connection = Connection {
-            service: service.clone(),
-            state: state.clone(),
+            service: routes.clone(),
+            keys: keys.clone(),
             builder: builder.clone(),
             peer,
             header_timeout: limits.header_timeout,
@@ -142,7 +175,7 @@ pub async fn run(
 /// One accepted connection and what serving it needs.
 struct Connection<S> {
     service: S,
-    state: Arc<AppState>,
+    keys: Arc<ClientKeys>,
     builder: Arc<hyper_util::server::conn::auto::Builder<TokioExecutor>>,
     peer: SocketAddr,
     header_timeout: Duration,
@@ -153,24 +186,7 @@ struct Connection<S> {
     ticket: Ticket,
 }
 
-impl<S> Connection<S>
-where
-    S: tower_service::Service<
-            hyper::Request<TimedBody>,
-            Response = warp::reply::Response,
-            Error = Infallible,
-        > + tower_service::Service<
-            hyper::Request<http_body_util::Empty<bytes::Bytes>>,
-            Response = warp::reply::Response,
-            Error = Infallible,
-        > + Clone
-        + Send
-        + Sync
-        + 'static,
-    <S as tower_service::Service<hyper::Request<TimedBody>>>::Future: Send,
-    <S as tower_service::Service<hyper::Request<http_body_util::Empty<bytes::Bytes>>>>::Future:
-        Send,
-{
+impl<S: Routes> Connection<S> {
     /// Reads the first request head; a stream request is answered by
     /// [`stream_conn`], everything else (and whatever follows a counted
     /// refusal of a stream) by hyper. The first head must arrive within
@@ -193,7 +209,7 @@ where
             Ok(Ok(Opening::Other(first))) => first,
             Ok(Ok(Opening::Stream(mut request))) => {
                 let started = Instant::now();
-                prepare(&self.state, peer, &mut request);
+                prepare(&self.keys, peer, &mut request);
                 let client = request.extensions().get::<ClientKey>().map(|k| k.0);
                 let path = request.uri().path().to_owned();
                 // Boxed: the routes' future is large, and a stream's task
@@ -239,7 +255,7 @@ where
     ) {
         let Connection {
             service,
-            state,
+            keys,
             builder,
             peer,
             header_timeout,
@@ -250,52 +266,17 @@ where
         let first_request = Arc::new(tokio::sync::Notify::new());
         let seen = first_request.clone();
         let activity = Activity::new();
-        let requests = activity.clone();
-        let per_request =
-            hyper::service::service_fn(move |mut request: hyper::Request<Incoming>| {
-                seen.notify_one();
-                let in_flight = requests.begin();
-                prepare(&state, peer, &mut request);
-                let client = request.extensions().get::<ClientKey>().map(|k| k.0);
-                let method = request.method().clone();
-                let http1 = request.version() < hyper::Version::HTTP_2;
-                let path = request.uri().path().to_owned();
-                let started = Instant::now();
-                let (request, outcome) = {
-                    let (parts, body) = request.into_parts();
-                    let (body, outcome) = TimedBody::new(body, body_timeout);
-                    (hyper::Request::from_parts(parts, body), outcome)
-                };
-                let mut service = service.clone();
-                let requests = requests.clone();
-                async move {
-                    let mut response = tower_service::Service::call(&mut service, request).await?;
-                    if let Some(outcome) = outcome {
-                        if outcome.expired() {
-                            // Whatever the handler made of the broken body.
-                            response = ApiError::RequestTimeout(body_timeout).response();
-                            if http1 {
-                                response.headers_mut().insert(
-                                    hyper::header::CONNECTION,
-                                    hyper::header::HeaderValue::from_static("close"),
-                                );
-                            }
-                            requests.close();
-                        } else if http1 && !outcome.finished() {
-                            // The rest of the body is not waited for.
-                            response.headers_mut().insert(
-                                hyper::header::CONNECTION,
-                                hyper::header::HeaderValue::from_static("close"),
-                            );
-                            requests.linger();
-                        }
-                    }
-                    if let Some(client) = client {
-                        access_log(&method, &path, response.status(), started, client);
-                    }
-                    Ok::<_, Infallible>(response.map(|body| Tracked::new(body, in_flight)))
-                }
-            });
+        let request_context = RequestContext {
+            service,
+            keys,
+            peer,
+            body_timeout,
+            activity: activity.clone(),
+        };
+        let per_request = hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
+            seen.notify_one();
+            request_context.answer(request)
+        });
         let io = HyperIo::new(first, TokioIo::new(stream), activity.clone(), ticket);
         let mut connection =
             std::pin::pin!(builder.serve_connection_with_upgrades(io, per_request));
@@ -351,12 +332,89 @@ where
     }
 }
 
+/// What each request of a hyper connection is answered with.
+struct RequestContext<S> {
+    service: S,
+    keys: Arc<ClientKeys>,
+    peer: SocketAddr,
+    body_timeout: Duration,
+    /// The connection's requests in flight (its idle deadline).
+    activity: Arc<Activity>,
+}
+
+impl<S: Routes> RequestContext<S> {
+    /// One request: prepared, its body read under the body timeout (an
+    /// expired body is a 408 that closes the connection; an unread one
+    /// closes an HTTP/1.1 connection after the answer), answered by the
+    /// routes and logged.
+    fn answer(
+        &self,
+        mut request: hyper::Request<Incoming>,
+    ) -> impl Future<
+        Output = Result<
+            hyper::Response<
+                Tracked<
+                    impl hyper::body::Body<Data = bytes::Bytes, Error = warp::Error>
+                        + Unpin
+                        + Send
+                        + 'static,
+                >,
+            >,
+            Infallible,
+        >,
+    > + Send
+           + 'static {
+        let in_flight = self.activity.begin();
+        prepare(&self.keys, self.peer, &mut request);
+        let client = request.extensions().get::<ClientKey>().map(|k| k.0);
+        let method = request.method().clone();
+        let http1 = request.version() < hyper::Version::HTTP_2;
+        let path = request.uri().path().to_owned();
+        let started = Instant::now();
+        let body_timeout = self.body_timeout;
+        let (request, outcome) = {
+            let (parts, body) = request.into_parts();
+            let (body, outcome) = TimedBody::new(body, body_timeout);
+            (hyper::Request::from_parts(parts, body), outcome)
+        };
+        let mut service = self.service.clone();
+        let requests = self.activity.clone();
+        async move {
+            let mut response = tower_service::Service::call(&mut service, request).await?;
+            if let Some(outcome) = outcome {
+                if outcome.expired() {
+                    // Whatever the handler made of the broken body.
+                    response = ApiError::RequestTimeout(body_timeout).response();
+                    if http1 {
+                        response.headers_mut().insert(
+                            hyper::header::CONNECTION,
+                            hyper::header::HeaderValue::from_static("close"),
+                        );
+                    }
+                    requests.close();
+                } else if http1 && !outcome.finished() {
+                    // The rest of the body is not waited for.
+                    response.headers_mut().insert(
+                        hyper::header::CONNECTION,
+                        hyper::header::HeaderValue::from_static("close"),
+                    );
+                    requests.linger();
+                }
+            }
+            if let Some(client) = client {
+                access_log(&method, &path, response.status(), started, client);
+            }
+            Ok::<_, Infallible>(response.map(|body| Tracked::new(body, in_flight)))
+        }
+    }
+}
+
 /// What every request carries before the routes see it: its conditional
 /// headers, its peer, its client key (computed once, here) and the form
 /// of a target that is not a path.
-fn prepare<B>(state: &AppState, peer: SocketAddr, request: &mut hyper::Request<B>) {
-    let client = super::routes::request_client_key(state, peer.ip(), request.headers());
-    let conditionals = super::admission::Conditionals::of(request.headers());
+fn prepare<B>(keys: &ClientKeys, peer: SocketAddr, request: &mut hyper::Request<B>) {
+    let client = keys.of_request(peer.ip(), request.headers());
+    let conditionals = Conditionals::of(request.headers());
     request.extensions_mut().insert(conditionals);
     request.extensions_mut().insert(PeerAddr(peer));
     request.extensions_mut().insert(ClientKey(client));
@@ -366,7 +424,7 @@ fn prepare<B>(state: &AppState, peer: SocketAddr, request: &mut hyper::Request<B
 }
 
 /// One structured line per request; `client` is the key the quota used
-/// (computed once per request by [`request_client_key`](super::routes::request_client_key)).
+/// (computed once per request by [`ClientKeys::of_request`]).
 fn access_log(
     method: &hyper::Method,
     path: &str,
@@ -387,181 +445,4 @@ fn access_log(
         latency_us = started.elapsed().as_micros() as u64,
         client = %client,
     );
-}
-
-/// The connection as hyper sees it: the bytes read before hyper took over
-/// (the first request's opening) are read first, then the socket; and
-/// hyper's automatic 400/414/431 answers get a JSON body on their way out.
-/// Dropped while a request body is unread, it lingers ([`linger`]).
-struct HyperIo {
-    /// Read but not yet given to hyper.
-    first: Bytes,
-    /// The socket; taken only when dropped.
-    inner: Option<TokioIo<TcpStream>>,
-    /// A rewritten answer not yet fully written, and how much of it is.
-    pending: Vec<u8>,
-    written: usize,
-    activity: Arc<Activity>,
-    /// The connection's place under the caps: it goes with a lingering
-    /// close, so lingering sockets count against the caps too.
-    ticket: Option<Ticket>,
-}
-
-impl HyperIo {
-    fn new(
-        first: Bytes,
-        inner: TokioIo<TcpStream>,
-        activity: Arc<Activity>,
-        ticket: Ticket,
-    ) -> Self {
-        Self {
-            first,
-            inner: Some(inner),
-            pending: Vec::new(),
-            written: 0,
-            activity,
-            ticket: Some(ticket),
-        }
-    }
-
-    fn socket(inner: &mut Option<TokioIo<TcpStream>>) -> Pin<&mut TokioIo<TcpStream>> {
-        Pin::new(inner.as_mut().expect("taken only when dropped"))
-    }
-
-    /// Writes what is left of a rewritten answer.
-    fn poll_drain(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        while self.written < self.pending.len() {
-            let n = ready!(
-                Self::socket(&mut self.inner).poll_write(cx, &self.pending[self.written..])
-            )?;
-            if n == 0 {
-                return Poll::Ready(Err(io::ErrorKind::WriteZero.into()));
-            }
-            self.written += n;
-        }
-        self.pending.clear();
-        self.written = 0;
-        Poll::Ready(Ok(()))
-    }
-}
-
-impl Drop for HyperIo {
-    fn drop(&mut self) {
-        if self.activity.lingers() {
-            if let Some(io) = self.inner.take() {
-                let ticket = self.ticket.take();
-                tokio::spawn(async move {
-                    super::deadline::linger(io.into_inner()).await;
-                    drop(ticket);
-                });
-            }
-        }
-    }
-}
-
-impl Read for HyperIo {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        mut buf: ReadBufCursor<'_>,
-    ) -> Poll<io::Result<()>> {
-        if self.first.is_empty() {
-            return Self::socket(&mut self.inner).poll_read(cx, buf);
-        }
-        let n = self.first.len().min(buf.remaining());
-        buf.put_slice(&self.first[..n]);
-        bytes::Buf::advance(&mut self.first, n);
-        if self.first.is_empty() {
-            // Gives the allocation back at once.
-            self.first = Bytes::new();
-        }
-        Poll::Ready(Ok(()))
-    }
-}
-
-impl Write for HyperIo {
-    fn poll_write(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        ready!(self.poll_drain(cx))?;
-        if let Some(rewritten) = with_json_body(buf) {
-            self.pending = rewritten;
-            // Whatever is not written now is written before the next write,
-            // flush or shutdown; the caller's bytes are accounted for.
-            if let Poll::Ready(Err(e)) = self.poll_drain(cx) {
-                return Poll::Ready(Err(e));
-            }
-            return Poll::Ready(Ok(buf.len()));
-        }
-        Self::socket(&mut self.inner).poll_write(cx, buf)
-    }
-
-    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        ready!(self.poll_drain(cx))?;
-        Self::socket(&mut self.inner).poll_flush(cx)
-    }
-
-    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        ready!(self.poll_drain(cx))?;
-        Self::socket(&mut self.inner).poll_shutdown(cx)
-    }
-}
-
-/// hyper's automatic answer to an unparsable request, rewritten with a JSON
-/// error body; `None` for anything else. Only a whole head of status 400,
-/// 414 or 431 with `content-length: 0` and nothing after it qualifies.
-fn with_json_body(head: &[u8]) -> Option<Vec<u8>> {
-    let text = std::str::from_utf8(head).ok()?;
-    let status = text
-        .strip_prefix("HTTP/1.1 ")
-        .or_else(|| text.strip_prefix("HTTP/1.0 "))?;
-    let (code, detail) = match status.get(..4)? {
-        "400 " => ("bad_request", "the request is not valid HTTP"),
-        "414 " => ("uri_too_long", "the request target is too long"),
-        "431 " => (
-            "headers_too_large",
-            "the request headers are too large or too many",
-        ),
-        _ => return None,
-    };
-    if !text.ends_with("\r\n\r\n") {
-        return None;
-    }
-    const EMPTY: &str = "\r\ncontent-length: 0\r\n";
-    let at = text.to_ascii_lowercase().find(EMPTY)?;
-    let body = format!(r#"{{"ok":false,"error":"{code}","detail":"{detail}","retryAfter":null}}"#);
-    let mut out = String::with_capacity(text.len() + body.len() + 128);
-    out.push_str(&text[..at]);
-    out.push_str(&format!(
-        "\r\ncontent-length: {}\r\ncontent-type: application/json\r\naccess-control-allow-origin: *\r\n",
-        body.len()
-    ));
-    out.push_str(&text[at + EMPTY.len()..]);
-    out.push_str(&body);
-    Some(out.into_bytes())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::with_json_body;
-
-    #[test]
-    fn only_the_automatic_error_heads_are_rewritten() {
-        let head =
-            "HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-length: 0\r\ndate: x\r\n\r\n";
-        let body = r#"{"ok":false,"error":"headers_too_large","detail":"the request headers are too large or too many","retryAfter":null}"#;
-        assert_eq!(
-            String::from_utf8(with_json_body(head.as_bytes()).unwrap()).unwrap(),
-            format!("HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-length: {}\r\ncontent-type: application/json\r\naccess-control-allow-origin: *\r\ndate: x\r\n\r\n{body}", body.len())
-        );
-        for other in [
-            "HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n",
-            "HTTP/1.1 400 Bad Request\r\ncontent-length: 12\r\n\r\n",
-            "HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n\r\n{}",
-        ] {
-            assert_eq!(with_json_body(other.as_bytes()), None, "{other}");
-        }
-    }
 }

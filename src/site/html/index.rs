@@ -1,0 +1,297 @@
+//! The status page (`/`, `/en/`, `/zh/`): the verdict, the next reset,
+//! freshness, the history, the heatmap and the ways to subscribe.
+
+use super::*;
+
+/// The status page (`/`, `/en/`, `/zh/`) with its history under `filter`.
+pub fn index(ctx: &PageContext, filter: KindFilter) -> String {
+    let s = ctx.s();
+    let now = ctx.now;
+    let day = Day::utc_of(now);
+    let trust = Trust::of(ctx.view);
+    let verdict = verdict::verdict(ctx.visible(), trust, day, now);
+    let next = next_reset(ctx.visible(), now);
+    let other = ctx.lang.other();
+    let page = html! {
+        (DOCTYPE)
+        html lang=(ctx.lang.tag()) {
+            (head(ctx, s.title))
+            body {
+                (header(ctx, &format!("/{}/", other.segment())))
+                main {
+                    h1 { (s.title) }
+                    (verdict_section(ctx, &verdict))
+                    (next_section(ctx, next))
+                    (freshness_section(ctx))
+                    (history_section(ctx, filter))
+                    (heatmap_section(ctx, &heatmap(crate::site::listed(ctx.view, KindFilter::Completed), now)))
+                    (subscribe_section(ctx))
+                }
+                (footer(ctx))
+                script type="application/json" id="site-data" {
+                    (PreEscaped(script_data(ctx)))
+                }
+                script { (PreEscaped(JS)) }
+            }
+        }
+    };
+    page.into_string()
+}
+
+fn verdict_section(ctx: &PageContext, verdict: &Verdict) -> Markup {
+    let s = ctx.s();
+    let (word, name) = match verdict {
+        Verdict::Yes(_) => (s.yes, "yes"),
+        Verdict::No => (s.no, "no"),
+        Verdict::Unknown(_) => (s.unknown, "unknown"),
+    };
+    html! {
+        section.verdict-box aria-labelledby="verdict-question" {
+            h2 id="verdict-question" { (s.question_utc) }
+            p id="verdict" class=(format!("verdict verdict-{name}")) data-verdict=(name) { (word) }
+            p id="verdict-detail" {
+                @match verdict {
+                    Verdict::Yes(Hit { record, at, kind }) => {
+                        (hit_words(s, *kind)) ": " (utc(*at)) " · " (what(s, record)) " "
+                        a href=(ctx.link(&record_path(&record.id, Some(ctx.lang)))) { (s.details) }
+                    }
+                    Verdict::No => { (s.no_detail) }
+                    Verdict::Unknown(why) => { (distrust_words(ctx, *why)) }
+                }
+            }
+        }
+    }
+}
+
+fn distrust_words(ctx: &PageContext, why: Distrust) -> String {
+    let s = ctx.s();
+    let mut out = match why {
+        Distrust::NeverChecked => s.distrust_never.to_owned(),
+        Distrust::Stale { .. } => s.distrust_stale.to_owned(),
+        Distrust::Source(status) => format!("{} {}.", s.distrust_source, status_word(status)),
+    };
+    if ctx.view.mode() == Mode::Standalone {
+        out.push(' ');
+        out.push_str(s.distrust_standalone_hint);
+    }
+    out
+}
+
+fn next_section(ctx: &PageContext, next: Option<&Record>) -> Markup {
+    let s = ctx.s();
+    html! {
+        section aria-labelledby="next-heading" {
+            h2 id="next-heading" { (s.next_heading) }
+            @match next.and_then(|r| r.schedule_window.map(|w| (r, w))) {
+                None => { p id="next-none" { (s.none_announced) } }
+                Some((record, window)) => {
+                    p {
+                        @if window.start_at <= ctx.now {
+                            (s.in_window_now)
+                        } @else {
+                            (s.starts_in) " "
+                            span.countdown id="countdown" data-target=(window.start_at.as_millis()) {
+                                (countdown_text(s, window.start_at.as_millis() - ctx.now.as_millis()))
+                            }
+                        }
+                    }
+                    dl.facts {
+                        dt { (s.window) }
+                        dd {
+                            (time(window.start_at, "next-start"))
+                            @if window.end_at != window.start_at {
+                                " – " (time(window.end_at, "next-end"))
+                            }
+                        }
+                        dt { (s.reset_type) }
+                        dd { (what(s, record)) }
+                        @if let Some(p) = record.schedule_precision {
+                            dt { (s.precision) }
+                            dd { (precision_words(s, p)) }
+                        }
+                        @if let Some(b) = record.schedule_basis {
+                            dt { (s.basis) }
+                            dd { (basis_words(s, b)) }
+                        }
+                    }
+                    p { a href=(ctx.link(&record_path(&record.id, Some(ctx.lang)))) { (s.details) } }
+                }
+            }
+        }
+    }
+}
+fn freshness_section(ctx: &PageContext) -> Markup {
+    let s = ctx.s();
+    let view = ctx.view;
+    html! {
+        section aria-labelledby="freshness-heading" {
+            h2 id="freshness-heading" { (s.freshness_heading) }
+            dl.facts {
+                dt { (s.generated_at) }
+                dd { (ago(s, view.generated_at(), ctx.now)) " (" (utc(view.generated_at())) ")" }
+                dt { (s.last_check) }
+                dd {
+                    @match view.last_successful_check_at() {
+                        Some(at) => { (ago(s, at, ctx.now)) " (" (utc(at)) ")" }
+                        None => { (s.never) }
+                    }
+                }
+                @if let Some(source) = view.data_source() {
+                    dt { (s.source) }
+                    dd {
+                        @match Link::parse(&source.page_url) {
+                            Some(url) => { a href=(url.as_str()) rel="noopener noreferrer" { (source.name) } }
+                            None => { (source.name) }
+                        }
+                    }
+                    dt { (s.last_sync) }
+                    dd {
+                        @match source.last_synced_at.or(source.synced_at) {
+                            Some(at) => { (ago(s, at, ctx.now)) " (" (utc(at)) ")" }
+                            None => { (s.never) }
+                        }
+                    }
+                    dt { (s.sync_status) }
+                    dd { (status_word(source.status)) }
+                }
+            }
+        }
+    }
+}
+
+fn history_section(ctx: &PageContext, filter: KindFilter) -> Markup {
+    let s = ctx.s();
+    let view = ctx.view;
+    let filters = [
+        (KindFilter::All, s.filter_all),
+        (KindFilter::Scheduled, s.filter_schedules),
+        (KindFilter::Completed, s.filter_completions),
+    ];
+    let here = format!("/{}/", ctx.lang.segment());
+    let records: Vec<&Record> = crate::site::listed(view, filter)
+        .take(HISTORY_LEN)
+        .collect();
+    html! {
+        section aria-labelledby="history-heading" {
+            h2 id="history-heading" { (s.history_heading) }
+            nav.filters aria-label=(s.history_heading) {
+                @for (f, label) in filters {
+                    @let href = if f == KindFilter::All { ctx.link(&here) } else { ctx.link(&format!("{here}?kind={}", f.as_str())) };
+                    a href=(href) aria-current=[(f == filter).then_some("page")] { (label) }
+                }
+            }
+            @if records.is_empty() {
+                p { (s.no_records) }
+            } @else {
+                ol.history id="history" {
+                    @for (n, record) in records.iter().enumerate() {
+                        li data-id=(record.id) {
+                            (history_item(ctx, record, n))
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn history_item(ctx: &PageContext, record: &Record, n: usize) -> Markup {
+    let s = ctx.s();
+    html! {
+        span.tag { @if record.is_schedule() { (s.kind_schedule) } @else { (s.kind_completion) } }
+        @if let Some(state) = record.schedule_state {
+            span.tag { (state_words(s, state)) }
+        }
+        strong { (what(s, record)) }
+        @if let Some(at) = listed_at(record) {
+            br;
+            (time(at, &format!("h{n}")))
+        }
+        @if let Some(text) = record.text.as_deref().filter(|t| !t.is_empty()) {
+            blockquote { (text) }
+        }
+        p {
+            a href=(ctx.link(&record_path(&record.id, Some(ctx.lang)))) { (s.details) }
+            @if let Some(url) = record.source.link() {
+                " · " a href=(url.as_str()) rel="noopener noreferrer" { (s.source_post) }
+            }
+        }
+    }
+}
+
+fn heatmap_section(ctx: &PageContext, map: &Heatmap) -> Markup {
+    const CELL: usize = 10;
+    const STEP: usize = 12;
+    let s = ctx.s();
+    let width = map.weeks.len() * STEP;
+    let height = 7 * STEP;
+    let level = |count: u32| -> u32 {
+        if count == 0 || map.max == 0 {
+            0
+        } else {
+            (count * 4).div_ceil(map.max).clamp(1, 4)
+        }
+    };
+    // Empty days share one path; each day with completions is a rect with its label.
+    let mut empty = String::new();
+    for (w, week) in map.weeks.iter().enumerate() {
+        for (d, cell) in week.iter().enumerate() {
+            if cell.is_some_and(|c| c.count == 0) {
+                empty.push_str(&format!(
+                    "M{} {}h{CELL}v{CELL}h-{CELL}z",
+                    w * STEP,
+                    d * STEP
+                ));
+            }
+        }
+    }
+    let summary = format!("{}{}{}", s.heatmap_total.0, map.total, s.heatmap_total.1);
+    html! {
+        section.heatmap aria-labelledby="heatmap-heading" {
+            h2 id="heatmap-heading" { (s.heatmap_heading) }
+            svg xmlns="http://www.w3.org/2000/svg" viewBox=(format!("0 0 {width} {height}"))
+                role="img" aria-labelledby="heatmap-title" {
+                title id="heatmap-title" { (summary) }
+                path.l0 d=(empty) {}
+                @for (w, week) in map.weeks.iter().enumerate() {
+                    @for (d, cell) in week.iter().enumerate() {
+                        @if let Some(cell) = cell.filter(|c| c.count > 0) {
+                            rect class=(format!("l{}", level(cell.count))) x=(w * STEP) y=(d * STEP)
+                                width=(CELL) height=(CELL) data-date=(cell.date.to_string()) data-count=(cell.count) {
+                                title { (s.heatmap_cell.0) (cell.count) (s.heatmap_cell.1) (cell.date.to_string()) }
+                            }
+                        }
+                    }
+                }
+            }
+            p.muted { (summary) }
+        }
+    }
+}
+
+fn subscribe_section(ctx: &PageContext) -> Markup {
+    let s = ctx.s();
+    let ics = ctx.link("/openapi/v1/records.ics");
+    // webcal:// needs an absolute address; without a configured base the
+    // script-free page offers the https link only.
+    let webcal = ics
+        .split_once("://")
+        .map(|(_, rest)| format!("webcal://{rest}"));
+    html! {
+        section aria-labelledby="subscribe-heading" {
+            h2 id="subscribe-heading" { (s.subscribe_heading) }
+            ul.links {
+                li { a href=(ctx.link("/openapi/v1/records.atom")) type="application/atom+xml" { (s.sub_atom) } }
+                li {
+                    a href=(ics) type="text/calendar" { (s.sub_ics) }
+                    @if let Some(webcal) = webcal { " · " a href=(webcal) { (s.sub_webcal) } }
+                }
+                li { a href=(ctx.link("/openapi/v1/docs#stream")) { (s.sub_stream) } " — " code { "GET /openapi/v1/records/stream" } }
+                li { a href=(ctx.link("/openapi/v1/docs#webhooks")) { (s.sub_webhooks) } }
+                li { a href=(ctx.link("/openapi/v1/docs")) { (s.sub_docs) } }
+                li { (s.sub_mcp) ": " code { (ctx.link("/mcp")) } }
+                li { a href=(ctx.link("/openapi/v1/badge.json")) { (s.sub_badge) } }
+            }
+        }
+    }
+}

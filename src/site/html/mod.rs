@@ -1,0 +1,305 @@
+//! The HTML of the status page and the record pages, from compile-time
+//! checked `maud` templates: every string from a record, the upstream or
+//! the operator goes through `maud`'s escaping, and a link to a source post
+//! is kept only when it is an `http(s)` URL.
+//!
+//! Pure functions of a [`PublishedView`], an instant and a language: the
+//! server keeps what they make (see `api::site`), so a request copies bytes.
+//!
+//! One page per file: [`index()`] (the status page, `index.rs`),
+//! [`record_page`] (`record.rs`), [`not_found_page`] (`not_found.rs`);
+//! here, what they share: the context, the layout, the words and the
+//! script's data.
+
+use std::sync::OnceLock;
+
+use base64::Engine;
+use maud::{html, Markup, PreEscaped, DOCTYPE};
+use sha2::{Digest, Sha256};
+
+use super::heatmap::{heatmap, Heatmap};
+use super::i18n::{Lang, Strings};
+use super::verdict::{self, next_reset, Day, Distrust, Hit, HitKind, Trust, Verdict};
+use crate::model::BaseUrl;
+use crate::model::KindFilter;
+use crate::model::Mode;
+use crate::model::{
+    DataSourceStatus, Kind, Link, Record, ResetType, ScheduleBasis, SchedulePrecision,
+    ScheduleState, Timestamp,
+};
+use crate::query::PublishedView;
+
+mod index;
+mod not_found;
+mod record;
+
+pub use index::index;
+pub use not_found::not_found_page;
+pub use record::record_page;
+
+const CSS: &str = include_str!("../assets/page.css");
+const JS: &str = include_str!("../assets/page.js");
+
+/// How many records the history shows.
+pub const HISTORY_LEN: usize = 50;
+
+/// The Content-Security-Policy of every page: nothing loads from anywhere,
+/// only the page's own style and script (by hash) run.
+pub fn content_security_policy() -> &'static str {
+    static CSP: OnceLock<String> = OnceLock::new();
+    CSP.get_or_init(|| {
+        let hash = |text: &str| {
+            base64::engine::general_purpose::STANDARD.encode(Sha256::digest(text.as_bytes()))
+        };
+        format!(
+            "default-src 'none'; script-src 'sha256-{}'; style-src 'sha256-{}'; img-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+            hash(JS),
+            hash(CSS)
+        )
+    })
+}
+
+/// What a page is rendered from.
+#[derive(Clone, Copy, Debug)]
+pub struct PageContext<'a> {
+    /// The served view.
+    pub view: &'a PublishedView,
+    /// The instant the page is rendered for.
+    pub now: Timestamp,
+    /// Its language.
+    pub lang: Lang,
+    /// The base of absolute links (empty: links relative to the server's root).
+    pub base: &'a BaseUrl,
+}
+
+impl PageContext<'_> {
+    fn s(&self) -> &'static Strings {
+        self.lang.strings()
+    }
+
+    fn link(&self, path: &str) -> String {
+        self.base.join(path)
+    }
+
+    fn visible(&self) -> impl Iterator<Item = &Record> + '_ {
+        super::visible(self.view)
+    }
+}
+
+/// The stable path of the page of the record `id` in `lang`
+/// ([`crate::model::record_page_path`], behind the language's segment).
+pub fn record_path(id: &str, lang: Option<Lang>) -> String {
+    let path = crate::model::record_page_path(id);
+    match lang {
+        Some(lang) => format!("/{}{path}", lang.segment()),
+        None => path,
+    }
+}
+
+/// `2026-11-24 09:30 UTC`.
+fn utc(at: Timestamp) -> String {
+    at.to_datetime().format("%Y-%m-%d %H:%M UTC").to_string()
+}
+
+fn iso(at: Timestamp) -> String {
+    at.to_datetime()
+        .format("%Y-%m-%dT%H:%M:%S%.3fZ")
+        .to_string()
+}
+
+fn type_words(s: &Strings, t: ResetType) -> &'static str {
+    match t {
+        ResetType::Global => s.type_global,
+        ResetType::Banked => s.type_banked,
+        ResetType::GlobalAndBanked => s.type_both,
+    }
+}
+
+fn state_words(s: &Strings, state: ScheduleState) -> &'static str {
+    match state {
+        ScheduleState::Pending => s.state_pending,
+        ScheduleState::Elapsed => s.state_elapsed,
+        ScheduleState::Fulfilled => s.state_fulfilled,
+        ScheduleState::Unknown => s.state_unknown,
+    }
+}
+
+fn hit_words(s: &Strings, kind: HitKind) -> &'static str {
+    match kind {
+        HitKind::Completed => s.hit_completed,
+        HitKind::Fulfilled => s.hit_fulfilled,
+        HitKind::Elapsed => s.hit_elapsed,
+        HitKind::Due => s.hit_due,
+    }
+}
+
+fn hit_name(kind: HitKind) -> &'static str {
+    match kind {
+        HitKind::Completed => "completed",
+        HitKind::Fulfilled => "fulfilled",
+        HitKind::Elapsed => "elapsed",
+        HitKind::Due => "due",
+    }
+}
+
+/// `Global reset · all plans · five_hour, weekly`.
+fn what(s: &Strings, record: &Record) -> String {
+    let mut out = type_words(s, record.reset_type).to_owned();
+    if let Some(scope) = &record.scope {
+        let plans = if scope.plans.iter().any(|p| p == "all") {
+            s.all_plans.to_owned()
+        } else {
+            scope.plans.join(", ")
+        };
+        if !plans.is_empty() {
+            out.push_str(" · ");
+            out.push_str(&plans);
+        }
+        if !scope.windows.is_empty() {
+            out.push_str(" · ");
+            out.push_str(&scope.windows.join(", "));
+        }
+    }
+    out
+}
+
+/// The time a record is listed at: its reset time, else its announcement.
+fn listed_at(record: &Record) -> Option<Timestamp> {
+    match record.kind {
+        Kind::Completed => record.completed_at.or(record.effective_at),
+        Kind::Scheduled => record
+            .schedule_window
+            .map(|w| w.start_at)
+            .or(record.effective_at),
+    }
+    .or(record.announced_at)
+}
+
+/// A time in UTC, with a slot the script fills with the visitor's local time.
+fn time(at: Timestamp, slot: &str) -> Markup {
+    html! {
+        time id=(slot) datetime=(iso(at)) data-local { (utc(at)) }
+        " "
+        span.muted data-local-of=(slot) {}
+    }
+}
+
+/// A relative time ("12 min ago") as of `now`; the script keeps it current.
+fn ago(s: &Strings, at: Timestamp, now: Timestamp) -> Markup {
+    let secs = (now.as_millis() - at.as_millis()).max(0) / 1000;
+    html! { span data-ago=(at.as_millis()) { (s.ago(secs)) } }
+}
+
+fn countdown_text(s: &Strings, ms: i64) -> String {
+    let sec = ms.max(0) / 1000;
+    let parts = [sec / 86_400, sec / 3_600 % 24, sec / 60 % 60, sec % 60];
+    let mut out = Vec::new();
+    for (i, n) in parts.iter().enumerate() {
+        if *n != 0 || !out.is_empty() || i == 3 {
+            out.push(format!("{n} {}", s.units[i]));
+        }
+    }
+    out.join(" ")
+}
+
+fn head(ctx: &PageContext, title: &str) -> Markup {
+    let s = ctx.s();
+    html! {
+        head {
+            meta charset="utf-8";
+            meta name="viewport" content="width=device-width, initial-scale=1";
+            meta name="color-scheme" content="light dark";
+            title { (title) }
+            link rel="alternate" type="application/atom+xml" title=(s.sub_atom)
+                href=(ctx.link("/openapi/v1/records.atom"));
+            @for lang in Lang::ALL {
+                link rel="alternate" hreflang=(lang.tag()) href=(ctx.link(&format!("/{}/", lang.segment())));
+            }
+            style { (PreEscaped(CSS)) }
+        }
+    }
+}
+
+fn header(ctx: &PageContext, other_path: &str) -> Markup {
+    let s = ctx.s();
+    let other = ctx.lang.other();
+    html! {
+        header {
+            p { a href=(ctx.link(&format!("/{}/", ctx.lang.segment()))) { strong { "resetctl" } } }
+            nav aria-label=(s.nav_label) {
+                ul {
+                    li { a href=(ctx.link(other_path)) hreflang=(other.tag()) lang=(other.tag()) { (s.other_language) } }
+                    li { a href=(ctx.link("/openapi/v1/docs")) { (s.sub_docs) } }
+                }
+            }
+        }
+    }
+}
+
+fn footer(ctx: &PageContext) -> Markup {
+    html! {
+        footer {
+            p { (ctx.s().times_note) }
+            p { (ctx.s().served_by) " " (env!("CARGO_PKG_VERSION")) }
+        }
+    }
+}
+
+fn precision_words(s: &Strings, p: SchedulePrecision) -> &'static str {
+    match p {
+        SchedulePrecision::Date => s.precision_date,
+        SchedulePrecision::Datetime => s.precision_datetime,
+        SchedulePrecision::Window => s.precision_window,
+    }
+}
+
+fn basis_words(s: &Strings, b: ScheduleBasis) -> &'static str {
+    match b {
+        ScheduleBasis::Explicit => s.basis_explicit,
+        ScheduleBasis::ContextualInference => s.basis_inferred,
+    }
+}
+
+/// What the page's script needs, as JSON safe inside `<script>` (every `<`
+/// escaped): the trust inputs, the records whose time may fall on the
+/// visitor's day, and the strings it shows.
+fn script_data(ctx: &PageContext) -> String {
+    const TWO_DAYS: i64 = 2 * 86_400_000;
+    let s = ctx.s();
+    let now = ctx.now.as_millis();
+    let candidates: Vec<serde_json::Value> = ctx
+        .visible()
+        .filter_map(|record| {
+            // Every kind of hit, whatever "now" the visitor's clock says.
+            let (at, kind) = verdict::reset_time(record, Timestamp::from_millis(i64::MAX))?;
+            (at.as_millis() >= now - TWO_DAYS && at.as_millis() <= now + TWO_DAYS).then(|| {
+                serde_json::json!({
+                    "at": at.as_millis(),
+                    "how": hit_name(kind),
+                    "what": what(s, record),
+                    "href": ctx.link(&record_path(&record.id, Some(ctx.lang))),
+                })
+            })
+        })
+        .collect();
+    let data = serde_json::json!({
+        "lastCheck": ctx.view.last_successful_check_at().map(Timestamp::as_millis),
+        "sourceStatus": ctx.view.sync_status().map(status_word),
+        "trustHours": verdict::TRUST_HOURS,
+        "candidates": candidates,
+        "strings": s,
+    });
+    data.to_string()
+        .replace('<', "\\u003c")
+        .replace('>', "\\u003e")
+        .replace('&', "\\u0026")
+}
+
+fn status_word(status: DataSourceStatus) -> &'static str {
+    match status {
+        DataSourceStatus::Ok => "ok",
+        DataSourceStatus::Stale => "stale",
+        DataSourceStatus::Error => "error",
+        DataSourceStatus::Pending => "pending",
+    }
+}
