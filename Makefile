@@ -108,7 +108,7 @@ MUTANTS_MINUTES ?= 60
 # promises (about 15 s a mutant; crash.rs's 40 s kill loop is left to power_loss).
 MUTANTS_TESTS := limit:: store:: ledger:: snapshot:: query:: site::verdict webhook::outbox \
 	quota:: quota_model:: keying:: promises_over_time:: power_loss:: ledger_integrity:: \
-	snapshots:: edges:: api:: conditional::
+	snapshots:: command_line:: api:: conditional::
 mutants: test-deps
 	@command -v cargo-mutants >/dev/null 2>&1 || { \
 		echo "installing cargo-mutants from crates.io"; $(CARGO) install --locked cargo-mutants; }

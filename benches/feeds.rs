@@ -13,12 +13,12 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
+use resetctl::feeds::{atom, ics, BaseUrl};
 use resetctl::model::{
     FulfillmentOrigin, Kind, Origin, Record, ResetType, ScheduleBasis, SchedulePrecision,
     ScheduleState, ScheduleWindow, Scope, Source, Timestamp,
 };
 use resetctl::query::{parse_atom_query, parse_ics_query, PublishedView};
-use resetctl::render::{atom, ics, BaseUrl};
 use resetctl::snapshot::{Mode, Snapshot, SNAPSHOT_FORMAT};
 
 const NOW: i64 = 1_795_000_000_000;

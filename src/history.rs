@@ -10,9 +10,9 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use crate::document::{decode, DocumentError};
+use crate::durable::{write_atomic, AtomicWriteError, DataDirLock};
 use crate::model::validate::{validate_records, SEED_PREFIX};
 use crate::model::Record;
-use crate::store::{write_atomic, AtomicWriteError, DataDirLock};
 
 /// The file that holds seeded history.
 pub fn history_path(data_dir: &Path) -> PathBuf {

@@ -5,8 +5,9 @@
 //!
 //! - [`model`]: records, their parts, meta, timestamps and validation rules;
 //! - [`document`]: the records document (seed files, export, upstream);
-//! - [`state`]: schedule states at publish time (injectable clock);
-//! - [`store`]: atomic writes and the data-dir lock;
+//! - [`schedule`]: schedule states at publish time (injectable clock);
+//! - [`durable`]: atomic writes, durable directories and removals, the data-dir lock;
+//! - [`publish`]: the one publish step (snapshot, outbox, pointer, prune);
 //! - [`snapshot`]: versioned snapshots (publish, load, list, prune, rollback);
 //! - [`history`]: seeded history of a standalone instance;
 //! - [`standalone`]: seeding and publishing a standalone instance;
@@ -16,7 +17,7 @@
 //! - [`changes`]: the change diff between two published versions (SSE, webhooks);
 //! - [`live`]: the broadcast of view swaps and the record stream's events;
 //! - [`metrics`]: Prometheus metrics, recorded at the seams, off until enabled;
-//! - [`render`]: the Atom feed and the iCalendar calendar of a view (pure);
+//! - [`feeds`]: the Atom feed and the iCalendar calendar of a view (pure);
 //! - [`site`]: the status page, the record pages and the badge of a view (pure);
 //! - [`reload`]: watches the data dir and swaps the published view atomically;
 //! - [`api`]: warp routes, handlers, error bodies, the accept loop (translation only);
@@ -24,7 +25,7 @@
 //! - [`redact`]: the one redacted form of URLs that may carry secrets;
 //! - [`outbound`]: the one policy of every outbound request (addresses, redirects, headers across origins, timeouts);
 //! - [`sync`]: upstream-sync mode (conditional GET, sync state, back-off);
-//! - [`feed`]: the public status feed (detection, conversion into records);
+//! - [`upstream`]: the public status feed (detection, conversion into records);
 //! - [`ledger`]: the operator ledger of a standalone instance;
 //! - [`limit`]: the per-client quota (in process or in Redis), client keys, flood guard;
 //! - [`civil`]: civil days in a time zone as UTC windows;
@@ -36,17 +37,18 @@
 // warp's route tree is one nested type; clippy computes its layout deeper than the default limit.
 #![recursion_limit = "256"]
 
+/// The seed history bundled with the project (`snapshots/seed-history.json`),
+/// built into the binary so `resetctl seed` works on a fresh machine.
+pub const BUNDLED_SEED_HISTORY: &[u8] = include_bytes!("../snapshots/seed-history.json");
+
 pub mod api;
 pub mod changes;
 pub mod civil;
 pub mod clock;
 pub mod config;
-
-/// The seed history bundled with the project (`snapshots/seed-history.json`),
-/// built into the binary so `resetctl seed` works on a fresh machine.
-pub const BUNDLED_SEED_HISTORY: &[u8] = include_bytes!("../snapshots/seed-history.json");
 pub mod document;
-pub mod feed;
+pub mod durable;
+pub mod feeds;
 pub mod history;
 pub mod ledger;
 pub mod limit;
@@ -58,13 +60,12 @@ pub mod publish;
 pub mod query;
 pub mod redact;
 pub mod reload;
-pub mod render;
+pub mod schedule;
 pub mod site;
 pub mod snapshot;
 pub mod standalone;
-pub mod state;
 pub mod status;
-pub mod store;
 pub mod sync;
 pub mod testhook;
+pub mod upstream;
 pub mod webhook;

@@ -10,9 +10,9 @@
 //! is at worst sent again, as the outbox's at-least-once delivery allows).
 //! The caller holds the data-dir lock for the whole step.
 
+use crate::durable::DataDirLock;
 use crate::model::Timestamp;
 use crate::snapshot::{Draft, Snapshot, SnapshotError, SnapshotStore};
-use crate::store::DataDirLock;
 use crate::webhook::outbox::Outbox;
 
 /// Publishes `draft` as a new version and makes it current; returns it.

@@ -1,24 +1,22 @@
 //! Black-box tests: each module runs the real `resetctl` binary against a
 //! fresh data dir (and, for the server, talks HTTP to it).
 
-mod util;
-
 mod api;
 mod architecture;
 mod cli;
 mod cli_io;
+mod command_line;
 mod conditional;
+mod connections;
 mod crash;
 mod deployment;
 mod docs_page;
-mod edges;
-mod edges_http;
 mod feed;
 mod feeds;
 mod fetch;
 mod files;
-mod hardening;
 mod headers;
+mod http_protocol;
 mod keying;
 mod ledger;
 mod ledger_integrity;
@@ -47,6 +45,7 @@ mod stream;
 mod sync;
 mod sync_integrity;
 mod topology;
+mod util;
 mod webhook_delivery;
 mod webhook_formats;
 mod webhooks;

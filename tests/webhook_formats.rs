@@ -1,6 +1,6 @@
 //! The ready-made formats: for each service, a loopback receiver checks the
 //! exact request (method, path, headers, body fields) against the request
-//! shape that service documents (named in src/webhook/render.rs).
+//! shape that service documents (named in src/webhook/request.rs).
 
 use serde_json::{json, Value};
 

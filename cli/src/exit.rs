@@ -6,10 +6,10 @@
 use std::process::ExitCode;
 
 use resetctl::config::ConfigError;
+use resetctl::durable::LockError;
 use resetctl::history::HistoryError;
 use resetctl::snapshot::SnapshotError;
 use resetctl::standalone::StandaloneError;
-use resetctl::store::LockError;
 
 /// The documented exit codes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

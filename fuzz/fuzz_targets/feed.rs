@@ -3,7 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use resetctl::feed::{decode_upstream, UpstreamDocument};
+use resetctl::upstream::{decode_upstream, UpstreamDocument};
 use resetctl::model::validate::validate_records;
 use resetctl::model::Timestamp;
 

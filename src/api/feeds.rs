@@ -2,7 +2,7 @@
 //! `GET /openapi/v1/records.ics` (iCalendar).
 //!
 //! Thin, like every handler: parse the strict query, load the published
-//! view, call the pure renderer of [`crate::render`]. Admission (304 when
+//! view, call the pure renderer of [`crate::feeds`]. Admission (304 when
 //! the client's copy is current, else counted exactly like
 //! `/openapi/v1/records`) is the admission module's; a refused query (422)
 //! or no snapshot yet (503) is never a 304.
@@ -13,8 +13,8 @@ use warp::reply::Response;
 use super::filters::DataRequest;
 use super::handlers::{answer_data, Data};
 use super::responses::with_body;
+use crate::feeds::{atom, ics, BaseUrl};
 use crate::query::{parse_atom_query, parse_ics_query};
-use crate::render::{atom, ics, BaseUrl};
 
 /// Where the feeds' links point.
 #[derive(Clone, Debug, Default)]

@@ -13,7 +13,7 @@ use std::collections::{HashMap, HashSet};
 
 use super::entry::{Action, Entry};
 use crate::model::{FulfillmentOrigin, Kind, Record, ResetType, Timestamp};
-use crate::state::evaluate_states;
+use crate::schedule::evaluate_states;
 
 /// Whether a record is published.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

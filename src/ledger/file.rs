@@ -22,7 +22,7 @@ use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use super::entry::Entry;
-use crate::store::DataDirLock;
+use crate::durable::DataDirLock;
 
 /// The ledger of `data_dir`.
 pub fn ledger_path(data_dir: &Path) -> PathBuf {
@@ -221,7 +221,7 @@ pub fn append(_lock: &DataDirLock, data_dir: &Path, entry: &Entry) -> Result<(),
     }
     crate::testhook::reached("append:done");
     if len == 0 {
-        crate::store::sync_dir(data_dir).map_err(io_err)?;
+        crate::durable::sync_dir(data_dir).map_err(io_err)?;
     }
     Ok(())
 }

@@ -6,7 +6,7 @@
 //! pre-serialised records, whatever the dataset size.
 //!
 //! The view also keeps the typed records (for the feed renderers of
-//! [`crate::render`]) and memoises what those renderers make of them: a
+//! [`crate::feeds`]) and memoises what those renderers make of them: a
 //! fragment per record and whole bodies, each built at most once per
 //! snapshot, lazily, by the first request that needs it. The view does
 //! not know how they are rendered; it only keeps them.

@@ -13,8 +13,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::document::DocumentError;
+use crate::durable::{write_atomic, AtomicWriteError, DataDirLock, LockError, TEMP_PREFIX};
 use crate::model::{Record, SyncState, Timestamp};
-use crate::store::{write_atomic, AtomicWriteError, DataDirLock, LockError, TEMP_PREFIX};
 
 use super::format::{Mode, Snapshot, SNAPSHOT_FORMAT};
 
@@ -384,7 +384,7 @@ impl SnapshotStore {
         draft: Draft,
         now: Timestamp,
     ) -> Result<Snapshot, SnapshotError> {
-        crate::store::create_dir_durable(&self.dir).map_err(|source| SnapshotError::Read {
+        crate::durable::create_dir_durable(&self.dir).map_err(|source| SnapshotError::Read {
             path: self.dir.clone(),
             source,
         })?;
@@ -419,7 +419,7 @@ impl SnapshotStore {
             .filter(|(sequence, _)| Some(*sequence) != current)
             .collect();
         if !doomed.is_empty() {
-            crate::store::remove_durable(&self.dir, doomed.iter().map(|(_, p)| p.as_path()))?;
+            crate::durable::remove_durable(&self.dir, doomed.iter().map(|(_, p)| p.as_path()))?;
         }
         Ok(doomed.iter().map(|(sequence, _)| *sequence).collect())
     }

@@ -48,7 +48,7 @@ pub(super) fn check_action(
                 ));
             }
             let mut probe = (**record).clone();
-            crate::state::evaluate_states(std::slice::from_mut(&mut probe), now);
+            crate::schedule::evaluate_states(std::slice::from_mut(&mut probe), now);
             validate_records(&[probe]).map_err(|e| {
                 StandaloneError::Refused(format!(
                     "nothing was recorded: {}: {}",

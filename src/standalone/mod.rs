@@ -30,8 +30,8 @@ use crate::model::validate::validate_records;
 use crate::model::Timestamp;
 use crate::snapshot::{Draft, Mode, Snapshot, SnapshotError, SnapshotStore};
 
+use crate::durable::DataDirLock;
 use crate::ledger::{append, derive_records, read_ledger, BadLine, Derived, Entry, LedgerError};
-use crate::store::DataDirLock;
 
 pub use actions::Request;
 

@@ -24,11 +24,11 @@ use super::state::{
 };
 use crate::clock::Clock;
 use crate::document::DocumentError;
-use crate::feed::{decode_upstream, UpstreamDocument};
+use crate::durable::{DataDirLock, LockError};
 use crate::model::validate::validate_records;
 use crate::model::{DataSourceStatus, Record, Timestamp};
 use crate::snapshot::{Draft, Mode, Snapshot, SnapshotError, SnapshotStore};
-use crate::store::{DataDirLock, LockError};
+use crate::upstream::{decode_upstream, UpstreamDocument};
 
 /// Everything one sync needs to know.
 #[derive(Clone, Debug)]
@@ -494,10 +494,9 @@ fn store_feed(
 ) -> Result<(), SyncStateError> {
     let path = data_dir.join(STORED_FEED);
     match feed {
-        Some(bytes) => crate::store::write_atomic(&path, bytes).map_err(SyncStateError::Write),
-        None if path.exists() => {
-            crate::store::remove_durable(data_dir, [path.as_path()]).map_err(SyncStateError::Write)
-        }
+        Some(bytes) => crate::durable::write_atomic(&path, bytes).map_err(SyncStateError::Write),
+        None if path.exists() => crate::durable::remove_durable(data_dir, [path.as_path()])
+            .map_err(SyncStateError::Write),
         None => Ok(()),
     }
 }

@@ -7,11 +7,11 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
+use crate::durable::{write_atomic, AtomicWriteError, DataDirLock};
 pub use crate::model::{
     feed_digest, newest, SourceSettings, SyncState, UpstreamMonitor, UpstreamOrigin,
 };
 use crate::model::{DataSourceStatus, Timestamp};
-use crate::store::{write_atomic, AtomicWriteError, DataDirLock};
 
 /// The file name of the sync state.
 pub const SYNC_STATE_FILE: &str = "sync-state.json";

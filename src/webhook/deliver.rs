@@ -24,14 +24,14 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::clock::Clock;
+use crate::durable::{write_atomic, DataDirLock, LockError};
 use crate::metrics::DeliveryOutcome;
 use crate::model::Timestamp;
-use crate::store::{write_atomic, DataDirLock, LockError};
 
 use super::endpoint::{Endpoint, Endpoints};
 use super::log::{self, Attempt, Outcome};
 use super::outbox::{Committed, Outbox, OutboxEntry};
-use super::render::{render, Event};
+use super::request::{render, Event};
 
 /// The retry delays after the 1st, 2nd, … failure (the last repeats), in seconds.
 pub const RETRY_DELAYS: [i64; 5] = [5, 60, 600, 3600, 6 * 3600];
@@ -108,7 +108,7 @@ pub fn load_state(data_dir: &Path, id: &str) -> Option<EndpointState> {
 }
 
 fn save_state(data_dir: &Path, id: &str, state: &EndpointState) {
-    if let Err(e) = crate::store::create_dir_durable(&state_dir(data_dir)) {
+    if let Err(e) = crate::durable::create_dir_durable(&state_dir(data_dir)) {
         tracing::error!("webhook {id}: cannot make the delivery state's directory: {e}");
     }
     let bytes = serde_json::to_vec(state).expect("a state serialises");
@@ -120,7 +120,7 @@ fn save_state(data_dir: &Path, id: &str, state: &EndpointState) {
 /// Removes an endpoint's state (with `webhook remove`).
 pub fn remove_state(data_dir: &Path, id: &str) {
     if let Err(e) =
-        crate::store::remove_durable(&state_dir(data_dir), [state_path(data_dir, id).as_path()])
+        crate::durable::remove_durable(&state_dir(data_dir), [state_path(data_dir, id).as_path()])
     {
         tracing::warn!("webhook {id}: cannot remove the delivery state: {e}");
     }
@@ -569,7 +569,7 @@ pub async fn send(
 pub enum SendError {
     /// The event cannot be rendered for the endpoint.
     #[error(transparent)]
-    Render(#[from] super::render::RenderError),
+    Render(#[from] super::request::RenderError),
     /// No answer within the endpoint's timeout.
     #[error("timed out after {0:?}")]
     Timeout(Duration),

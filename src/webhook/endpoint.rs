@@ -8,9 +8,9 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::durable::{write_private, AtomicWriteError, DataDirLock};
 use crate::model::KindFilter;
 use crate::model::{Record, Timestamp};
-use crate::store::{write_private, AtomicWriteError, DataDirLock};
 
 use super::format::Format;
 use super::outbox::OutboxEntry;
@@ -160,7 +160,7 @@ pub enum EndpointError {
     Invalid(String),
     /// A target URL that does not fit the endpoint's format.
     #[error(transparent)]
-    Target(#[from] super::render::TargetError),
+    Target(#[from] super::request::TargetError),
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -218,7 +218,7 @@ impl Endpoints {
     /// Replaces the file (owner-only from the first byte: it holds the secrets).
     pub fn save(&self, _lock: &DataDirLock, endpoints: &[Endpoint]) -> Result<(), EndpointError> {
         if let Some(dir) = self.path.parent() {
-            crate::store::create_dir_durable(dir).map_err(|source| EndpointError::Read {
+            crate::durable::create_dir_durable(dir).map_err(|source| EndpointError::Read {
                 path: dir.to_owned(),
                 source,
             })?;
@@ -320,7 +320,7 @@ impl NewEndpoint {
         let url = crate::outbound::parse_target(&self.url)
             .map_err(|e| EndpointError::Invalid(e.to_string()))?;
         check_timeout(self.timeout_seconds)?;
-        super::render::check_target(self.format, &url)?;
+        super::request::check_target(self.format, &url)?;
         let mut events = self.events;
         events.sort();
         events.dedup();

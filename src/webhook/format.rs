@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-/// How a change is turned into a request ([`crate::webhook::render`]).
+/// How a change is turned into a request ([`crate::webhook::request`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum Format {

@@ -99,7 +99,7 @@ pub fn trim(data_dir: &Path) {
         let keep = &lines[lines.len().saturating_sub(KEEP_LINES)..];
         let mut out = keep.join(&b'\n');
         out.push(b'\n');
-        let _ = crate::store::write_atomic(&path, &out);
+        let _ = crate::durable::write_atomic(&path, &out);
     }
 }
 

@@ -16,7 +16,7 @@ pub mod format;
 pub mod log;
 pub mod markup;
 pub mod outbox;
-pub mod render;
+pub mod request;
 pub mod sign;
 
 pub use endpoint::{Endpoint, EndpointError, Endpoints};

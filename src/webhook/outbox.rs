@@ -39,9 +39,9 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::changes::{diff, ChangeKind};
+use crate::durable::DataDirLock;
 use crate::model::KindFilter;
 use crate::model::{Record, Timestamp};
-use crate::store::DataDirLock;
 
 /// The outbox file name, under `webhooks/`.
 pub const OUTBOX_FILE: &str = "outbox.jsonl";
@@ -354,7 +354,7 @@ impl Outbox {
             return Ok(0);
         }
         if let Some(dir) = self.path.parent() {
-            crate::store::create_dir_durable(dir).map_err(|e| self.err(e))?;
+            crate::durable::create_dir_durable(dir).map_err(|e| self.err(e))?;
         }
         let mut file = OpenOptions::new()
             .create(true)
@@ -405,7 +405,7 @@ impl Outbox {
         file.sync_data().map_err(|e| self.err(e))?;
         if committed.end == 0 {
             if let Some(dir) = self.path.parent() {
-                crate::store::sync_dir(dir).map_err(|e| self.err(e))?;
+                crate::durable::sync_dir(dir).map_err(|e| self.err(e))?;
             }
         }
         crate::testhook::reached("outbox:appended");
@@ -475,7 +475,7 @@ impl Outbox {
             }));
         }
         crate::testhook::reached("outbox:compact");
-        crate::store::write_atomic(&self.path, &bytes).map_err(|e| self.err(e.source))?;
+        crate::durable::write_atomic(&self.path, &bytes).map_err(|e| self.err(e.source))?;
         crate::testhook::reached("outbox:compacted");
         Ok(())
     }

@@ -50,7 +50,7 @@ pub fn export(settings: &Settings, output: Option<&Path>) -> Result<(), CliError
     match output {
         None => print(&text),
         Some(path) => {
-            resetctl::store::write_atomic(path, text.as_bytes())
+            resetctl::durable::write_atomic(path, text.as_bytes())
                 .map_err(|e| CliError::new(Code::IoErr, e.to_string()))?;
             eprintln!(
                 "exported snapshot {} ({} records) to {}",
@@ -322,11 +322,11 @@ fn camel_case(label: &str) -> String {
 
 pub fn convert(settings: &Settings, file: &Path) -> Result<(), CliError> {
     let (_, bytes) = read_input(file)?;
-    let doc = resetctl::feed::decode_upstream(&bytes, settings.now)
+    let doc = resetctl::upstream::decode_upstream(&bytes, settings.now)
         .map_err(|e| CliError::new(Code::DataErr, format!("{}: {e}", file.display())))?;
     let (document, skipped) = match doc {
-        resetctl::feed::UpstreamDocument::Records(d) => (*d, Vec::new()),
-        resetctl::feed::UpstreamDocument::Feed(f) => (
+        resetctl::upstream::UpstreamDocument::Records(d) => (*d, Vec::new()),
+        resetctl::upstream::UpstreamDocument::Feed(f) => (
             resetctl::document::RecordsDocument {
                 generated_at: f.generated_at,
                 last_successful_check_at: f.last_successful_check_at,

@@ -84,7 +84,7 @@ fn write_man_pages(dir: &std::path::Path) -> Result<(), CliError> {
     };
     std::fs::create_dir_all(dir).map_err(io)?;
     for (name, bytes) in crate::man::render_man_pages() {
-        resetctl::store::write_atomic(&dir.join(&name), &bytes)
+        resetctl::durable::write_atomic(&dir.join(&name), &bytes)
             .map_err(|e| CliError::new(Code::IoErr, e.to_string()))?;
     }
     Ok(())

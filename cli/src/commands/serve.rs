@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use resetctl::api::{serve, ConnectionLimits, ServeOptions, StreamLimits, MIN_HEAD_BYTES};
 use resetctl::config::{layer, seconds_setting};
+use resetctl::feeds::BaseUrl;
 use resetctl::reload::WatchMode;
-use resetctl::render::BaseUrl;
 
 use crate::args::{ServeArgs, WatchArg};
 use crate::exit::{CliError, Code};

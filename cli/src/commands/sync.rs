@@ -4,11 +4,11 @@
 use std::time::Duration;
 
 use resetctl::config::seconds_setting;
-use resetctl::feed::PUBLIC_FEED;
 use resetctl::redact::redact_url;
 use resetctl::sync::fetch::{FetchSettings, UpstreamRequest};
 use resetctl::sync::state::SourceSettings;
 use resetctl::sync::{run_daemon, sync_once, SyncError, SyncOutcome, SyncSettings};
+use resetctl::upstream::PUBLIC_FEED;
 
 use crate::args::SyncArgs;
 use crate::exit::{CliError, Code};

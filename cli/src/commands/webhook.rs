@@ -4,7 +4,7 @@
 use resetctl::outbound;
 use resetctl::webhook::deliver::{self, DeliverSettings};
 use resetctl::webhook::endpoint::NewEndpoint;
-use resetctl::webhook::render::{Event, TEST_EVENT};
+use resetctl::webhook::request::{Event, TEST_EVENT};
 use resetctl::webhook::{log, Endpoints, Outbox};
 
 use crate::args::{DeliveryArgs, WebhookCommand};
@@ -59,7 +59,7 @@ pub(super) fn endpoint_delivery(
 
 /// The record pages' base URL as kept with an endpoint.
 fn record_pages_base(text: &str) -> Result<String, CliError> {
-    resetctl::render::BaseUrl::parse(text)
+    resetctl::feeds::BaseUrl::parse(text)
         .map(|base| base.as_str().to_owned())
         .map_err(|why| {
             CliError::new(

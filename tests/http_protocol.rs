@@ -1,6 +1,6 @@
-//! Issue 13, the server: odd request targets, the flood guard on every
-//! uncounted answer, panics, a stalled or restarted Redis, and MCP protocol
-//! details.
+//! The server at the edges of HTTP: odd request targets, the flood guard
+//! on every uncounted answer, panics, a stalled or restarted Redis, MCP
+//! protocol details, and JSON bodies on the errors hyper answers itself.
 
 use std::io::{Read, Write};
 use std::net::TcpStream;

@@ -22,7 +22,7 @@ use crate::model::{
     FulfillmentOrigin, Kind, Origin, Record, ResetType, ScheduleBasis, SchedulePrecision,
     ScheduleState, ScheduleWindow, Source, Timestamp,
 };
-use crate::state::schedule_state_at;
+use crate::schedule::schedule_state_at;
 
 /// A feed item that yields no record, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]

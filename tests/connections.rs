@@ -1,5 +1,5 @@
-//! A server no idle loop or hostile client can exhaust (issue 15): an idle
-//! server rests.
+//! Connections and resources: a server no idle loop or hostile client can
+//! exhaust (an idle server rests, caps refuse cheaply, slow clients are cut).
 
 use std::time::Duration;
 

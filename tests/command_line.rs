@@ -1,6 +1,6 @@
-//! Issue 13, the command line: duration settings out of range, the
-//! snapshot pointer, lock errors, a config key for every setting, the
-//! listen address, and polling etiquette toward the upstream.
+//! The command line: duration settings out of range, the snapshot
+//! pointer, lock errors, a config key for every setting, the listen
+//! address, and polling etiquette toward the upstream.
 
 use std::io::{BufRead, BufReader};
 use std::process::Stdio;
