@@ -1,117 +1,284 @@
-//! Layered settings: flags > environment (`RESETCTL_*`) > config file > defaults.
+//! The raw layers of settings and their one precedence: flags >
+//! environment (`RESETCTL_*`) > config file > defaults.
 //!
-//! clap merges flags with the environment (each flag names its variable);
-//! this module reads the TOML config file and supplies the defaults, so the
-//! CLI can resolve every setting with one call to [`layer`]. The file holds
-//! the same settings as the flags, spelled the same (`data-dir`, `listen`…);
-//! an unknown key is an error that names it rather than a silent typo.
+//! Every key is declared once ([`FileConfig`], by `settings_keys!`): the
+//! same shape holds the flags the CLI parsed, the environment (read here
+//! for every key, whatever the subcommand) and the TOML config file, and
+//! [`FileConfig::merge`] takes each key from the highest layer that has it,
+//! remembering which. [`crate::settings`] validates the merged values into
+//! typed settings. The file holds the same settings as the flags, spelled
+//! the same (`data-dir`, `listen`…); an unknown key is an error that names
+//! it rather than a silent typo.
 
+use std::collections::HashMap;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-/// The settings a config file may hold (the same names as the long flags).
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(rename_all = "kebab-case", deny_unknown_fields)]
-pub struct FileConfig {
+/// Where a setting's value came from; ordered by precedence (a flag first).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Source {
+    /// A command-line flag (or the variable clap reads for it).
+    Flag,
+    /// A `RESETCTL_*` environment variable.
+    Env,
+    /// The config file.
+    File,
+}
+
+/// The layers merged: the values, and the layer each came from.
+#[derive(Debug, Clone, Default)]
+pub struct Merged {
+    /// Each key from its highest layer.
+    pub values: FileConfig,
+    /// The layer of each key that has a value.
+    pub sources: HashMap<&'static str, Source>,
+}
+
+impl Merged {
+    /// Where `key` (snake case) came from; `None` for a default.
+    pub fn source(&self, key: &str) -> Option<Source> {
+        self.sources.get(key).copied()
+    }
+}
+
+/// An environment variable that does not read as its setting's type.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{variable}={value:?} is not {expected}")]
+pub struct EnvError {
+    /// The variable.
+    pub variable: String,
+    /// Its value.
+    pub value: String,
+    /// What the setting takes.
+    pub expected: &'static str,
+}
+
+/// The variable of `key` (snake case): `RESETCTL_` and the key in upper case.
+pub fn env_variable(key: &str) -> String {
+    format!("RESETCTL_{}", key.to_ascii_uppercase())
+}
+
+/// A setting's type as the environment spells it.
+trait FromEnv: Sized {
+    const EXPECTED: &'static str;
+    fn from_env(text: &str, key: &str) -> Option<Self>;
+}
+
+impl FromEnv for String {
+    const EXPECTED: &'static str = "text";
+    fn from_env(text: &str, _: &str) -> Option<Self> {
+        Some(text.to_owned())
+    }
+}
+
+impl FromEnv for PathBuf {
+    const EXPECTED: &'static str = "a path";
+    fn from_env(text: &str, _: &str) -> Option<Self> {
+        Some(PathBuf::from(text))
+    }
+}
+
+impl FromEnv for bool {
+    const EXPECTED: &'static str = "true or false";
+    fn from_env(text: &str, _: &str) -> Option<Self> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "true" | "1" | "yes" | "on" => Some(true),
+            "false" | "0" | "no" | "off" | "" => Some(false),
+            _ => None,
+        }
+    }
+}
+
+macro_rules! from_env_number {
+    ($($ty:ty => $expected:literal),*) => {$(
+        impl FromEnv for $ty {
+            const EXPECTED: &'static str = $expected;
+            fn from_env(text: &str, _: &str) -> Option<Self> {
+                text.trim().parse().ok()
+            }
+        }
+    )*};
+}
+from_env_number!(u8 => "a whole number", u32 => "a whole number", u64 => "a whole number",
+    usize => "a whole number", f64 => "a number");
+
+impl FromEnv for Vec<String> {
+    const EXPECTED: &'static str = "a list";
+    /// Comma-separated, except an upstream header (one `NAME: VALUE`,
+    /// whose value may hold commas).
+    fn from_env(text: &str, key: &str) -> Option<Self> {
+        if key == "upstream_header" {
+            return Some(vec![text.to_owned()]);
+        }
+        Some(
+            text.split(',')
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(str::to_owned)
+                .collect(),
+        )
+    }
+}
+
+fn env_value<T: FromEnv>(
+    get: &impl Fn(&str) -> Option<String>,
+    key: &str,
+) -> Result<Option<T>, EnvError> {
+    let variable = env_variable(key);
+    let Some(value) = get(&variable) else {
+        return Ok(None);
+    };
+    T::from_env(&value, key).map(Some).ok_or(EnvError {
+        variable,
+        value,
+        expected: T::EXPECTED,
+    })
+}
+
+/// Declares every settings key once: the raw layer [`FileConfig`] (the
+/// same shape for flags, the environment and the file), its keys, how the
+/// environment spells and is read for each, and the merge.
+macro_rules! settings_keys {
+    ($( $(#[$doc:meta])* $field:ident : $ty:ty, )*) => {
+        /// The settings a config file may hold (the same names as the long
+        /// flags); also the shape of the flag and environment layers.
+        #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+        #[serde(rename_all = "kebab-case", deny_unknown_fields)]
+        pub struct FileConfig {
+            $( $(#[$doc])* pub $field: Option<$ty>, )*
+        }
+
+        impl FileConfig {
+            /// Every key, in snake case (the config file spells `_` as `-`,
+            /// the environment as `RESETCTL_` and upper case).
+            pub const KEYS: &'static [&'static str] = &[$( stringify!($field) ),*];
+
+            /// The environment layer: `RESETCTL_<KEY>` for every key,
+            /// read with `get` (the process environment, or a test's map).
+            pub fn from_env(get: impl Fn(&str) -> Option<String>) -> Result<Self, EnvError> {
+                Ok(Self {
+                    $( $field: env_value(&get, stringify!($field))?, )*
+                })
+            }
+
+            /// `layers` merged, highest first: each key from the first
+            /// layer that has it, with where it came from.
+            pub fn merge(layers: &[(Source, &FileConfig)]) -> Merged {
+                let mut merged = Merged::default();
+                $(
+                    if let Some((source, layer)) =
+                        layers.iter().find(|(_, layer)| layer.$field.is_some())
+                    {
+                        merged.values.$field = layer.$field.clone();
+                        merged.sources.insert(stringify!($field), *source);
+                    }
+                )*
+                merged
+            }
+        }
+    };
+}
+
+settings_keys! {
     /// `--data-dir`.
-    pub data_dir: Option<PathBuf>,
+    data_dir: PathBuf,
     /// `--keep`: snapshot retention.
-    pub keep: Option<usize>,
+    keep: usize,
     /// `--lock-timeout`, seconds.
-    pub lock_timeout: Option<f64>,
+    lock_timeout: f64,
     /// `--log`: a tracing filter.
-    pub log: Option<String>,
+    log: String,
     /// `--log-format`: `text` or `json`.
-    pub log_format: Option<String>,
+    log_format: String,
     /// `--match-tolerance-minutes`.
-    pub match_tolerance_minutes: Option<u32>,
+    match_tolerance_minutes: u32,
     /// `serve --listen`: an address or a host name with a port.
-    pub listen: Option<String>,
+    listen: String,
     /// `serve --admin-listen`: the admin listener's address.
-    pub admin_listen: Option<String>,
+    admin_listen: String,
     /// `serve --watch`: `auto` or `poll`.
-    pub watch: Option<String>,
+    watch: String,
     /// `serve --republish`.
-    pub republish: Option<bool>,
+    republish: bool,
     /// `serve --republish-every`, seconds.
-    pub republish_every: Option<f64>,
+    republish_every: f64,
     /// `serve --public-base-url`.
-    pub public_base_url: Option<String>,
+    public_base_url: String,
     /// `serve --no-site`.
-    pub no_site: Option<bool>,
+    no_site: bool,
     /// `serve --mcp-allow-origin` (a list).
-    pub mcp_allow_origin: Option<Vec<String>>,
+    mcp_allow_origin: Vec<String>,
     /// `record … --actor` and `mark-checked --actor`: who records changes.
-    pub actor: Option<String>,
+    actor: String,
     /// `--rate-limit N/SECONDS`.
-    pub rate_limit: Option<String>,
+    rate_limit: String,
     /// `--no-rate-limit`.
-    pub no_rate_limit: Option<bool>,
+    no_rate_limit: bool,
     /// `serve --header-timeout`, seconds.
-    pub header_timeout: Option<f64>,
+    header_timeout: f64,
     /// `serve --body-timeout`, seconds.
-    pub body_timeout: Option<f64>,
+    body_timeout: f64,
     /// `serve --max-connections`.
-    pub max_connections: Option<u64>,
+    max_connections: u64,
     /// `serve --max-connections-per-ip`.
-    pub max_connections_per_ip: Option<u64>,
+    max_connections_per_ip: u64,
     /// `serve --max-head-bytes`.
-    pub max_head_bytes: Option<u64>,
+    max_head_bytes: u64,
     /// `serve --listen-backlog`.
-    pub listen_backlog: Option<u32>,
+    listen_backlog: u32,
     /// `serve --stream-max-per-client`.
-    pub stream_max_per_client: Option<u32>,
+    stream_max_per_client: u32,
     /// `serve --stream-max`.
-    pub stream_max: Option<u64>,
+    stream_max: u64,
     /// `serve --stream-heartbeat`, seconds.
-    pub stream_heartbeat: Option<f64>,
+    stream_heartbeat: f64,
     /// `--rate-limit-max-clients`.
-    pub rate_limit_max_clients: Option<u64>,
+    rate_limit_max_clients: u64,
     /// `--rate-limit-store`.
-    pub rate_limit_store: Option<String>,
+    rate_limit_store: String,
     /// `--trust-proxy` (a list).
-    pub trust_proxy: Option<Vec<String>>,
+    trust_proxy: Vec<String>,
     /// `--client-ip-header`.
-    pub client_ip_header: Option<String>,
+    client_ip_header: String,
     /// `--ipv6-prefix-len`.
-    pub ipv6_prefix_len: Option<u8>,
+    ipv6_prefix_len: u8,
     /// `--flood-guard`.
-    pub flood_guard: Option<String>,
+    flood_guard: String,
     /// `sync --upstream`.
-    pub upstream: Option<String>,
+    upstream: String,
     /// `sync --upstream-header` (a list of "NAME: VALUE").
-    pub upstream_header: Option<Vec<String>>,
+    upstream_header: Vec<String>,
     /// `sync --public-url`.
-    pub public_url: Option<String>,
+    public_url: String,
     /// `sync --page-url`.
-    pub page_url: Option<String>,
+    page_url: String,
     /// `sync --source-id`.
-    pub source_id: Option<String>,
+    source_id: String,
     /// `sync --source-name`.
-    pub source_name: Option<String>,
+    source_name: String,
     /// `sync --interval-minutes`.
-    pub interval_minutes: Option<u32>,
+    interval_minutes: u32,
     /// `sync --max-age-minutes`.
-    pub max_age_minutes: Option<u32>,
+    max_age_minutes: u32,
     /// `sync --backoff-cap-minutes`.
-    pub backoff_cap_minutes: Option<u32>,
+    backoff_cap_minutes: u32,
     /// `sync --connect-timeout`.
-    pub connect_timeout: Option<f64>,
+    connect_timeout: f64,
     /// `sync --timeout`.
-    pub timeout: Option<f64>,
+    timeout: f64,
     /// `sync --max-body-bytes`.
-    pub max_body_bytes: Option<u64>,
+    max_body_bytes: u64,
     /// `sync --max-redirects`.
-    pub max_redirects: Option<usize>,
+    max_redirects: usize,
     /// `webhook add --allow-private-targets`: a target on a loopback, private or link-local address.
-    pub allow_private_targets: Option<bool>,
+    allow_private_targets: bool,
     /// `webhook add --webhook-timeout`, seconds.
-    pub webhook_timeout: Option<f64>,
+    webhook_timeout: f64,
     /// `--user-agent-contact`: how upstream and receiver operators reach this one.
-    pub user_agent_contact: Option<String>,
+    user_agent_contact: String,
 }
 
 /// A config file that could not be used.
@@ -173,13 +340,18 @@ pub fn load_config(explicit: Option<&Path>) -> Result<Config, ConfigError> {
         Err(e) if e.kind() == io::ErrorKind::NotFound && !required => return Ok(Config::default()),
         Err(source) => return Err(ConfigError::Read { path, source }),
     };
-    let values = toml::from_str(&text).map_err(|e| ConfigError::Invalid {
-        path: path.clone(),
-        message: e.to_string().trim().to_owned(),
-    })?;
+    let values = parse_config(&path, &text)?;
     Ok(Config {
         path: Some(path),
         values,
+    })
+}
+
+/// The file layer of `text` (a config file's contents), `path` naming it in errors.
+pub fn parse_config(path: &Path, text: &str) -> Result<FileConfig, ConfigError> {
+    toml::from_str(text).map_err(|e| ConfigError::Invalid {
+        path: path.to_owned(),
+        message: e.to_string().trim().to_owned(),
     })
 }
 
@@ -193,7 +365,7 @@ pub fn layer<T>(flag_or_env: Option<T>, file: Option<T>, default: T) -> T {
 #[error("{setting} must be between {min} and {max} seconds, got {}", shown(*.value))]
 pub struct DurationOutOfRange {
     /// The setting's name, as the long flag and config key spell it.
-    pub setting: &'static str,
+    pub setting: String,
     /// The value given.
     pub value: f64,
     /// The smallest accepted value.
@@ -215,7 +387,7 @@ fn shown(value: f64) -> String {
 /// error naming `setting` (NaN, infinities and anything a `Duration`
 /// cannot hold are out of range, never a panic).
 pub fn seconds_setting(
-    setting: &'static str,
+    setting: &str,
     seconds: f64,
     min: f64,
     max: f64,
@@ -226,7 +398,7 @@ pub fn seconds_setting(
         }
     }
     Err(DurationOutOfRange {
-        setting,
+        setting: setting.to_owned(),
         value: seconds,
         min,
         max,

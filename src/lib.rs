@@ -11,7 +11,8 @@
 //! - [`snapshot`]: versioned snapshots (publish, load, list, prune, rollback);
 //! - [`history`]: seeded history of a standalone instance;
 //! - [`standalone`]: seeding and publishing a standalone instance;
-//! - [`config`]: layered settings (flags > env > file > defaults);
+//! - [`config`]: the raw layers of settings (flags, env, file) and their precedence;
+//! - [`settings`]: every setting validated once into typed settings;
 //! - [`status`]: what an operator sees in `resetctl status`;
 //! - [`query`]: strict query parsing, filters, ordering, the precomputed view;
 //! - [`changes`]: the change diff between two published versions (SSE, webhooks);
@@ -61,6 +62,7 @@ pub mod query;
 pub mod redact;
 pub mod reload;
 pub mod schedule;
+pub mod settings;
 pub mod site;
 pub mod snapshot;
 pub mod standalone;

@@ -47,6 +47,29 @@ pub fn rollback(
     store.set_pointer(lock, sequence)
 }
 
+/// `snapshots rollback`: [`rollback`] under the data-dir lock, waited
+/// for at most `lock_timeout`.
+pub fn roll_back_to(
+    store: &SnapshotStore,
+    sequence: u64,
+    now: Timestamp,
+    lock_timeout: std::time::Duration,
+) -> Result<(), SnapshotError> {
+    let lock = store.lock(lock_timeout, "resetctl snapshots rollback")?;
+    rollback(store, &lock, sequence, now)
+}
+
+/// `snapshots prune`: keeps the newest `keep` versions (and the current
+/// one), under the data-dir lock; returns the versions removed.
+pub fn prune_to(
+    store: &SnapshotStore,
+    keep: usize,
+    lock_timeout: std::time::Duration,
+) -> Result<Vec<u64>, SnapshotError> {
+    let lock = store.lock(lock_timeout, "resetctl snapshots prune")?;
+    store.prune(&lock, keep)
+}
+
 /// Appends the changes from `base` to `to` to the webhook outbox (what
 /// the endpoints still need of them).
 fn announce(

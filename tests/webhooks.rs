@@ -606,6 +606,34 @@ fn an_endpoints_delivery_settings_are_honoured_by_whichever_process_delivers() {
 }
 
 #[test]
+fn an_endpoint_links_to_record_pages_only_while_the_pages_are_served_whatever_says_so() {
+    let r = Receiver::start();
+    let w = World::new();
+    let config = w.path("config.toml");
+    std::fs::write(&config, "public-base-url = \"https://status.example\"\n").unwrap();
+    let add = |env: &[(&str, &str)]| {
+        let mut cmd = w.cmd();
+        cmd.args(["--config", config.to_str().unwrap(), "webhook", "add"]);
+        cmd.args([r.url("/x").as_str(), "--allow-private-targets"]);
+        for (name, value) in env {
+            cmd.env(name, value);
+        }
+        let out = crate::util::Run::from(cmd.output().unwrap())
+            .success()
+            .stdout;
+        let id = out.lines().next().unwrap().to_owned();
+        w.run(&["webhook", "show", &id, "--json"]).success().json()["recordPages"].clone()
+    };
+    assert_eq!(add(&[]), "https://status.example");
+    // `no-site` from the environment, as from the file or the flag of serve:
+    // the pages are not served, so nothing links to them.
+    assert_eq!(
+        add(&[("RESETCTL_NO_SITE", "true")]),
+        serde_json::Value::Null
+    );
+}
+
+#[test]
 fn serve_delivers_in_order_and_a_slow_endpoint_does_not_delay_another() {
     let r = Receiver::start();
     let w = World::new();

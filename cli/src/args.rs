@@ -79,10 +79,15 @@ pub struct GlobalArgs {
     )]
     pub match_tolerance_minutes: Option<u32>,
     /// How many snapshot versions to keep after a publish. Default: 50.
-    #[arg(long, global = true, env = "RESETCTL_KEEP", value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, global = true, env = "RESETCTL_KEEP", value_name = "N")]
     pub keep: Option<u32>,
     /// Seconds to wait for the data-dir lock before giving up with exit code 75. Default: 10.
-    #[arg(long, global = true, env = "RESETCTL_LOCK_TIMEOUT", value_name = "SECONDS", value_parser = parse_seconds)]
+    #[arg(
+        long,
+        global = true,
+        env = "RESETCTL_LOCK_TIMEOUT",
+        value_name = "SECONDS"
+    )]
     pub lock_timeout: Option<f64>,
     /// How the operators of an upstream or a webhook receiver reach you: an https:// URL, a
     /// mailto: URL or an e-mail address, sent in the User-Agent of every outbound request
@@ -465,10 +470,10 @@ pub struct SyncArgs {
     #[arg(long)]
     pub force: bool,
     /// Connect timeout in seconds. Default: 10.
-    #[arg(long, env = "RESETCTL_CONNECT_TIMEOUT", value_name = "SECONDS", value_parser = parse_seconds)]
+    #[arg(long, env = "RESETCTL_CONNECT_TIMEOUT", value_name = "SECONDS")]
     pub connect_timeout: Option<f64>,
     /// Whole-request timeout in seconds, body included. Default: 30.
-    #[arg(long, env = "RESETCTL_TIMEOUT", value_name = "SECONDS", value_parser = parse_seconds)]
+    #[arg(long, env = "RESETCTL_TIMEOUT", value_name = "SECONDS")]
     pub timeout: Option<f64>,
     /// Largest accepted body in bytes, enforced while streaming. Default: 16777216.
     #[arg(long, env = "RESETCTL_MAX_BODY_BYTES", value_name = "BYTES")]
@@ -503,7 +508,7 @@ pub struct ServeArgs {
     #[arg(long, env = "RESETCTL_REPUBLISH")]
     pub republish: bool,
     /// With --republish: seconds between re-evaluations (0.1 to 86400). Default: 15.
-    #[arg(long, env = "RESETCTL_REPUBLISH_EVERY", value_name = "SECONDS", value_parser = parse_seconds)]
+    #[arg(long, env = "RESETCTL_REPUBLISH_EVERY", value_name = "SECONDS")]
     pub republish_every: Option<f64>,
     /// The public address of this API, the base of the Atom feed's self link: an absolute
     /// http:// or https:// URL without query or fragment, with the path prefix a proxy adds,
@@ -578,27 +583,27 @@ impl MovedDeliveryArgs {
 pub struct ConnectionArgs {
     /// Seconds a connection gets to send a request head, counted from accept and from the
     /// end of each response (so also the idle keep-alive timeout); 0.1 to 3600. Default: 10.
-    #[arg(long, env = "RESETCTL_HEADER_TIMEOUT", value_name = "SECONDS", value_parser = parse_seconds)]
+    #[arg(long, env = "RESETCTL_HEADER_TIMEOUT", value_name = "SECONDS")]
     pub header_timeout: Option<f64>,
     /// Seconds a request body gets to arrive whole, counted from its head (HTTP/1 and
     /// HTTP/2); past it the request is answered with a JSON 408 and the connection is
     /// closed; 0.1 to 3600. Default: 10.
-    #[arg(long, env = "RESETCTL_BODY_TIMEOUT", value_name = "SECONDS", value_parser = parse_seconds)]
+    #[arg(long, env = "RESETCTL_BODY_TIMEOUT", value_name = "SECONDS")]
     pub body_timeout: Option<f64>,
     /// Connections held at once, in all; past it a new connection gets a JSON 503
     /// (too_many_connections) and is closed. Default: 10000.
-    #[arg(long, env = "RESETCTL_MAX_CONNECTIONS", value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, env = "RESETCTL_MAX_CONNECTIONS", value_name = "N")]
     pub max_connections: Option<u64>,
     /// Connections held at once from one address (trusted proxies are exempt). Default: 256.
-    #[arg(long, env = "RESETCTL_MAX_CONNECTIONS_PER_IP", value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, env = "RESETCTL_MAX_CONNECTIONS_PER_IP", value_name = "N")]
     pub max_connections_per_ip: Option<u64>,
     /// Largest request head (request line and headers) in bytes, at least 8192; a larger
     /// one gets 431. Default: 32768.
-    #[arg(long, env = "RESETCTL_MAX_HEAD_BYTES", value_name = "BYTES", value_parser = clap::value_parser!(u64).range(8192..=16_777_216))]
+    #[arg(long, env = "RESETCTL_MAX_HEAD_BYTES", value_name = "BYTES")]
     pub max_head_bytes: Option<u64>,
     /// The listen backlog: connections the kernel queues before they are accepted, so
     /// bursts are not dropped (nginx's default is 511). Default: 1024.
-    #[arg(long, env = "RESETCTL_LISTEN_BACKLOG", value_name = "N", value_parser = clap::value_parser!(u32).range(1..=65535))]
+    #[arg(long, env = "RESETCTL_LISTEN_BACKLOG", value_name = "N")]
     pub listen_backlog: Option<u32>,
 }
 
@@ -607,15 +612,15 @@ pub struct ConnectionArgs {
 pub struct StreamArgs {
     /// Record streams one client may hold open at once; past it a JSON 429
     /// (too_many_streams). Default: 2.
-    #[arg(long, env = "RESETCTL_STREAM_MAX_PER_CLIENT", value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, env = "RESETCTL_STREAM_MAX_PER_CLIENT", value_name = "N")]
     pub stream_max_per_client: Option<u32>,
     /// Record streams open at once, in all; past it a JSON 503 (streams_unavailable).
     /// Default: 10000.
-    #[arg(long, env = "RESETCTL_STREAM_MAX", value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, env = "RESETCTL_STREAM_MAX", value_name = "N")]
     pub stream_max: Option<u64>,
     /// Seconds between the comment heartbeats of an idle stream, which keep proxies
     /// from cutting it (0.1 to 3600). Default: 25.
-    #[arg(long, env = "RESETCTL_STREAM_HEARTBEAT", value_name = "SECONDS", value_parser = parse_seconds)]
+    #[arg(long, env = "RESETCTL_STREAM_HEARTBEAT", value_name = "SECONDS")]
     pub stream_heartbeat: Option<f64>,
 }
 
@@ -623,8 +628,8 @@ pub struct StreamArgs {
 #[derive(Debug, Args, Clone)]
 pub struct LimiterArgs {
     /// Requests per sliding window per client, as N/SECONDS. Default: 20/3600.
-    #[arg(long, env = "RESETCTL_RATE_LIMIT", value_name = "N/SECONDS", value_parser = resetctl::limit::QuotaPolicy::parse)]
-    pub rate_limit: Option<resetctl::limit::QuotaPolicy>,
+    #[arg(long, env = "RESETCTL_RATE_LIMIT", value_name = "N/SECONDS")]
+    pub rate_limit: Option<String>,
     /// Turn the quota off (and drop the X-RateLimit-* headers).
     #[arg(long, env = "RESETCTL_NO_RATE_LIMIT", conflicts_with = "rate_limit")]
     pub no_rate_limit: bool,
@@ -634,20 +639,25 @@ pub struct LimiterArgs {
     /// The in-process quota tracks at most this many clients; past it, new clients get
     /// 503 rate_limit_unavailable (clients already tracked are unaffected) until idle
     /// ones leave the window. Default: 4000000 (about 256 MiB).
-    #[arg(long, env = "RESETCTL_RATE_LIMIT_MAX_CLIENTS", value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, env = "RESETCTL_RATE_LIMIT_MAX_CLIENTS", value_name = "N")]
     pub rate_limit_max_clients: Option<u64>,
     /// Believe the client IP header (--client-ip-header) from peers in this range
     /// (repeatable, or comma-separated in the env). A range of every address (0.0.0.0/0,
     /// ::/0) is refused: it would let every client choose its own quota key.
-    #[arg(long = "trust-proxy", env = "RESETCTL_TRUST_PROXY", value_name = "CIDR", value_delimiter = ',', value_parser = resetctl::limit::client::Cidr::parse)]
-    pub trust_proxy: Vec<resetctl::limit::client::Cidr>,
+    #[arg(
+        long = "trust-proxy",
+        env = "RESETCTL_TRUST_PROXY",
+        value_name = "CIDR",
+        value_delimiter = ','
+    )]
+    pub trust_proxy: Vec<String>,
     /// The one header your trusted proxy sets with the client's address: x-forwarded-for,
     /// forwarded (RFC 7239), or another name such as x-real-ip. Every other forwarding
     /// header is ignored. Default: x-forwarded-for.
-    #[arg(long, env = "RESETCTL_CLIENT_IP_HEADER", value_name = "NAME", value_parser = resetctl::limit::client::ClientIpHeader::parse)]
-    pub client_ip_header: Option<resetctl::limit::client::ClientIpHeader>,
+    #[arg(long, env = "RESETCTL_CLIENT_IP_HEADER", value_name = "NAME")]
+    pub client_ip_header: Option<String>,
     /// IPv6 clients are keyed by this prefix length. Default: 64.
-    #[arg(long, env = "RESETCTL_IPV6_PREFIX_LEN", value_name = "BITS", value_parser = clap::value_parser!(u8).range(1..=128))]
+    #[arg(long, env = "RESETCTL_IPV6_PREFIX_LEN", value_name = "BITS")]
     pub ipv6_prefix_len: Option<u8>,
     /// Burst guard of the uncounted routes, as PER_SECOND/BURST per client, or "off". Default: 50/200.
     #[arg(long, env = "RESETCTL_FLOOD_GUARD", value_name = "RATE/BURST")]
@@ -663,7 +673,7 @@ pub struct DeliveryArgs {
     #[arg(long, env = "RESETCTL_ALLOW_PRIVATE_TARGETS")]
     pub allow_private_targets: bool,
     /// Seconds a request to this endpoint may take, answer included (0.1 to 60). Default: 10.
-    #[arg(long, env = "RESETCTL_WEBHOOK_TIMEOUT", value_name = "SECONDS", value_parser = parse_seconds)]
+    #[arg(long, env = "RESETCTL_WEBHOOK_TIMEOUT", value_name = "SECONDS")]
     pub webhook_timeout: Option<f64>,
     /// The public address of the status site: notifications link to the record's page there
     /// (unless no-site is set). Default: the public-base-url of the config file or environment.
@@ -749,7 +759,7 @@ pub enum WebhookCommand {
         #[arg(long)]
         no_allow_private_targets: bool,
         /// Seconds a request may take, answer included (0.1 to 60).
-        #[arg(long, value_name = "SECONDS", value_parser = parse_seconds)]
+        #[arg(long, value_name = "SECONDS")]
         webhook_timeout: Option<f64>,
         /// Link notifications to the record pages under this public address of the status site.
         #[arg(long, value_name = "URL", conflicts_with = "no_public_base_url")]
@@ -829,11 +839,4 @@ fn parse_format(text: &str) -> Result<resetctl::webhook::Format, String> {
                 .join(", ")
         )
     })
-}
-
-fn parse_seconds(text: &str) -> Result<f64, String> {
-    match text.parse::<f64>() {
-        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
-        _ => Err(format!("{text:?} is not a number of seconds (0 or more)")),
-    }
 }

@@ -163,3 +163,23 @@ impl From<resetctl::standalone::actions::ActionError> for CliError {
         CliError::new(Code::Usage, err.to_string())
     }
 }
+
+impl From<resetctl::settings::SettingsError> for CliError {
+    fn from(err: resetctl::settings::SettingsError) -> Self {
+        CliError::new(Code::Usage, err.to_string())
+    }
+}
+
+impl From<resetctl::webhook::manage::ManageError> for CliError {
+    fn from(err: resetctl::webhook::manage::ManageError) -> Self {
+        use resetctl::webhook::manage::ManageError;
+        match err {
+            ManageError::Endpoint(e) => e.into(),
+            ManageError::Lock(e) => e.into(),
+            ManageError::Outbox(why) => CliError::new(Code::IoErr, why),
+            e @ (ManageError::Target(_) | ManageError::Private(_)) => {
+                CliError::new(Code::Usage, e.to_string())
+            }
+        }
+    }
+}

@@ -10,7 +10,6 @@
 pub mod args;
 mod commands;
 mod exit;
-mod limits;
 mod logging;
 pub mod man;
 mod output;

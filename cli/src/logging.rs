@@ -6,7 +6,7 @@
 
 use tracing_subscriber::EnvFilter;
 
-use crate::args::LogFormat;
+use resetctl::settings::LogFormat;
 
 /// Installs the subscriber once.
 pub fn init(flag: Option<&str>, format: LogFormat) {

@@ -1,99 +1,64 @@
-//! Resolves the global settings once: flags > env > config file > defaults.
+//! The command line's part of settings: the flag layer read off the parsed
+//! arguments ([`flags_layer`]), the environment and config file read once,
+//! and one call to [`resetctl::settings::Settings::build`], which merges
+//! and validates every key for every subcommand. What the command line
+//! adds is the invocation's clock (`--now`).
 
-use std::path::PathBuf;
-use std::time::Duration;
+use std::ops::Deref;
 
-use resetctl::config::{default_data_dir, layer, load_config, seconds_setting};
+use resetctl::config::{load_config, FileConfig};
 use resetctl::model::Timestamp;
-use resetctl::snapshot::{SnapshotStore, DEFAULT_KEEP};
+use resetctl::settings::Layers;
+use resetctl::snapshot::SnapshotStore;
 use resetctl::standalone::PublishSettings;
 
-use crate::args::{GlobalArgs, LogFormat};
-use crate::exit::{CliError, Code};
+use crate::args::{
+    Cli, Command, ConnectionArgs, DeliveryArgs, GlobalArgs, LimiterArgs, LogFormat, RecordCommand,
+    ServeArgs, StreamArgs, SyncArgs, WatchArg, WebhookCommand,
+};
+use crate::exit::CliError;
 
-/// The longest lock wait accepted (a day).
-const MAX_LOCK_TIMEOUT_SECONDS: f64 = 86_400.0;
-
-/// The resolved global settings.
+/// The validated settings of this invocation, with its clock.
 #[derive(Debug, Clone)]
 pub struct Settings {
-    /// The data dir.
-    pub data_dir: PathBuf,
+    /// Every setting, validated.
+    pub resolved: resetctl::settings::Settings,
     /// The clock: `--now` or the system time at start.
     pub now: Timestamp,
     /// `--now` as given (a frozen clock for the server), if it was.
     pub now_flag: Option<Timestamp>,
-    /// Retention.
-    pub keep: usize,
-    /// Lock wait.
-    pub lock_timeout: Duration,
-    /// Auto-fulfilment tolerance in minutes.
-    pub match_tolerance_minutes: u32,
-    /// The log filter (`--log`, env, file); `RUST_LOG` wins over it.
-    pub log: Option<String>,
-    /// The log line format (`--log-format`, env, file; default text).
-    pub log_format: LogFormat,
-    /// The operator's contact in the `User-Agent` of outbound requests.
-    pub user_agent_contact: Option<String>,
-    /// The config file's values, for command-specific settings.
-    pub file: resetctl::config::FileConfig,
+}
+
+impl Deref for Settings {
+    type Target = resetctl::settings::Settings;
+    fn deref(&self) -> &Self::Target {
+        &self.resolved
+    }
 }
 
 impl Settings {
-    /// Builds settings from the parsed global flags.
-    pub fn resolve(global: &GlobalArgs) -> Result<Self, CliError> {
-        let config = load_config(global.config.as_deref())?;
-        let file = &config.values;
-        let data_dir = match global.data_dir.clone().or_else(|| file.data_dir.clone()) {
-            Some(dir) => dir,
-            None => default_data_dir().ok_or_else(|| {
-                CliError::new(Code::Usage, "no home directory to put the data dir in; pass --data-dir or set RESETCTL_DATA_DIR")
-            })?,
+    /// The settings of `cli`: its flags, the process environment and the
+    /// config file (`--config`, else the default one when it exists).
+    pub fn resolve(cli: &Cli) -> Result<Self, CliError> {
+        let file = load_config(cli.global.config.as_deref())?.values;
+        let env = FileConfig::from_env(|name| std::env::var(name).ok())
+            .map_err(resetctl::settings::SettingsError::from)?;
+        Self::from_layers(cli, env, file)
+    }
+
+    /// The settings of `cli` over `env` and `file` (tests give a map and a
+    /// file's text: `from_parts`).
+    fn from_layers(cli: &Cli, env: FileConfig, file: FileConfig) -> Result<Self, CliError> {
+        let layers = Layers {
+            flags: flags_layer(cli),
+            env,
+            file,
         };
-        let keep = layer(global.keep.map(|k| k as usize), file.keep, DEFAULT_KEEP);
-        if keep == 0 {
-            return Err(CliError::new(Code::Usage, "keep must be at least 1"));
-        }
-        let lock_timeout = seconds_setting(
-            "lock-timeout",
-            layer(global.lock_timeout, file.lock_timeout, 10.0),
-            0.0,
-            MAX_LOCK_TIMEOUT_SECONDS,
-        )?;
-        let log_format = match (global.log_format, file.log_format.as_deref()) {
-            (Some(format), _) => format,
-            (None, None | Some("text")) => LogFormat::Text,
-            (None, Some("json")) => LogFormat::Json,
-            (None, Some(other)) => {
-                return Err(CliError::new(
-                    Code::Usage,
-                    format!("config file: log-format = {other:?} is not text or json"),
-                ))
-            }
-        };
-        let user_agent_contact = global
-            .user_agent_contact
-            .clone()
-            .or_else(|| file.user_agent_contact.clone());
-        if let Some(contact) = &user_agent_contact {
-            resetctl::outbound::check_contact(contact)
-                .map_err(|e| CliError::new(Code::Usage, e.to_string()))?;
-        }
+        let resolved = resetctl::settings::Settings::build(&layers)?;
         Ok(Self {
-            data_dir,
-            user_agent_contact,
-            log_format,
-            now: global.now.unwrap_or_else(Timestamp::now),
-            now_flag: global.now,
-            match_tolerance_minutes: layer(
-                global.match_tolerance_minutes,
-                file.match_tolerance_minutes,
-                180,
-            ),
-            keep,
-            lock_timeout,
-            log: global.log.clone().or_else(|| file.log.clone()),
-            file: file.clone(),
+            resolved,
+            now: cli.global.now.unwrap_or_else(Timestamp::now),
+            now_flag: cli.global.now,
         })
     }
 
@@ -123,3 +88,147 @@ impl Settings {
         }
     }
 }
+
+/// Settings from an argument list, an environment and a config file's
+/// text, as the binary would build them (for tests of the whole path).
+#[cfg(test)]
+pub fn from_parts(
+    argv: &[&str],
+    env: &std::collections::HashMap<String, String>,
+    file_text: &str,
+) -> Result<Settings, CliError> {
+    use clap::Parser;
+    let cli = Cli::try_parse_from(std::iter::once("resetctl").chain(argv.iter().copied()))
+        .map_err(|e| CliError::new(crate::exit::Code::Usage, e.to_string()))?;
+    let env = FileConfig::from_env(|name| env.get(name).cloned())
+        .map_err(resetctl::settings::SettingsError::from)?;
+    let file = resetctl::config::parse_config(std::path::Path::new("config.toml"), file_text)?;
+    Settings::from_layers(&cli, env, file)
+}
+
+/// What the command line gave, as a raw layer: the global flags and the
+/// invoked subcommand's own.
+pub fn flags_layer(cli: &Cli) -> FileConfig {
+    let mut layer = FileConfig::default();
+    global(&mut layer, &cli.global);
+    match &cli.command {
+        Command::Serve(args) => serve(&mut layer, args),
+        Command::Sync(args) => sync(&mut layer, args),
+        Command::Status { limits, .. } => limiter(&mut layer, limits),
+        Command::MarkChecked { actor, .. } => layer.actor = actor.clone(),
+        Command::Record(command) => layer.actor = record_actor(command),
+        Command::Webhook(WebhookCommand::Add { delivery, .. }) => deliveries(&mut layer, delivery),
+        _ => {}
+    }
+    layer
+}
+
+fn global(layer: &mut FileConfig, args: &GlobalArgs) {
+    layer.data_dir = args.data_dir.clone();
+    layer.log = args.log.clone();
+    layer.log_format = args.log_format.map(|format| {
+        match format {
+            LogFormat::Text => "text",
+            LogFormat::Json => "json",
+        }
+        .to_owned()
+    });
+    layer.match_tolerance_minutes = args.match_tolerance_minutes;
+    layer.keep = args.keep.map(|n| n as usize);
+    layer.lock_timeout = args.lock_timeout;
+    layer.user_agent_contact = args.user_agent_contact.clone();
+}
+
+/// A switch is a layer's value only when given: absent, a lower layer decides.
+fn switch(on: bool) -> Option<bool> {
+    on.then_some(true)
+}
+
+fn serve(layer: &mut FileConfig, args: &ServeArgs) {
+    layer.listen = args.listen.clone();
+    layer.admin_listen = args.admin_listen.clone();
+    layer.watch = args.watch.map(|watch| {
+        match watch {
+            WatchArg::Auto => "auto",
+            WatchArg::Poll => "poll",
+        }
+        .to_owned()
+    });
+    layer.republish = switch(args.republish);
+    layer.republish_every = args.republish_every;
+    layer.public_base_url = args.public_base_url.clone();
+    layer.no_site = switch(args.no_site);
+    layer.mcp_allow_origin =
+        (!args.mcp_allow_origin.is_empty()).then(|| args.mcp_allow_origin.clone());
+    connections(layer, &args.connections);
+    streams(layer, &args.streams);
+    limiter(layer, &args.limits);
+}
+
+fn connections(layer: &mut FileConfig, args: &ConnectionArgs) {
+    layer.header_timeout = args.header_timeout;
+    layer.body_timeout = args.body_timeout;
+    layer.max_connections = args.max_connections;
+    layer.max_connections_per_ip = args.max_connections_per_ip;
+    layer.max_head_bytes = args.max_head_bytes;
+    layer.listen_backlog = args.listen_backlog;
+}
+
+fn streams(layer: &mut FileConfig, args: &StreamArgs) {
+    layer.stream_max_per_client = args.stream_max_per_client;
+    layer.stream_max = args.stream_max;
+    layer.stream_heartbeat = args.stream_heartbeat;
+}
+
+fn limiter(layer: &mut FileConfig, args: &LimiterArgs) {
+    layer.rate_limit = args.rate_limit.clone();
+    layer.no_rate_limit = switch(args.no_rate_limit);
+    layer.rate_limit_store = args.rate_limit_store.clone();
+    layer.rate_limit_max_clients = args.rate_limit_max_clients;
+    layer.trust_proxy = (!args.trust_proxy.is_empty()).then(|| args.trust_proxy.clone());
+    layer.client_ip_header = args.client_ip_header.clone();
+    layer.ipv6_prefix_len = args.ipv6_prefix_len;
+    layer.flood_guard = args.flood_guard.clone();
+}
+
+fn sync(layer: &mut FileConfig, args: &SyncArgs) {
+    layer.upstream = args.upstream.clone();
+    layer.upstream_header =
+        (!args.upstream_header.is_empty()).then(|| args.upstream_header.clone());
+    layer.public_url = args.public_url.clone();
+    layer.page_url = args.page_url.clone();
+    layer.source_id = args.source_id.clone();
+    layer.source_name = args.source_name.clone();
+    layer.interval_minutes = args.interval_minutes;
+    layer.max_age_minutes = args.max_age_minutes;
+    layer.backoff_cap_minutes = args.backoff_cap_minutes;
+    layer.connect_timeout = args.connect_timeout;
+    layer.timeout = args.timeout;
+    layer.max_body_bytes = args.max_body_bytes;
+    layer.max_redirects = args.max_redirects;
+}
+
+fn deliveries(layer: &mut FileConfig, args: &DeliveryArgs) {
+    layer.allow_private_targets = switch(args.allow_private_targets);
+    layer.webhook_timeout = args.webhook_timeout;
+    layer.public_base_url = args.public_base_url.clone();
+}
+
+/// `--actor` of a ledger command.
+fn record_actor(command: &RecordCommand) -> Option<String> {
+    match command {
+        RecordCommand::Schedule { facts, .. } | RecordCommand::Completion { facts, .. } => {
+            facts.actor.clone()
+        }
+        RecordCommand::Complete { actor, .. }
+        | RecordCommand::Link { actor, .. }
+        | RecordCommand::Unlink { actor, .. }
+        | RecordCommand::Dismiss { actor, .. }
+        | RecordCommand::Undo { actor, .. }
+        | RecordCommand::Edit { actor, .. } => actor.clone(),
+        RecordCommand::List { .. } | RecordCommand::Show { .. } | RecordCommand::Log { .. } => None,
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -64,7 +64,7 @@ fn internal() -> Response {
 ///
 /// Two guards wrap every answer: each handler runs under `guard` (a panic
 /// is a 500), and every answer the quota did not decide passes the flood
-/// guard ([`flood_guarded`]), whichever route produced it.
+/// guard (`admission::flood_guarded`), whichever route produced it.
 pub fn routes(
     api: &Api,
 ) -> impl Filter<Extract = (impl warp::Reply,), Error = Infallible> + Clone + Send + Sync + 'static

@@ -92,6 +92,59 @@ pub struct EndpointState {
     pub failed_total: u64,
 }
 
+impl EndpointState {
+    /// Moves the cursor to `next` with no attempt made of it yet.
+    fn move_to(&mut self, next: u64) {
+        self.next = next;
+        self.attempts = 0;
+        self.first_attempt_at = None;
+        self.next_attempt_at = None;
+    }
+
+    /// A failed attempt (number `attempt_no`) of `entry` at `now`: gives up
+    /// once the retry window is over (the message joins the failed ones and
+    /// the cursor moves on; `true`), else schedules the next try.
+    fn failed_attempt(
+        &mut self,
+        entry: &OutboxEntry,
+        attempt: &mut Attempt,
+        attempt_no: u32,
+        now: Timestamp,
+    ) -> bool {
+        let first = *self.first_attempt_at.get_or_insert(now);
+        self.attempts = attempt_no;
+        let deadline = first.add_millis(RETRY_WINDOW_MS);
+        if now >= deadline {
+            attempt.outcome = Outcome::Failed;
+            self.failed.push(FailedMessage {
+                message: entry.id.clone(),
+                event: entry.event_type.clone(),
+                at: now,
+                last_error: attempt
+                    .error
+                    .clone()
+                    .unwrap_or_else(|| format!("status {}", attempt.status.unwrap_or(0))),
+            });
+            if self.failed.len() > FAILED_KEPT {
+                self.failed.remove(0);
+            }
+            self.failed_total += 1;
+            self.move_to(entry.n + 1);
+            return true;
+        }
+        let jitter = crate::webhook::random_bytes(8)
+            .iter()
+            .fold(0u64, |acc, b| (acc << 8) | u64::from(*b));
+        let next = now
+            .add_millis(retry_delay_ms(attempt_no, jitter))
+            .min(deadline);
+        self.next_attempt_at = Some(next);
+        attempt.outcome = Outcome::Retrying;
+        attempt.next_retry_at = Some(next);
+        false
+    }
+}
+
 fn state_dir(data_dir: &Path) -> PathBuf {
     super::dir(data_dir).join("state")
 }
@@ -377,10 +430,7 @@ async fn work(shared: Arc<Shared>, id: String, once: bool, report: Arc<Mutex<Pas
         };
         if entry.n != st.next {
             // Entries this endpoint does not want were passed over.
-            st.next = entry.n;
-            st.attempts = 0;
-            st.first_attempt_at = None;
-            st.next_attempt_at = None;
+            st.move_to(entry.n);
         }
         let now = shared.settings.clock.now();
         if let Some(due) = st.next_attempt_at.filter(|due| *due > now) {
@@ -408,11 +458,8 @@ async fn work(shared: Arc<Shared>, id: String, once: bool, report: Arc<Mutex<Pas
             next_retry_at: None,
         };
         match answer {
-            Ok(status) if (200..300).contains(&status) => {
-                st.next = entry.n + 1;
-                st.attempts = 0;
-                st.first_attempt_at = None;
-                st.next_attempt_at = None;
+            Ok(status) if is_delivered(status) => {
+                st.move_to(entry.n + 1);
                 st.delivered += 1;
                 save_state(&data_dir, &id, st);
                 log::append(&data_dir, &attempt);
@@ -432,30 +479,10 @@ async fn work(shared: Arc<Shared>, id: String, once: bool, report: Arc<Mutex<Pas
             _ => {}
         }
         report.lock().expect("not poisoned").failed += 1;
-        let first = *st.first_attempt_at.get_or_insert(now);
-        st.attempts = attempt_no;
-        let deadline = first.add_millis(RETRY_WINDOW_MS);
-        if now >= deadline {
-            attempt.outcome = Outcome::Failed;
-            st.failed.push(FailedMessage {
-                message: entry.id.clone(),
-                event: entry.event_type.clone(),
-                at: now,
-                last_error: attempt
-                    .error
-                    .clone()
-                    .unwrap_or_else(|| format!("status {}", attempt.status.unwrap_or(0))),
-            });
-            if st.failed.len() > FAILED_KEPT {
-                st.failed.remove(0);
-            }
-            st.failed_total += 1;
-            st.next = entry.n + 1;
-            st.attempts = 0;
-            st.first_attempt_at = None;
-            st.next_attempt_at = None;
-            save_state(&data_dir, &id, st);
-            log::append(&data_dir, &attempt);
+        let gave_up = st.failed_attempt(&entry, &mut attempt, attempt_no, now);
+        save_state(&data_dir, &id, st);
+        log::append(&data_dir, &attempt);
+        if gave_up {
             tracing::warn!(
                 "webhook {id}: gave up on {} after {attempt_no} attempts",
                 entry.id
@@ -464,17 +491,6 @@ async fn work(shared: Arc<Shared>, id: String, once: bool, report: Arc<Mutex<Pas
             continue;
         }
         crate::metrics::webhook_delivery(DeliveryOutcome::Retrying);
-        let jitter = crate::webhook::random_bytes(8)
-            .iter()
-            .fold(0u64, |acc, b| (acc << 8) | u64::from(*b));
-        let next = now
-            .add_millis(retry_delay_ms(attempt_no, jitter))
-            .min(deadline);
-        st.next_attempt_at = Some(next);
-        attempt.outcome = Outcome::Retrying;
-        attempt.next_retry_at = Some(next);
-        save_state(&data_dir, &id, st);
-        log::append(&data_dir, &attempt);
         if once {
             return;
         }
@@ -507,6 +523,11 @@ fn disable_gone(shared: &Shared, id: &str, now: Timestamp) {
             e.enabled = false;
         }
     }
+}
+
+/// Whether a receiver's answer delivers an event: any 2xx.
+pub fn is_delivered(status: u16) -> bool {
+    (200..300).contains(&status)
 }
 
 /// Sends one event through the outbound policy

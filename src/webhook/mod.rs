@@ -9,11 +9,15 @@
 //! - `deliver.lock`: held by the one deliverer ([`deliver`]);
 //! - `state/<endpoint>.json`: each endpoint's durable cursor and retry state;
 //! - `deliveries.jsonl`: recent attempts, for `webhook deliveries` and `status`.
+//!
+//! What an operator does to endpoints (add, set, enable, remove, test) is
+//! [`manage`]'s, each one call that takes the lock itself.
 
 pub mod deliver;
 pub mod endpoint;
 pub mod format;
 pub mod log;
+pub mod manage;
 pub mod markup;
 pub mod outbox;
 pub mod request;

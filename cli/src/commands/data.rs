@@ -63,13 +63,9 @@ pub fn export(settings: &Settings, output: Option<&Path>) -> Result<(), CliError
     }
 }
 
-pub fn status(
-    settings: &Settings,
-    as_json: bool,
-    limits: &crate::args::LimiterArgs,
-) -> Result<(), CliError> {
+pub fn status(settings: &Settings, as_json: bool) -> Result<(), CliError> {
     let report = status_report(&settings.store(), settings.now)?;
-    let limits = crate::limits::resolve(limits, &settings.file)?.describe();
+    let limits = settings.serve.options.limits.describe();
     let webhooks = resetctl::webhook::summaries(&settings.data_dir)?;
     if as_json {
         let mut value = serde_json::to_value(&report).expect("plain data");

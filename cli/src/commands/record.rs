@@ -19,21 +19,19 @@ fn usage(message: impl Into<String>) -> CliError {
     CliError::new(Code::Usage, message)
 }
 
-/// The flag or `RESETCTL_ACTOR`, else the config file's `actor`, else `$USER@hostname`.
-fn actor(settings: &Settings, given: Option<String>) -> String {
-    given
-        .or_else(|| settings.file.actor.clone())
-        .unwrap_or_else(|| {
-            let user = std::env::var("USER").unwrap_or_else(|_| "operator".into());
-            let host = std::fs::read_to_string("/etc/hostname")
-                .map(|h| h.trim().to_owned())
-                .unwrap_or_default();
-            if host.is_empty() {
-                user
-            } else {
-                format!("{user}@{host}")
-            }
-        })
+/// The `actor` setting (flag, `RESETCTL_ACTOR`, config file), else `$USER@hostname`.
+fn actor(settings: &Settings) -> String {
+    settings.actor.clone().unwrap_or_else(|| {
+        let user = std::env::var("USER").unwrap_or_else(|_| "operator".into());
+        let host = std::fs::read_to_string("/etc/hostname")
+            .map(|h| h.trim().to_owned())
+            .unwrap_or_default();
+        if host.is_empty() {
+            user
+        } else {
+            format!("{user}@{host}")
+        }
+    })
 }
 
 fn source_spec(source: SourceArgs) -> SourceSpec {
@@ -56,28 +54,22 @@ fn facts(facts: &RecordFacts) -> Facts {
 
 fn add(
     settings: &Settings,
-    actor_name: Option<String>,
     record: Result<resetctl::model::Record, ActionError>,
 ) -> Result<(), CliError> {
     let record = record?;
     apply(
         settings,
-        actor_name,
         Request::Action(Action::Add {
             record: Box::new(record),
         }),
     )
 }
 
-fn apply(
-    settings: &Settings,
-    actor_name: Option<String>,
-    request: Request,
-) -> Result<(), CliError> {
+fn apply(settings: &Settings, request: Request) -> Result<(), CliError> {
     let (entry, snapshot) = record_action(
         &settings.store(),
         settings.publish(),
-        &actor(settings, actor_name),
+        &actor(settings),
         request,
     )?;
     print(&format!(
@@ -87,6 +79,28 @@ fn apply(
         snapshot.sequence,
         snapshot.records.len()
     ))
+}
+
+/// The one time a schedule is given: `--at`, `--date` with `--tz`, or `--window`.
+fn schedule_time(
+    at: Option<Timestamp>,
+    date: Option<String>,
+    tz: Option<String>,
+    window: &[Timestamp],
+) -> Result<ScheduleTime, CliError> {
+    Ok(match (at, date, window) {
+        (Some(at), None, []) => ScheduleTime::At(at),
+        (None, Some(date), []) => ScheduleTime::Day {
+            date,
+            tz: tz.unwrap_or_default(),
+        },
+        (None, None, [start, end]) => ScheduleTime::Window(*start, *end),
+        _ => {
+            return Err(usage(
+                "give one of --at TIME, --date YYYY-MM-DD --tz AREA/CITY, or --window START END",
+            ))
+        }
+    })
 }
 
 pub fn run(settings: &Settings, command: RecordCommand) -> Result<(), CliError> {
@@ -101,15 +115,7 @@ pub fn run(settings: &Settings, command: RecordCommand) -> Result<(), CliError> 
             basis,
             facts: given,
         } => {
-            let time = match (at, date, window.as_slice()) {
-                (Some(at), None, []) => ScheduleTime::At(at),
-                (None, Some(date), []) => ScheduleTime::Day {
-                    date,
-                    tz: tz.unwrap_or_default(),
-                },
-                (None, None, [start, end]) => ScheduleTime::Window(*start, *end),
-                _ => return Err(usage("give one of --at TIME, --date YYYY-MM-DD --tz AREA/CITY, or --window START END")),
-            };
+            let time = schedule_time(at, date, tz, &window)?;
             let record = new_schedule(
                 &source_spec(source),
                 &time,
@@ -117,7 +123,7 @@ pub fn run(settings: &Settings, command: RecordCommand) -> Result<(), CliError> 
                 &facts(&given),
                 now,
             );
-            add(settings, given.actor.clone(), record)
+            add(settings, record)
         }
         RecordCommand::Completion {
             source,
@@ -125,15 +131,12 @@ pub fn run(settings: &Settings, command: RecordCommand) -> Result<(), CliError> 
             facts: given,
         } => {
             let record = new_completion(&source_spec(source), at, &facts(&given), now);
-            add(settings, given.actor.clone(), record)
+            add(settings, record)
         }
         RecordCommand::Complete {
-            schedule_ids,
-            at,
-            actor,
+            schedule_ids, at, ..
         } => apply(
             settings,
-            actor,
             Request::Complete {
                 completed_at: at.unwrap_or(now),
                 schedule_ids,
@@ -142,10 +145,9 @@ pub fn run(settings: &Settings, command: RecordCommand) -> Result<(), CliError> 
         RecordCommand::Link {
             completion_id,
             schedule_id,
-            actor,
+            ..
         } => apply(
             settings,
-            actor,
             Request::Action(Action::Link {
                 completion_id,
                 schedule_id,
@@ -154,20 +156,19 @@ pub fn run(settings: &Settings, command: RecordCommand) -> Result<(), CliError> 
         RecordCommand::Unlink {
             completion_id,
             schedule_id,
-            actor,
+            ..
         } => apply(
             settings,
-            actor,
             Request::Action(Action::Unlink {
                 completion_id,
                 schedule_id,
             }),
         ),
-        RecordCommand::Dismiss { id, actor } => {
-            apply(settings, actor, Request::Action(Action::Dismiss { id }))
+        RecordCommand::Dismiss { id, .. } => {
+            apply(settings, Request::Action(Action::Dismiss { id }))
         }
-        RecordCommand::Undo { entry, actor } => {
-            apply(settings, actor, Request::Action(Action::Undo { entry }))
+        RecordCommand::Undo { entry, .. } => {
+            apply(settings, Request::Action(Action::Undo { entry }))
         }
         RecordCommand::Edit {
             id,
@@ -176,7 +177,7 @@ pub fn run(settings: &Settings, command: RecordCommand) -> Result<(), CliError> 
             confidence,
             reset_type: rt,
             effective_at,
-            actor,
+            ..
         } => {
             check_confidence(confidence)?;
             let changes = Edit {
@@ -195,11 +196,7 @@ pub fn run(settings: &Settings, command: RecordCommand) -> Result<(), CliError> 
             if changes == Edit::default() {
                 return Err(usage("nothing to change: give --text, --clear-text, --confidence, --type or --effective-at"));
             }
-            apply(
-                settings,
-                actor,
-                Request::Action(Action::Edit { id, changes }),
-            )
+            apply(settings, Request::Action(Action::Edit { id, changes }))
         }
         RecordCommand::List { json: as_json } => list(settings, as_json),
         RecordCommand::Show { id } => show(settings, &id),
@@ -207,14 +204,9 @@ pub fn run(settings: &Settings, command: RecordCommand) -> Result<(), CliError> 
     }
 }
 
-pub fn mark_checked(
-    settings: &Settings,
-    at: Option<Timestamp>,
-    actor_name: Option<String>,
-) -> Result<(), CliError> {
+pub fn mark_checked(settings: &Settings, at: Option<Timestamp>) -> Result<(), CliError> {
     apply(
         settings,
-        actor_name,
         Request::Action(Action::Checked {
             at: at.unwrap_or(settings.now),
         }),

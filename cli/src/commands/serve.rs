@@ -3,12 +3,9 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use resetctl::api::{serve, ConnectionLimits, ServeOptions, StreamLimits, MIN_HEAD_BYTES};
-use resetctl::config::{layer, seconds_setting};
-use resetctl::feeds::BaseUrl;
-use resetctl::reload::WatchMode;
+use resetctl::api::serve;
 
-use crate::args::{ServeArgs, WatchArg};
+use crate::args::ServeArgs;
 use crate::exit::{CliError, Code};
 use crate::output::print;
 use crate::settings::Settings;
@@ -16,100 +13,15 @@ use crate::settings::Settings;
 /// How long in-flight requests get after SIGINT/SIGTERM.
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// What `serve` runs with: every setting resolved (flag > env > file >
-/// default) and checked, before anything is bound.
-pub(super) struct ServeSettings {
-    listen: String,
-    admin_listen: Option<String>,
-    backlog: u32,
-    republish: Option<Duration>,
-    options: ServeOptions,
-}
-
-/// Resolves and checks `serve`'s settings; no side effect, so every
-/// subcommand runs it to check the environment and config file
-/// ([`super::check_every_setting`]).
-pub(super) fn resolve(settings: &Settings, args: &ServeArgs) -> Result<ServeSettings, CliError> {
-    let listen = args
-        .listen
-        .clone()
-        .or_else(|| settings.file.listen.clone())
-        .unwrap_or_else(|| "127.0.0.1:8080".to_owned());
-    let admin_listen = args
-        .admin_listen
-        .clone()
-        .or_else(|| settings.file.admin_listen.clone());
-    let watch = match (args.watch, settings.file.watch.as_deref()) {
-        (Some(WatchArg::Auto), _) | (None, None | Some("auto")) => WatchMode::Auto,
-        (Some(WatchArg::Poll), _) | (None, Some("poll")) => WatchMode::Poll,
-        (None, Some(other)) => {
-            return Err(CliError::new(
-                Code::Usage,
-                format!("config file: watch = {other:?} is not auto or poll"),
-            ))
-        }
-    };
-    let mcp_allowed_origins = if args.mcp_allow_origin.is_empty() {
-        settings.file.mcp_allow_origin.clone().unwrap_or_default()
-    } else {
-        args.mcp_allow_origin.clone()
-    };
-    let republish = args.republish || settings.file.republish.unwrap_or(false);
-    let republish_every = layer(args.republish_every, settings.file.republish_every, 15.0);
-    let (connections, backlog) = connection_limits(settings, &args.connections)?;
-    let republish = match republish {
-        true => Some(seconds_setting(
-            "republish-every",
-            republish_every,
-            0.1,
-            86_400.0,
-        )?),
-        false => None,
-    };
-    let public_base_url = match args
-        .public_base_url
-        .as_deref()
-        .or(settings.file.public_base_url.as_deref())
-    {
-        // A value with user info is named by its redacted form only.
-        Some(text) => Some(BaseUrl::parse(text).map_err(|why| {
-            CliError::new(
-                Code::Usage,
-                format!(
-                    "public-base-url {:?} must be an absolute http:// or https:// URL without query or fragment: {why}",
-                    resetctl::redact::redact_url(text)
-                ),
-            )
-        })?),
-        None => None,
-    };
-    let options = ServeOptions {
-        data_dir: settings.data_dir.clone(),
-        watch,
-        limits: crate::limits::resolve(&args.limits, &settings.file)?,
-        mcp_allowed_origins,
-        connections,
-        public_base_url,
-        site: !(args.no_site || settings.file.no_site.unwrap_or(false)),
-        streams: stream_limits(settings, &args.streams)?,
-    };
-    Ok(ServeSettings {
-        listen,
-        admin_listen,
-        backlog,
-        republish,
-        options,
-    })
-}
-
 pub fn run(settings: &Settings, args: &ServeArgs) -> Result<(), CliError> {
-    let ServeSettings {
+    let resetctl::settings::serve::ServeSettings {
         listen,
         admin_listen,
         backlog,
         republish,
         options,
-    } = resolve(settings, args)?;
+        ..
+    } = settings.serve.clone();
     ensure_open_files(options.connections.max_connections);
     args.moved.warn();
     let delivery = super::webhook::delivery_settings(settings);
@@ -180,114 +92,6 @@ pub fn run(settings: &Settings, args: &ServeArgs) -> Result<(), CliError> {
         deliverer.abort();
         Ok(())
     })
-}
-
-/// The record stream settings (flag > env > file > default).
-fn stream_limits(
-    settings: &Settings,
-    args: &crate::args::StreamArgs,
-) -> Result<StreamLimits, CliError> {
-    let file = &settings.file;
-    let defaults = StreamLimits::default();
-    let heartbeat = seconds_setting(
-        "stream-heartbeat",
-        layer(
-            args.stream_heartbeat,
-            file.stream_heartbeat,
-            defaults.heartbeat.as_secs_f64(),
-        ),
-        0.1,
-        3600.0,
-    )?;
-    let per_client = args
-        .stream_max_per_client
-        .or(file.stream_max_per_client)
-        .unwrap_or(defaults.per_client);
-    let total = args
-        .stream_max
-        .or(file.stream_max)
-        .map_or(defaults.total, |n| n as usize);
-    if per_client == 0 || total == 0 {
-        return Err(CliError::new(
-            Code::Usage,
-            "stream-max-per-client and stream-max must be at least 1",
-        ));
-    }
-    Ok(StreamLimits {
-        per_client,
-        total,
-        heartbeat,
-    })
-}
-
-/// The connection settings (flag > env > file > default) and the backlog.
-fn connection_limits(
-    settings: &Settings,
-    args: &crate::args::ConnectionArgs,
-) -> Result<(ConnectionLimits, u32), CliError> {
-    let file = &settings.file;
-    let defaults = ConnectionLimits::default();
-    let header_timeout = seconds_setting(
-        "header-timeout",
-        layer(
-            args.header_timeout,
-            file.header_timeout,
-            defaults.header_timeout.as_secs_f64(),
-        ),
-        0.1,
-        3600.0,
-    )?;
-    let body_timeout = seconds_setting(
-        "body-timeout",
-        layer(
-            args.body_timeout,
-            file.body_timeout,
-            defaults.body_timeout.as_secs_f64(),
-        ),
-        0.1,
-        3600.0,
-    )?;
-    let count = |flag: Option<u64>, file: Option<u64>, default: usize, name: &str| {
-        let n = flag.or(file).map_or(default, |n| n as usize);
-        if n == 0 {
-            return Err(CliError::new(
-                Code::Usage,
-                format!("{name} must be at least 1"),
-            ));
-        }
-        Ok(n)
-    };
-    let max_head_bytes = count(
-        args.max_head_bytes,
-        file.max_head_bytes,
-        defaults.max_head_bytes,
-        "max-head-bytes",
-    )?;
-    if max_head_bytes < MIN_HEAD_BYTES {
-        return Err(CliError::new(
-            Code::Usage,
-            format!("max-head-bytes must be at least {MIN_HEAD_BYTES}, got {max_head_bytes}"),
-        ));
-    }
-    let limits = ConnectionLimits {
-        header_timeout,
-        body_timeout,
-        max_connections: count(
-            args.max_connections,
-            file.max_connections,
-            defaults.max_connections,
-            "max-connections",
-        )?,
-        max_connections_per_ip: count(
-            args.max_connections_per_ip,
-            file.max_connections_per_ip,
-            defaults.max_connections_per_ip,
-            "max-connections-per-ip",
-        )?,
-        max_head_bytes,
-    };
-    let backlog = args.listen_backlog.or(file.listen_backlog).unwrap_or(1024);
-    Ok((limits, backlog))
 }
 
 /// Raises the soft open-file limit so it can hold `max_connections` (plus

@@ -50,8 +50,8 @@ pub fn run(settings: &Settings, command: SnapshotsCommand) -> Result<(), CliErro
             ))
         }
         SnapshotsCommand::Prune { keep } => {
-            let lock = store.lock(settings.lock_timeout, "resetctl snapshots prune")?;
-            let removed = store.prune(&lock, keep as usize)?;
+            let removed =
+                resetctl::publish::prune_to(&store, keep as usize, settings.lock_timeout)?;
             print(&format!(
                 "removed {} version(s){}\n",
                 removed.len(),
@@ -59,8 +59,7 @@ pub fn run(settings: &Settings, command: SnapshotsCommand) -> Result<(), CliErro
             ))
         }
         SnapshotsCommand::Rollback { seq } => {
-            let lock = store.lock(settings.lock_timeout, "resetctl snapshots rollback")?;
-            resetctl::publish::rollback(&store, &lock, seq, settings.now)?;
+            resetctl::publish::roll_back_to(&store, seq, settings.now, settings.lock_timeout)?;
             print(&format!("snapshot {seq} is current\n"))
         }
     }

@@ -1,0 +1,112 @@
+//! The quota's settings: the policy (or none), the store kind (in process
+//! or a Redis URL), client keys, the flood guard, the in-process table's
+//! size. The Redis URL is checked here, before anything binds.
+
+use std::num::NonZeroU32;
+
+use super::{Raw, SettingsError};
+use crate::limit::client::{Cidr, ClientIpHeader, ClientKeyPolicy};
+use crate::limit::{LimiterSettings, QuotaPolicy};
+
+/// The URL schemes of a Redis store.
+const REDIS_SCHEMES: [&str; 2] = ["redis://", "rediss://"];
+
+pub(super) fn build(raw: &Raw) -> Result<LimiterSettings, SettingsError> {
+    let v = raw.values();
+    let defaults = LimiterSettings::default();
+    let policy = match &v.rate_limit {
+        Some(text) => Some(
+            QuotaPolicy::parse(text)
+                .map_err(|e| raw.invalid("rate_limit", format!("rate-limit: {e}")))?,
+        ),
+        None => defaults.policy,
+    };
+    // `no-rate-limit` turns the quota off unless a rate limit was given on a higher layer.
+    let outranked = matches!(
+        (raw.source("rate_limit"), raw.source("no_rate_limit")),
+        (Some(rate), Some(off)) if rate < off
+    );
+    let off = v.no_rate_limit == Some(true) && !outranked;
+    let redis_url = match v.rate_limit_store.as_deref() {
+        None | Some("memory") => None,
+        Some(url) if is_redis_url(url) => Some(url.to_owned()),
+        Some(other) => {
+            // The value may hold a password: it is named by its redacted form only.
+            return Err(raw.invalid(
+                "rate_limit_store",
+                format!(
+                    "rate-limit-store {} must be \"memory\" or a redis:// URL",
+                    crate::redact::redact_url(other)
+                ),
+            ));
+        }
+    };
+    let trusted_proxies = v
+        .trust_proxy
+        .iter()
+        .flatten()
+        .map(|c| {
+            Cidr::parse(c).map_err(|e| raw.invalid("trust_proxy", format!("trust-proxy: {e}")))
+        })
+        .collect::<Result<_, _>>()?;
+    let ipv6_prefix = v
+        .ipv6_prefix_len
+        .unwrap_or(defaults.client_keys.ipv6_prefix);
+    if !(1..=128).contains(&ipv6_prefix) {
+        return Err(raw.invalid(
+            "ipv6_prefix_len",
+            format!("ipv6-prefix-len must be 1 to 128, got {ipv6_prefix}"),
+        ));
+    }
+    let header = match &v.client_ip_header {
+        Some(text) => ClientIpHeader::parse(text)
+            .map_err(|e| raw.invalid("client_ip_header", format!("client-ip-header: {e}")))?,
+        None => ClientIpHeader::default(),
+    };
+    let flood = match v.flood_guard.as_deref() {
+        None => defaults.flood,
+        Some("off") => None,
+        Some(text) => Some(flood_guard(text).ok_or_else(|| {
+            raw.invalid(
+                "flood_guard",
+                format!(
+                    "flood-guard {text:?} must be PER_SECOND/BURST (both at least 1) or \"off\""
+                ),
+            )
+        })?),
+    };
+    let settings = LimiterSettings {
+        policy: if off { None } else { policy },
+        redis_url,
+        client_keys: ClientKeyPolicy {
+            ipv6_prefix,
+            trusted_proxies,
+            header,
+        },
+        flood,
+        max_clients: raw.count(
+            "rate_limit_max_clients",
+            v.rate_limit_max_clients,
+            defaults.max_clients,
+        )?,
+    };
+    settings
+        .check()
+        .map_err(|e| raw.invalid("rate_limit_store", e.to_string()))?;
+    Ok(settings)
+}
+
+/// Whether `url` names a Redis store (scheme in any case).
+fn is_redis_url(url: &str) -> bool {
+    REDIS_SCHEMES.iter().any(|scheme| {
+        url.get(..scheme.len())
+            .is_some_and(|head| head.eq_ignore_ascii_case(scheme))
+    })
+}
+
+/// `PER_SECOND/BURST`, both at least 1.
+fn flood_guard(text: &str) -> Option<(NonZeroU32, NonZeroU32)> {
+    let (rate, burst) = text.split_once('/')?;
+    let parse = |v: &str| v.trim().parse::<u32>().ok().and_then(NonZeroU32::new);
+    Some((parse(rate)?, parse(burst)?))
+}

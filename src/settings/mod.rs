@@ -1,0 +1,242 @@
+//! Settings, built once: the raw layers ([`crate::config`]: flags, the
+//! environment, the config file) merged by the one precedence rule, then
+//! every key validated into typed settings, for every subcommand alike,
+//! before anything runs or binds. An invalid key is the same error
+//! whatever the subcommand; it names the key and where its value came
+//! from. Commands receive [`Settings`] and never read a layer again.
+//!
+//! Each part is built by the module that knows its rules: [`serve`]
+//! (listeners, connections, streams, pages), [`limits`] (the quota, the
+//! store kind, client keys, the flood guard), [`sync`] (the upstream, its
+//! presets, fetch limits), [`endpoints`] (what a new webhook endpoint keeps).
+
+pub mod endpoints;
+pub mod limits;
+pub mod serve;
+pub mod sync;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::config::{
+    default_data_dir, env_variable, layer, seconds_setting, DurationOutOfRange, EnvError,
+    FileConfig, Merged, Source,
+};
+use crate::snapshot::DEFAULT_KEEP;
+
+/// The longest lock wait accepted (a day).
+const MAX_LOCK_TIMEOUT_SECONDS: f64 = 86_400.0;
+
+/// The default auto-fulfilment tolerance, in minutes.
+const DEFAULT_MATCH_TOLERANCE_MINUTES: u32 = 180;
+
+/// The raw layers, highest first.
+#[derive(Debug, Clone, Default)]
+pub struct Layers {
+    /// What the command line gave (clap also reads the variables of the
+    /// invoked subcommand's own flags).
+    pub flags: FileConfig,
+    /// `RESETCTL_*` for every key ([`FileConfig::from_env`]).
+    pub env: FileConfig,
+    /// The config file's values.
+    pub file: FileConfig,
+}
+
+/// How log lines are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LogFormat {
+    /// Human-readable lines.
+    #[default]
+    Text,
+    /// One JSON object per line.
+    Json,
+}
+
+/// Every setting, validated.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// The data dir.
+    pub data_dir: PathBuf,
+    /// Snapshot retention.
+    pub keep: usize,
+    /// How long to wait for the data-dir lock.
+    pub lock_timeout: Duration,
+    /// Auto-fulfilment tolerance in minutes.
+    pub match_tolerance_minutes: u32,
+    /// The log filter; `RUST_LOG` wins over it.
+    pub log: Option<String>,
+    /// The log line format.
+    pub log_format: LogFormat,
+    /// The operator's contact in the `User-Agent` of outbound requests.
+    pub user_agent_contact: Option<String>,
+    /// Who records ledger changes (`None`: the command's default).
+    pub actor: Option<String>,
+    /// `serve` (its quota is `serve.options.limits`, which `status` shows too).
+    pub serve: serve::ServeSettings,
+    /// `sync`, when an upstream is configured.
+    pub sync: Option<crate::sync::SyncSettings>,
+    /// What `webhook add` keeps with a new endpoint.
+    pub endpoints: endpoints::EndpointDefaults,
+}
+
+/// A setting that cannot be used: its key, where its value came from, and why.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SettingsError {
+    /// A value breaks its key's rule.
+    #[error("{}{why}", origin(.key, *.layer))]
+    Invalid {
+        /// The key (snake case).
+        key: &'static str,
+        /// Where the value came from (`None`: a default).
+        layer: Option<Source>,
+        /// What is wrong, naming the key.
+        why: String,
+    },
+    /// An environment variable that does not read as its type.
+    #[error(transparent)]
+    Env(#[from] EnvError),
+}
+
+/// How an error says where a value came from.
+fn origin(key: &str, source: Option<Source>) -> String {
+    match source {
+        Some(Source::File) => "config file: ".to_owned(),
+        Some(Source::Env) => format!("{}: ", env_variable(key)),
+        Some(Source::Flag) | None => String::new(),
+    }
+}
+
+/// What the builders of each part read: the merged values and their sources.
+pub struct Raw<'a> {
+    merged: &'a Merged,
+}
+
+impl Raw<'_> {
+    /// The merged values.
+    pub fn values(&self) -> &FileConfig {
+        &self.merged.values
+    }
+
+    /// Where `key`'s value came from (`None`: a default).
+    pub fn source(&self, key: &str) -> Option<Source> {
+        self.merged.source(key)
+    }
+
+    /// An error about `key`, naming where its value came from.
+    pub fn invalid(&self, key: &'static str, why: impl Into<String>) -> SettingsError {
+        SettingsError::Invalid {
+            key,
+            layer: self.merged.source(key),
+            why: why.into(),
+        }
+    }
+
+    /// A duration setting in seconds: the value or `default`, within `min..=max`.
+    pub fn seconds(
+        &self,
+        key: &'static str,
+        value: Option<f64>,
+        default: f64,
+        range: (f64, f64),
+    ) -> Result<Duration, SettingsError> {
+        seconds_setting(&kebab(key), value.unwrap_or(default), range.0, range.1)
+            .map_err(|e: DurationOutOfRange| self.invalid(key, e.to_string()))
+    }
+
+    /// A count that must be at least 1.
+    pub fn count(
+        &self,
+        key: &'static str,
+        value: Option<u64>,
+        default: usize,
+    ) -> Result<usize, SettingsError> {
+        match value.map_or(default, |n| n as usize) {
+            0 => Err(self.invalid(key, format!("{} must be at least 1", kebab(key)))),
+            n => Ok(n),
+        }
+    }
+}
+
+/// A key as the flags and the config file spell it.
+pub fn kebab(key: &str) -> String {
+    key.replace('_', "-")
+}
+
+impl Settings {
+    /// Merges `layers` and validates every key. The environment and the
+    /// config file are validated on their own first: a flag given to one
+    /// command does not excuse a bad value below it, so every subcommand
+    /// gives the same answer about the same file and environment.
+    pub fn build(layers: &Layers) -> Result<Self, SettingsError> {
+        let below = FileConfig::merge(&[(Source::Env, &layers.env), (Source::File, &layers.file)]);
+        // The data dir may come from a flag alone: it is no fault of the layers below.
+        let placeholder = below.values.data_dir.is_none().then(PathBuf::new);
+        Self::from_merged(&below, placeholder)?;
+        let merged = FileConfig::merge(&[
+            (Source::Flag, &layers.flags),
+            (Source::Env, &layers.env),
+            (Source::File, &layers.file),
+        ]);
+        Self::from_merged(&merged, None)
+    }
+
+    /// Validates `merged` into settings; `data_dir` stands in for a data
+    /// dir none of its layers gives.
+    fn from_merged(merged: &Merged, data_dir: Option<PathBuf>) -> Result<Self, SettingsError> {
+        let raw = Raw { merged };
+        let v = raw.values();
+        let data_dir = match v.data_dir.clone().or(data_dir) {
+            Some(dir) => dir,
+            None => default_data_dir().ok_or_else(|| {
+                raw.invalid(
+                    "data_dir",
+                    "no home directory to put the data dir in; pass --data-dir or set RESETCTL_DATA_DIR",
+                )
+            })?,
+        };
+        let keep = layer(v.keep, None, DEFAULT_KEEP);
+        if keep == 0 {
+            return Err(raw.invalid("keep", "keep must be at least 1"));
+        }
+        let lock_timeout = raw.seconds(
+            "lock_timeout",
+            v.lock_timeout,
+            10.0,
+            (0.0, MAX_LOCK_TIMEOUT_SECONDS),
+        )?;
+        let log_format = match v.log_format.as_deref() {
+            None | Some("text") => LogFormat::Text,
+            Some("json") => LogFormat::Json,
+            Some(other) => {
+                return Err(raw.invalid(
+                    "log_format",
+                    format!("log-format = {other:?} is not text or json"),
+                ))
+            }
+        };
+        if let Some(contact) = &v.user_agent_contact {
+            crate::outbound::check_contact(contact)
+                .map_err(|e| raw.invalid("user_agent_contact", e.to_string()))?;
+        }
+        let serve = serve::ServeSettings::build(&raw, &data_dir)?;
+        let endpoints = endpoints::EndpointDefaults::build(&raw, serve.site)?;
+        Ok(Self {
+            keep,
+            lock_timeout,
+            match_tolerance_minutes: v
+                .match_tolerance_minutes
+                .unwrap_or(DEFAULT_MATCH_TOLERANCE_MINUTES),
+            log: v.log.clone(),
+            log_format,
+            user_agent_contact: v.user_agent_contact.clone(),
+            actor: v.actor.clone(),
+            sync: sync::build(&raw, keep, lock_timeout)?,
+            serve,
+            endpoints,
+            data_dir,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,177 @@
+//! `serve`'s settings: listeners, file watching, republishing, the pages,
+//! MCP origins, connection caps and timeouts, record stream caps.
+
+use std::path::Path;
+use std::time::Duration;
+
+use super::{Raw, SettingsError};
+use crate::api::{ConnectionLimits, ServeOptions, StreamLimits, MIN_HEAD_BYTES};
+use crate::model::BaseUrl;
+use crate::reload::WatchMode;
+
+/// The default public listener.
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
+
+/// The default listen backlog.
+const DEFAULT_BACKLOG: u32 = 1024;
+
+/// The largest request head accepted by `--max-head-bytes`.
+const MAX_HEAD_BYTES: u64 = 16 * 1024 * 1024;
+
+/// What `serve` runs with.
+#[derive(Debug, Clone)]
+pub struct ServeSettings {
+    /// The public listener: an address or a host name with a port.
+    pub listen: String,
+    /// The admin listener, when one is wanted.
+    pub admin_listen: Option<String>,
+    /// The listen backlog.
+    pub backlog: u32,
+    /// How often a standalone instance republishes (`None`: it does not).
+    pub republish: Option<Duration>,
+    /// Whether the status page and the record pages are served.
+    pub site: bool,
+    /// What the server itself is given.
+    pub options: ServeOptions,
+}
+
+impl ServeSettings {
+    pub(super) fn build(raw: &Raw, data_dir: &Path) -> Result<Self, SettingsError> {
+        let v = raw.values();
+        let watch = match v.watch.as_deref() {
+            None | Some("auto") => WatchMode::Auto,
+            Some("poll") => WatchMode::Poll,
+            Some(other) => {
+                return Err(raw.invalid("watch", format!("watch = {other:?} is not auto or poll")))
+            }
+        };
+        // Checked whether or not republishing is on: a bad value is found now.
+        let every = raw.seconds("republish_every", v.republish_every, 15.0, (0.1, 86_400.0))?;
+        let public_base_url = v
+            .public_base_url
+            .as_deref()
+            .map(|text| public_base_url(raw, text))
+            .transpose()?;
+        let site = !v.no_site.unwrap_or(false);
+        let backlog = v.listen_backlog.unwrap_or(DEFAULT_BACKLOG);
+        if !(1..=65_535).contains(&backlog) {
+            return Err(raw.invalid(
+                "listen_backlog",
+                format!("listen-backlog must be 1 to 65535, got {backlog}"),
+            ));
+        }
+        Ok(Self {
+            listen: v
+                .listen
+                .clone()
+                .unwrap_or_else(|| DEFAULT_LISTEN.to_owned()),
+            admin_listen: v.admin_listen.clone(),
+            backlog,
+            republish: v.republish.unwrap_or(false).then_some(every),
+            site,
+            options: ServeOptions {
+                data_dir: data_dir.to_owned(),
+                watch,
+                limits: super::limits::build(raw)?,
+                mcp_allowed_origins: v.mcp_allow_origin.clone().unwrap_or_default(),
+                connections: connection_limits(raw)?,
+                public_base_url,
+                streams: stream_limits(raw)?,
+                site,
+            },
+        })
+    }
+}
+
+/// A `public-base-url` that cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("public-base-url {shown:?} must be an absolute http:// or https:// URL without query or fragment: {why}")]
+pub struct PublicBaseUrlError {
+    /// The value, redacted (it may carry user info).
+    pub shown: String,
+    /// What is wrong.
+    pub why: crate::model::BaseUrlError,
+}
+
+/// `public-base-url`: the one check and message (`serve`, `webhook add`, `webhook set`).
+pub fn parse_public_base_url(text: &str) -> Result<BaseUrl, PublicBaseUrlError> {
+    BaseUrl::parse(text).map_err(|why| PublicBaseUrlError {
+        shown: crate::redact::redact_url(text),
+        why,
+    })
+}
+
+pub(super) fn public_base_url(raw: &Raw, text: &str) -> Result<BaseUrl, SettingsError> {
+    parse_public_base_url(text).map_err(|e| raw.invalid("public_base_url", e.to_string()))
+}
+
+/// The record stream's caps and heartbeat.
+fn stream_limits(raw: &Raw) -> Result<StreamLimits, SettingsError> {
+    let v = raw.values();
+    let defaults = StreamLimits::default();
+    let heartbeat = raw.seconds(
+        "stream_heartbeat",
+        v.stream_heartbeat,
+        defaults.heartbeat.as_secs_f64(),
+        (0.1, 3600.0),
+    )?;
+    let per_client = v.stream_max_per_client.unwrap_or(defaults.per_client);
+    if per_client == 0 {
+        return Err(raw.invalid(
+            "stream_max_per_client",
+            "stream-max-per-client and stream-max must be at least 1",
+        ));
+    }
+    let total = v.stream_max.map_or(defaults.total, |n| n as usize);
+    if total == 0 {
+        return Err(raw.invalid(
+            "stream_max",
+            "stream-max-per-client and stream-max must be at least 1",
+        ));
+    }
+    Ok(StreamLimits {
+        per_client,
+        total,
+        heartbeat,
+    })
+}
+
+/// The connection caps and timeouts.
+fn connection_limits(raw: &Raw) -> Result<ConnectionLimits, SettingsError> {
+    let v = raw.values();
+    let defaults = ConnectionLimits::default();
+    let max_head_bytes = raw.count("max_head_bytes", v.max_head_bytes, defaults.max_head_bytes)?;
+    if max_head_bytes < MIN_HEAD_BYTES || max_head_bytes as u64 > MAX_HEAD_BYTES {
+        return Err(raw.invalid(
+            "max_head_bytes",
+            format!(
+                "max-head-bytes must be {MIN_HEAD_BYTES} to {MAX_HEAD_BYTES}, got {max_head_bytes}"
+            ),
+        ));
+    }
+    Ok(ConnectionLimits {
+        header_timeout: raw.seconds(
+            "header_timeout",
+            v.header_timeout,
+            defaults.header_timeout.as_secs_f64(),
+            (0.1, 3600.0),
+        )?,
+        body_timeout: raw.seconds(
+            "body_timeout",
+            v.body_timeout,
+            defaults.body_timeout.as_secs_f64(),
+            (0.1, 3600.0),
+        )?,
+        max_connections: raw.count(
+            "max_connections",
+            v.max_connections,
+            defaults.max_connections,
+        )?,
+        max_connections_per_ip: raw.count(
+            "max_connections_per_ip",
+            v.max_connections_per_ip,
+            defaults.max_connections_per_ip,
+        )?,
+        max_head_bytes,
+    })
+}

@@ -1,0 +1,173 @@
+//! `sync`'s settings: the upstream (a URL or a preset's name), its
+//! headers, how it is shown in `dataSource`, the interval and staleness,
+//! fetch limits, back-off. `None` without an upstream: nothing of sync's
+//! is then set, and `sync` itself says what to pass.
+
+use std::time::Duration;
+
+use super::{Raw, SettingsError};
+use crate::redact::redact_url;
+use crate::sync::fetch::{FetchSettings, UpstreamRequest};
+use crate::sync::state::SourceSettings;
+use crate::sync::SyncSettings;
+use crate::upstream::PUBLIC_FEED;
+
+/// The default sync interval: hourly, as the public feed's maintainers ask of mirrors.
+const DEFAULT_INTERVAL_MINUTES: u32 = 60;
+
+/// The shortest interval (the spec's minimum).
+const MIN_INTERVAL_MINUTES: u32 = 5;
+
+/// The default back-off cap.
+const DEFAULT_BACKOFF_CAP_MINUTES: u32 = 360;
+
+/// Bounds of the fetch timeouts, in seconds: zero would fail every fetch,
+/// more than an hour is a typo.
+const TIMEOUT_RANGE: (f64, f64) = (0.001, 3600.0);
+
+/// What `sync` is told when no upstream is set.
+pub const NO_UPSTREAM: &str =
+    "no upstream: pass --upstream URL (or set RESETCTL_UPSTREAM, or upstream = \"…\" in the config file)";
+
+pub(super) fn build(
+    raw: &Raw,
+    keep: usize,
+    lock_timeout: Duration,
+) -> Result<Option<SyncSettings>, SettingsError> {
+    let v = raw.values();
+    let Some(given) = v.upstream.clone() else {
+        return Ok(None);
+    };
+    let preset = (given == PUBLIC_FEED.name).then_some(PUBLIC_FEED);
+    let url_text = preset.map_or(given, |p| p.url.to_owned());
+    // The URL may carry a secret: errors name its redacted form only.
+    let shown = redact_url(&url_text);
+    let url = reqwest::Url::parse(&url_text)
+        .map_err(|e| raw.invalid("upstream", format!("--upstream {shown} is not a URL: {e}")))?;
+    if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none() {
+        return Err(raw.invalid(
+            "upstream",
+            format!("--upstream {shown} must be an http:// or https:// URL"),
+        ));
+    }
+    let public_url = v.public_url.clone().unwrap_or_else(|| shown.clone());
+    let public = reqwest::Url::parse(&public_url).map_err(|e| {
+        raw.invalid(
+            "public_url",
+            format!("--public-url {public_url:?} is not a URL: {e}"),
+        )
+    })?;
+    if public.password().is_some() || !public.username().is_empty() {
+        return Err(raw.invalid(
+            "public_url",
+            "--public-url must not carry userinfo: it is published as dataSource.url",
+        ));
+    }
+    let host = url.host_str().unwrap_or_default().to_owned();
+    let interval_minutes = v.interval_minutes.unwrap_or(DEFAULT_INTERVAL_MINUTES);
+    if interval_minutes < MIN_INTERVAL_MINUTES {
+        return Err(raw.invalid(
+            "interval_minutes",
+            format!(
+                "--interval-minutes must be at least {MIN_INTERVAL_MINUTES} (the spec's minimum), got {interval_minutes}"
+            ),
+        ));
+    }
+    let max_age_minutes = v
+        .max_age_minutes
+        .unwrap_or(interval_minutes.saturating_mul(3));
+    if max_age_minutes == 0 {
+        return Err(raw.invalid("max_age_minutes", "--max-age-minutes must be at least 1"));
+    }
+    let page_url = v
+        .page_url
+        .clone()
+        .or_else(|| preset.map(|p| p.page_url.to_owned()))
+        .unwrap_or(format!("{}/", url.origin().ascii_serialization()));
+    reqwest::Url::parse(&page_url).map_err(|e| {
+        raw.invalid(
+            "page_url",
+            format!("--page-url {page_url:?} is not a URL: {e}"),
+        )
+    })?;
+    let cap_minutes = v.backoff_cap_minutes.unwrap_or(DEFAULT_BACKOFF_CAP_MINUTES);
+    if cap_minutes == 0 {
+        return Err(raw.invalid(
+            "backoff_cap_minutes",
+            "--backoff-cap-minutes must be at least 1",
+        ));
+    }
+    Ok(Some(SyncSettings {
+        source: SourceSettings {
+            source_id: v
+                .source_id
+                .clone()
+                .or_else(|| preset.map(|p| p.source_id.to_owned()))
+                .unwrap_or_else(|| host.clone()),
+            name: v
+                .source_name
+                .clone()
+                .or_else(|| preset.map(|p| p.source_name.to_owned()))
+                .unwrap_or(host),
+            url: public_url,
+            page_url,
+            interval_minutes,
+            max_age_minutes,
+        },
+        upstream: UpstreamRequest {
+            url: url_text,
+            headers: upstream_headers(raw)?,
+        },
+        fetch: fetch(raw)?,
+        backoff_cap: Duration::from_secs(u64::from(cap_minutes) * 60),
+        force: false,
+        lock_timeout,
+        keep,
+    }))
+}
+
+/// Fetch timeouts and limits.
+fn fetch(raw: &Raw) -> Result<FetchSettings, SettingsError> {
+    let v = raw.values();
+    let defaults = FetchSettings::default();
+    Ok(FetchSettings {
+        connect_timeout: raw.seconds(
+            "connect_timeout",
+            v.connect_timeout,
+            defaults.connect_timeout.as_secs_f64(),
+            TIMEOUT_RANGE,
+        )?,
+        timeout: raw.seconds(
+            "timeout",
+            v.timeout,
+            defaults.timeout.as_secs_f64(),
+            TIMEOUT_RANGE,
+        )?,
+        max_body_bytes: v.max_body_bytes.unwrap_or(defaults.max_body_bytes),
+        max_redirects: v.max_redirects.unwrap_or(defaults.max_redirects),
+        contact: v.user_agent_contact.clone(),
+    })
+}
+
+/// `upstream-header "NAME: VALUE"`, checked; a bad one is named by its
+/// header name only (its value may be a secret).
+fn upstream_headers(raw: &Raw) -> Result<Vec<(String, String)>, SettingsError> {
+    let invalid = |why: String| raw.invalid("upstream_header", why);
+    raw.values()
+        .upstream_header
+        .iter()
+        .flatten()
+        .map(|text| {
+            let (name, value) = text.split_once(':').ok_or_else(|| {
+                invalid("--upstream-header must look like \"NAME: VALUE\" (for example \"Authorization: Bearer …\")".to_owned())
+            })?;
+            let (name, value) = (name.trim(), value.trim());
+            reqwest::header::HeaderName::from_bytes(name.as_bytes())
+                .map_err(|_| invalid(format!("--upstream-header: {name:?} is not a header name")))?;
+            reqwest::header::HeaderValue::from_str(value).map_err(|_| {
+                invalid(format!("--upstream-header {name}: the value is not a valid header value"))
+            })?;
+            Ok((name.to_owned(), value.to_owned()))
+        })
+        .collect()
+}

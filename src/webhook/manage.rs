@@ -1,0 +1,203 @@
+//! What an operator does to endpoints, each one call: add (its target's
+//! addresses checked, its cursor set at the outbox's next change), change
+//! its delivery settings, enable, disable, remove (with its cursor), and
+//! send a test event. Each takes the data-dir lock itself for as long as
+//! it writes, so the command line holds no lock and knows no file.
+
+use std::path::Path;
+use std::time::Duration;
+
+use super::deliver::{self, DeliverSettings, SendError};
+use super::endpoint::{check_timeout, Endpoint, EndpointError, Endpoints, NewEndpoint};
+use super::request::{Event, TEST_EVENT};
+use super::{log, Outbox};
+use crate::durable::DataDirLock;
+use crate::model::Timestamp;
+use crate::outbound::{self, OutboundError};
+use crate::snapshot::{SnapshotError, SnapshotStore};
+
+/// Why an endpoint could not be managed; nothing was changed.
+#[derive(Debug, thiserror::Error)]
+pub enum ManageError {
+    /// The endpoints file.
+    #[error(transparent)]
+    Endpoint(#[from] EndpointError),
+    /// The data-dir lock.
+    #[error(transparent)]
+    Lock(#[from] SnapshotError),
+    /// The outbox cannot be read (a new endpoint's start).
+    #[error("{0}")]
+    Outbox(String),
+    /// The target's URL or addresses.
+    #[error("{0}")]
+    Target(OutboundError),
+    /// The target resolves to a private address the endpoint may not reach.
+    #[error("{0} (allow such a target with --allow-private-targets)")]
+    Private(OutboundError),
+}
+
+/// The data-dir lock for `purpose`.
+fn lock(data_dir: &Path, timeout: Duration, purpose: &str) -> Result<DataDirLock, ManageError> {
+    Ok(SnapshotStore::new(data_dir).lock(timeout, purpose)?)
+}
+
+/// Adds `endpoint`: its target's addresses are checked first (a private
+/// one only when allowed), then it starts at the outbox's next change.
+pub async fn add(
+    data_dir: &Path,
+    endpoint: NewEndpoint,
+    now: Timestamp,
+    lock_timeout: Duration,
+) -> Result<Endpoint, ManageError> {
+    let target = outbound::parse_target(&endpoint.url).map_err(ManageError::Target)?;
+    let reach = outbound::Reach::for_target(endpoint.allow_private_targets);
+    outbound::resolve(&target, reach)
+        .await
+        .map_err(|e| match e {
+            OutboundError::Refused { .. } => ManageError::Private(e),
+            e => ManageError::Target(e),
+        })?;
+    let lock = lock(data_dir, lock_timeout, "resetctl webhook add")?;
+    let start = Outbox::new(data_dir)
+        .index()
+        .map_err(|e| ManageError::Outbox(e.to_string()))?
+        .next;
+    let endpoint = endpoint.build(now, start)?;
+    let endpoints = Endpoints::new(data_dir);
+    let mut all = endpoints.load()?;
+    all.push(endpoint.clone());
+    endpoints.save(&lock, &all)?;
+    Ok(endpoint)
+}
+
+/// A change of an endpoint's delivery settings; `None` keeps a setting.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DeliveryChange {
+    /// Allow (or refuse) private targets.
+    pub allow_private_targets: Option<bool>,
+    /// The request timeout, in seconds.
+    pub timeout_seconds: Option<f64>,
+    /// The record pages' base (`Some(None)`: no links to pages).
+    pub record_pages: Option<Option<String>>,
+}
+
+/// Changes `id`'s delivery settings.
+pub fn set_delivery(
+    data_dir: &Path,
+    id: &str,
+    change: DeliveryChange,
+    lock_timeout: Duration,
+) -> Result<Endpoint, ManageError> {
+    if let Some(seconds) = change.timeout_seconds {
+        check_timeout(seconds)?;
+    }
+    let lock = lock(data_dir, lock_timeout, "resetctl webhook set")?;
+    Ok(Endpoints::new(data_dir).update(&lock, id, |e| {
+        if let Some(allow) = change.allow_private_targets {
+            e.allow_private_targets = allow;
+        }
+        if let Some(seconds) = change.timeout_seconds {
+            e.timeout_seconds = seconds;
+        }
+        if let Some(pages) = change.record_pages {
+            e.record_pages = pages;
+        }
+    })?)
+}
+
+/// Enables `id` (it resumes at its cursor) or disables it by the operator's hand.
+pub fn set_enabled(
+    data_dir: &Path,
+    id: &str,
+    enabled: bool,
+    lock_timeout: Duration,
+) -> Result<Endpoint, ManageError> {
+    let purpose = if enabled {
+        "resetctl webhook enable"
+    } else {
+        "resetctl webhook disable"
+    };
+    let lock = lock(data_dir, lock_timeout, purpose)?;
+    Ok(Endpoints::new(data_dir).update(&lock, id, |e| {
+        e.enabled = enabled;
+        e.disabled_reason = (!enabled).then(|| "disabled by the operator".to_owned());
+    })?)
+}
+
+/// Removes `id` and its cursor.
+pub fn remove(data_dir: &Path, id: &str, lock_timeout: Duration) -> Result<(), ManageError> {
+    let lock = lock(data_dir, lock_timeout, "resetctl webhook remove")?;
+    Endpoints::new(data_dir).remove(&lock, id)?;
+    deliver::remove_state(data_dir, id);
+    Ok(())
+}
+
+/// What a test event got.
+#[derive(Debug)]
+pub struct TestSent {
+    /// The test message's id.
+    pub message: String,
+    /// The answer's status, or why there is none.
+    pub answer: Result<u16, SendError>,
+}
+
+impl TestSent {
+    /// Whether the receiver took it (a 2xx, as for every delivery).
+    pub fn delivered(&self) -> bool {
+        matches!(self.answer, Ok(status) if deliver::is_delivered(status))
+    }
+}
+
+/// Sends `id` a signed test event about the served snapshot, outside the
+/// outbox, and logs the attempt with the others.
+pub async fn send_test(
+    data_dir: &Path,
+    id: &str,
+    settings: &DeliverSettings,
+    now: Timestamp,
+) -> Result<TestSent, ManageError> {
+    let endpoint = Endpoints::new(data_dir).get(id)?;
+    let head = SnapshotStore::new(data_dir).load_current().ok().flatten();
+    let message = format!("msg_test_{}", super::random_token(8));
+    let event = Event {
+        id: &message,
+        event_type: TEST_EVENT,
+        timestamp: now,
+        record: None,
+        page: None,
+        sequence: head.as_ref().map(|s| s.sequence),
+        generated_at: head.as_ref().map(|s| s.generated_at),
+    };
+    let answer = deliver::send(settings, &endpoint, &event).await;
+    let sent = TestSent { message, answer };
+    log::append(
+        data_dir,
+        &log::Attempt {
+            endpoint: id.to_owned(),
+            event: TEST_EVENT.to_owned(),
+            message: sent.message.clone(),
+            at: now,
+            attempt: 1,
+            status: sent.answer.as_ref().ok().copied(),
+            error: sent.answer.as_ref().err().map(ToString::to_string),
+            outcome: if sent.delivered() {
+                log::Outcome::Delivered
+            } else {
+                log::Outcome::Failed
+            },
+            next_retry_at: None,
+        },
+    );
+    Ok(sent)
+}
+
+/// One delivery pass (`webhook deliver --once`) under the deliverer lock,
+/// waited for at most `lock_timeout`.
+pub async fn deliver_pending(
+    data_dir: &Path,
+    settings: DeliverSettings,
+    lock_timeout: Duration,
+) -> Result<deliver::PassReport, crate::durable::LockError> {
+    let lock = deliver::lock(data_dir, lock_timeout, "resetctl webhook deliver --once")?;
+    Ok(deliver::deliver_once(data_dir, settings, &lock).await)
+}
