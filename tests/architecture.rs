@@ -50,3 +50,30 @@ fn no_room_of_the_api_is_in_an_import_cycle() {
         );
     }
 }
+
+#[test]
+fn every_owner_in_the_readme_is_where_the_readme_says() {
+    let readme = std::fs::read_to_string(repo_root().join("README.md")).unwrap();
+    let table = readme
+        .split("### Who decides what")
+        .nth(1)
+        .expect("README has a table of owners");
+    let mut rows = 0;
+    for line in table
+        .lines()
+        .filter(|l| l.starts_with("| ") && l.contains('`'))
+    {
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        let (decision, file, function) = (cells[1], cells[2], cells[3]);
+        let file = file.trim_matches('`');
+        let function = function.trim_matches('`');
+        let text = std::fs::read_to_string(repo_root().join(file))
+            .unwrap_or_else(|e| panic!("{decision}: {file}: {e}"));
+        let defined = text
+            .match_indices(&format!("fn {function}"))
+            .any(|(at, found)| text[at + found.len()..].starts_with(['(', '<']));
+        assert!(defined, "{decision}: no fn {function} in {file}");
+        rows += 1;
+    }
+    assert!(rows >= 20, "the table of owners has {rows} rows");
+}

@@ -112,17 +112,8 @@ pub fn derive_records(
                 completed_at,
                 schedule_ids,
             } => {
-                let types: Vec<ResetType> = schedule_ids
-                    .iter()
-                    .filter_map(|s| derived.get(s).map(|r| r.record.reset_type))
-                    .collect();
                 derived.records.push(DerivedRecord {
-                    record: Record::manual_completion(
-                        id,
-                        *completed_at,
-                        schedule_ids,
-                        ResetType::union(&types),
-                    ),
+                    record: manual_completion(&derived, id, *completed_at, schedule_ids),
                     status,
                     added_by: Some(entry.entry),
                 });
@@ -162,24 +153,7 @@ pub fn derive_records(
             }
             Action::Edit { id, changes } => {
                 if let Some(r) = derived.records.iter_mut().find(|r| &r.record.id == id) {
-                    let rec = &mut r.record;
-                    if let Some(text) = &changes.text {
-                        rec.text = text.clone();
-                    }
-                    if let Some(confidence) = changes.confidence {
-                        rec.confidence = confidence;
-                    }
-                    if let Some(reset_type) = changes.reset_type {
-                        rec.reset_type = reset_type;
-                    }
-                    if let Some(effective_at) = changes.effective_at {
-                        rec.effective_at = Some(effective_at);
-                        if rec.kind == Kind::Completed
-                            && rec.fulfillment_origin != Some(FulfillmentOrigin::Manual)
-                        {
-                            rec.completed_at = Some(effective_at);
-                        }
-                    }
+                    edit(&mut r.record, changes);
                 }
             }
             Action::Undo { .. } => {}
@@ -197,6 +171,129 @@ pub fn derive_records(
     derived
 }
 
+/// The record of a manual completion of `schedule_ids`: its reset type
+/// is the union of theirs.
+fn manual_completion(
+    derived: &Derived,
+    id: &str,
+    completed_at: Timestamp,
+    schedule_ids: &[String],
+) -> Record {
+    let types: Vec<ResetType> = schedule_ids
+        .iter()
+        .filter_map(|s| derived.get(s).map(|r| r.record.reset_type))
+        .collect();
+    Record::manual_completion(id, completed_at, schedule_ids, ResetType::union(&types))
+}
+
+/// `changes` applied to `record`; a new time of a completion that was not
+/// recorded manually is its completion time too.
+fn edit(record: &mut Record, changes: &super::Edit) {
+    if let Some(text) = &changes.text {
+        record.text = text.clone();
+    }
+    if let Some(confidence) = changes.confidence {
+        record.confidence = confidence;
+    }
+    if let Some(reset_type) = changes.reset_type {
+        record.reset_type = reset_type;
+    }
+    if let Some(effective_at) = changes.effective_at {
+        record.effective_at = Some(effective_at);
+        if record.kind == Kind::Completed
+            && record.fulfillment_origin != Some(FulfillmentOrigin::Manual)
+        {
+            record.completed_at = Some(effective_at);
+        }
+    }
+}
+
+/// The strongest explicit fulfilment of each schedule, both sides active:
+/// manual beats link; a later entry beats an earlier one.
+fn explicit_fulfilments(
+    derived: &Derived,
+    links: &[(String, String, FulfillmentOrigin)],
+) -> HashMap<String, (String, FulfillmentOrigin)> {
+    let active = |id: &str| {
+        derived
+            .get(id)
+            .is_some_and(|r| r.status == RecordStatus::Active)
+    };
+    let mut explicit: HashMap<String, (String, FulfillmentOrigin)> = HashMap::new();
+    for (c, s, origin) in links {
+        if !(active(c) && active(s)) {
+            continue;
+        }
+        let replace = match explicit.get(s) {
+            Some((_, FulfillmentOrigin::Manual)) => *origin == FulfillmentOrigin::Manual,
+            _ => true,
+        };
+        if replace {
+            explicit.insert(s.clone(), (c.clone(), *origin));
+        }
+    }
+    explicit
+}
+
+/// Active completions not recorded manually, by when they happened:
+/// (id, time matched, completedAt).
+fn matchable_completions(derived: &Derived) -> Vec<(String, Timestamp, Option<Timestamp>)> {
+    let mut v: Vec<_> = derived
+        .records
+        .iter()
+        .filter(|r| {
+            r.status == RecordStatus::Active
+                && r.record.kind == Kind::Completed
+                && r.record.fulfillment_origin != Some(FulfillmentOrigin::Manual)
+        })
+        .filter_map(|r| {
+            completion_time(&r.record).map(|t| (r.record.id.clone(), t, r.record.completed_at))
+        })
+        .collect();
+    v.sort_by_key(|(_, t, _)| *t);
+    v
+}
+
+/// Sets both sides of each (schedule index, completion, origin, completedAt).
+fn assign(
+    derived: &mut Derived,
+    assignments: Vec<(usize, String, FulfillmentOrigin, Option<Timestamp>)>,
+) {
+    // Ledger schedules start unfulfilled; assignments then set both sides.
+    for d in derived.records.iter_mut().filter(|d| d.added_by.is_some()) {
+        if d.record.kind == Kind::Scheduled {
+            d.record.completed_at = None;
+            d.record.completion_record_id = None;
+            d.record.fulfillment_origin = None;
+        }
+    }
+    let mut related: HashMap<String, Vec<String>> = HashMap::new();
+    for (i, c, origin, at) in assignments {
+        let schedule = &mut derived.records[i].record;
+        schedule.completed_at = at;
+        schedule.completion_record_id = Some(c.clone());
+        schedule.fulfillment_origin = Some(origin);
+        related.entry(c).or_default().push(schedule.id.clone());
+    }
+    for d in derived.records.iter_mut().filter(|d| {
+        d.record.kind == Kind::Completed
+            && d.record.fulfillment_origin != Some(FulfillmentOrigin::Manual)
+    }) {
+        if let Some(ids) = related.get(&d.record.id) {
+            let mut all: Vec<String> = d
+                .record
+                .related_record_ids
+                .iter()
+                .cloned()
+                .chain(ids.iter().cloned())
+                .collect();
+            all.sort_by(|a, b| crate::model::compare_ids(a, b));
+            all.dedup();
+            d.record.related_record_ids = all;
+        }
+    }
+}
+
 /// When a completion happened, for matching.
 fn completion_time(r: &Record) -> Option<Timestamp> {
     r.effective_at.or(r.completed_at).or(r.announced_at)
@@ -211,38 +308,8 @@ fn fulfil(
     unlinked: &HashSet<(String, String)>,
     tolerance_ms: i64,
 ) {
-    let active =
-        |d: &Derived, id: &str| d.get(id).is_some_and(|r| r.status == RecordStatus::Active);
-    // Strongest explicit fulfilment per schedule: manual beats link; a later entry beats an earlier one.
-    let mut explicit: HashMap<String, (String, FulfillmentOrigin)> = HashMap::new();
-    for (c, s, origin) in links {
-        if !(active(derived, c) && active(derived, s)) {
-            continue;
-        }
-        let replace = match explicit.get(s) {
-            Some((_, FulfillmentOrigin::Manual)) => *origin == FulfillmentOrigin::Manual,
-            _ => true,
-        };
-        if replace {
-            explicit.insert(s.clone(), (c.clone(), *origin));
-        }
-    }
-    let completions: Vec<(String, Timestamp, Option<Timestamp>)> = {
-        let mut v: Vec<_> = derived
-            .records
-            .iter()
-            .filter(|r| {
-                r.status == RecordStatus::Active
-                    && r.record.kind == Kind::Completed
-                    && r.record.fulfillment_origin != Some(FulfillmentOrigin::Manual)
-            })
-            .filter_map(|r| {
-                completion_time(&r.record).map(|t| (r.record.id.clone(), t, r.record.completed_at))
-            })
-            .collect();
-        v.sort_by_key(|(_, t, _)| *t);
-        v
-    };
+    let explicit = explicit_fulfilments(derived, links);
+    let completions = matchable_completions(derived);
     let mut assignments: Vec<(usize, String, FulfillmentOrigin, Option<Timestamp>)> = Vec::new();
     for (i, d) in derived.records.iter().enumerate() {
         let r = &d.record;
@@ -277,37 +344,5 @@ fn fulfil(
             ));
         }
     }
-    // Ledger schedules start unfulfilled; assignments then set both sides.
-    for d in derived.records.iter_mut().filter(|d| d.added_by.is_some()) {
-        if d.record.kind == Kind::Scheduled {
-            d.record.completed_at = None;
-            d.record.completion_record_id = None;
-            d.record.fulfillment_origin = None;
-        }
-    }
-    let mut related: HashMap<String, Vec<String>> = HashMap::new();
-    for (i, c, origin, at) in assignments {
-        let schedule = &mut derived.records[i].record;
-        schedule.completed_at = at;
-        schedule.completion_record_id = Some(c.clone());
-        schedule.fulfillment_origin = Some(origin);
-        related.entry(c).or_default().push(schedule.id.clone());
-    }
-    for d in derived.records.iter_mut().filter(|d| {
-        d.record.kind == Kind::Completed
-            && d.record.fulfillment_origin != Some(FulfillmentOrigin::Manual)
-    }) {
-        if let Some(ids) = related.get(&d.record.id) {
-            let mut all: Vec<String> = d
-                .record
-                .related_record_ids
-                .iter()
-                .cloned()
-                .chain(ids.iter().cloned())
-                .collect();
-            all.sort_by(|a, b| crate::model::compare_ids(a, b));
-            all.dedup();
-            d.record.related_record_ids = all;
-        }
-    }
+    assign(derived, assignments);
 }

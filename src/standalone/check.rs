@@ -17,48 +17,16 @@ pub(super) fn check_action(
     action: &Action,
     now: Timestamp,
 ) -> Result<(), StandaloneError> {
-    let derived = &instance.derived;
-    let existing = |id: &str| derived.get(id);
-    let active = |id: &str, kind: Option<Kind>, role: &str| -> Result<&Record, StandaloneError> {
-        let Some(r) = existing(id) else {
-            return refuse(format!("no record with id {id:?}"));
-        };
-        match r.status {
-            RecordStatus::Dismissed(e) => return refuse(format!("{id} was dismissed (entry {e})")),
-            RecordStatus::Undone(e) => return refuse(format!("{id} was undone (entry {e})")),
-            RecordStatus::Active => {}
-        }
-        if let Some(kind) = kind.filter(|k| *k != r.record.kind) {
-            return refuse(format!(
-                "{id} is a {}, not a {kind} ({role})",
-                r.record.kind
-            ));
-        }
-        Ok(&r.record)
-    };
     match action {
-        Action::Add { record } => {
-            if let Some(r) = existing(&record.id) {
-                let by = r
-                    .added_by
-                    .map_or("seeded history".to_owned(), |e| format!("entry {e}"));
-                return refuse(format!(
-                    "a record with id {} already exists ({by})",
-                    record.id
-                ));
-            }
-            let mut probe = (**record).clone();
-            crate::schedule::evaluate_states(std::slice::from_mut(&mut probe), now);
-            validate_records(&[probe]).map_err(|e| {
-                StandaloneError::Refused(format!(
-                    "nothing was recorded: {}: {}",
-                    e.field, e.problem
-                ))
-            })?;
-        }
+        Action::Add { record } => check_add(instance, record, now),
         Action::Complete { schedule_ids, .. } => {
             for id in schedule_ids {
-                let r = active(id, Some(Kind::Scheduled), "complete takes schedules")?;
+                let r = active(
+                    instance,
+                    id,
+                    Some(Kind::Scheduled),
+                    "complete takes schedules",
+                )?;
                 if r.fulfillment_origin == Some(FulfillmentOrigin::Manual) {
                     return refuse(format!(
                         "{id} is already completed manually by {}",
@@ -66,82 +34,145 @@ pub(super) fn check_action(
                     ));
                 }
             }
+            Ok(())
         }
         Action::Link {
             completion_id,
             schedule_id,
-        } => {
-            active(
-                completion_id,
-                Some(Kind::Completed),
-                "the first id is the completion",
-            )?;
-            let s = active(
-                schedule_id,
-                Some(Kind::Scheduled),
-                "the second id is the schedule",
-            )?;
-            if s.completion_record_id.as_deref() == Some(completion_id)
-                && s.fulfillment_origin != Some(FulfillmentOrigin::Auto)
-            {
-                return refuse(format!(
-                    "{completion_id} is already linked to {schedule_id}"
-                ));
-            }
-        }
+        } => check_link(instance, completion_id, schedule_id),
         Action::Unlink {
             completion_id,
             schedule_id,
-        } => {
-            let s = active(
-                schedule_id,
-                Some(Kind::Scheduled),
-                "the second id is the schedule",
-            )?;
-            if s.completion_record_id.as_deref() != Some(completion_id.as_str()) {
-                return refuse(format!("{schedule_id} is not linked to {completion_id}"));
-            }
-            if s.fulfillment_origin == Some(FulfillmentOrigin::Manual) {
-                return refuse(format!(
-                    "{schedule_id} was completed manually; undo that entry instead"
-                ));
-            }
-        }
-        Action::Dismiss { id } => {
-            active(id, None, "dismiss")?;
-        }
+        } => check_unlink(instance, completion_id, schedule_id),
+        Action::Dismiss { id } => active(instance, id, None, "dismiss").map(drop),
         Action::Edit { id, changes } => {
-            let r = active(id, None, "edit")?;
-            if let Some(Some(c)) = changes.confidence {
-                if !(0.0..=1.0).contains(&c) {
-                    return refuse(format!("--confidence must be between 0 and 1, got {c}"));
-                }
+            let r = active(instance, id, None, "edit")?;
+            if let Some(confidence) = changes.confidence {
+                super::actions::check_confidence(confidence)
+                    .map_err(|e| StandaloneError::Refused(e.to_string()))?;
             }
             if changes.effective_at.is_some() && r.kind == Kind::Scheduled {
                 return refuse(format!("{id} is a schedule: its time comes from its window; record a new schedule instead"));
             }
+            Ok(())
         }
-        Action::Undo { entry } => {
-            let Some(target) = instance.entries.iter().find(|e| e.entry == *entry) else {
-                return refuse(format!("no ledger entry {entry}"));
-            };
-            if matches!(target.action, Action::Undo { .. }) {
-                return refuse(format!(
-                    "entry {entry} is itself an undo; undo entries cannot be undone"
-                ));
-            }
-            if let Some(by) = instance
-                .entries
-                .iter()
-                .find(|e| matches!(e.action, Action::Undo { entry: t } if t == *entry))
-            {
-                return refuse(format!(
-                    "entry {entry} was already undone by entry {}",
-                    by.entry
-                ));
-            }
-        }
-        Action::Checked { .. } => {}
+        Action::Undo { entry } => check_undo(instance, *entry),
+        Action::Checked { .. } => Ok(()),
+    }
+}
+
+/// The active record `id` (of `kind`, when given; `role` says why it must be).
+fn active<'i>(
+    instance: &'i Instance,
+    id: &str,
+    kind: Option<Kind>,
+    role: &str,
+) -> Result<&'i Record, StandaloneError> {
+    let Some(r) = instance.derived.get(id) else {
+        return refuse(format!("no record with id {id:?}"));
+    };
+    match r.status {
+        RecordStatus::Dismissed(e) => return refuse(format!("{id} was dismissed (entry {e})")),
+        RecordStatus::Undone(e) => return refuse(format!("{id} was undone (entry {e})")),
+        RecordStatus::Active => {}
+    }
+    if let Some(kind) = kind.filter(|k| *k != r.record.kind) {
+        return refuse(format!(
+            "{id} is a {}, not a {kind} ({role})",
+            r.record.kind
+        ));
+    }
+    Ok(&r.record)
+}
+
+/// A new record: an id not taken, and valid once its state is evaluated.
+fn check_add(instance: &Instance, record: &Record, now: Timestamp) -> Result<(), StandaloneError> {
+    if let Some(r) = instance.derived.get(&record.id) {
+        let by = r
+            .added_by
+            .map_or("seeded history".to_owned(), |e| format!("entry {e}"));
+        return refuse(format!(
+            "a record with id {} already exists ({by})",
+            record.id
+        ));
+    }
+    let mut probe = record.clone();
+    crate::schedule::evaluate_states(std::slice::from_mut(&mut probe), now);
+    validate_records(&[probe]).map_err(|e| {
+        StandaloneError::Refused(format!("nothing was recorded: {}: {}", e.field, e.problem))
+    })
+}
+
+/// A link of an active completion to an active schedule not already linked to it.
+fn check_link(
+    instance: &Instance,
+    completion_id: &str,
+    schedule_id: &str,
+) -> Result<(), StandaloneError> {
+    active(
+        instance,
+        completion_id,
+        Some(Kind::Completed),
+        "the first id is the completion",
+    )?;
+    let s = active(
+        instance,
+        schedule_id,
+        Some(Kind::Scheduled),
+        "the second id is the schedule",
+    )?;
+    if s.completion_record_id.as_deref() == Some(completion_id)
+        && s.fulfillment_origin != Some(FulfillmentOrigin::Auto)
+    {
+        return refuse(format!(
+            "{completion_id} is already linked to {schedule_id}"
+        ));
+    }
+    Ok(())
+}
+
+/// An unlink of a schedule linked to that completion, not by a manual completion.
+fn check_unlink(
+    instance: &Instance,
+    completion_id: &str,
+    schedule_id: &str,
+) -> Result<(), StandaloneError> {
+    let s = active(
+        instance,
+        schedule_id,
+        Some(Kind::Scheduled),
+        "the second id is the schedule",
+    )?;
+    if s.completion_record_id.as_deref() != Some(completion_id) {
+        return refuse(format!("{schedule_id} is not linked to {completion_id}"));
+    }
+    if s.fulfillment_origin == Some(FulfillmentOrigin::Manual) {
+        return refuse(format!(
+            "{schedule_id} was completed manually; undo that entry instead"
+        ));
+    }
+    Ok(())
+}
+
+/// An undo of an entry that exists, is not an undo, and is not undone yet.
+fn check_undo(instance: &Instance, entry: u64) -> Result<(), StandaloneError> {
+    let Some(target) = instance.entries.iter().find(|e| e.entry == entry) else {
+        return refuse(format!("no ledger entry {entry}"));
+    };
+    if matches!(target.action, Action::Undo { .. }) {
+        return refuse(format!(
+            "entry {entry} is itself an undo; undo entries cannot be undone"
+        ));
+    }
+    if let Some(by) = instance
+        .entries
+        .iter()
+        .find(|e| matches!(e.action, Action::Undo { entry: t } if t == entry))
+    {
+        return refuse(format!(
+            "entry {entry} was already undone by entry {}",
+            by.entry
+        ));
     }
     Ok(())
 }

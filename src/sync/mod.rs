@@ -5,11 +5,14 @@
 //! - [`fetch`]: the HTTP client (limits, timeouts, redirects, conditional headers);
 //! - [`state`]: the sync-state file and the `dataSource` object built from it;
 //! - [`backoff`]: exponential back-off with jitter after failures;
-//! - `run`: one sync attempt from start to finish, and the daemon loop.
+//! - `run`: one sync attempt from start to finish;
+//! - `daemon`: the loop that repeats it.
 
 pub mod backoff;
+mod daemon;
 pub mod fetch;
 mod run;
 pub mod state;
 
-pub use run::{run_daemon, sync_once, Rejected, SyncError, SyncOutcome, SyncSettings, STORED_FEED};
+pub use daemon::run_daemon;
+pub use run::{sync_once, Rejected, SyncError, SyncOutcome, SyncSettings, STORED_FEED};

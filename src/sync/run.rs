@@ -1,4 +1,4 @@
-//! One sync attempt, and the daemon that repeats it.
+//! One sync attempt (the daemon that repeats it is `daemon`).
 //!
 //! One pipeline: take the sync lock (so a cron run and a daemon never
 //! overlap) and respect back-off; **fetch** (conditional only when this
@@ -11,12 +11,10 @@
 //! sync state. Nothing here ever removes the last good snapshot, and a body
 //! that cannot be published is a failed sync like any other.
 
-use std::future::Future;
 use std::path::Path;
-use std::sync::Arc;
 use std::time::Duration;
 
-use super::backoff::{backoff_delay, interval_with_jitter, random_jitter, random_unit};
+use super::backoff::{backoff_delay, random_jitter};
 use super::fetch::{fetch, FetchError, FetchSettings, Fetched, UpstreamRequest};
 use super::state::{
     load_sync_state, newest, save_sync_state, SourceSettings, SyncState, SyncStateError,
@@ -611,46 +609,6 @@ fn fail(
         DataSourceStatus::Error
     };
     (state.status, next)
-}
-
-/// Syncs now and then every interval plus a small jitter (or when back-off allows) until
-/// `shutdown` resolves. Each outcome goes to `report`.
-pub async fn run_daemon(
-    data_dir: &Path,
-    settings: &SyncSettings,
-    clock: Arc<dyn Clock>,
-    shutdown: impl Future<Output = ()>,
-    mut report: impl FnMut(&Result<SyncOutcome, SyncError>),
-) {
-    tokio::pin!(shutdown);
-    let interval = Duration::from_secs(u64::from(settings.source.interval_minutes) * 60);
-    loop {
-        let result = sync_once(data_dir, settings, clock.as_ref()).await;
-        report(&result);
-        let now = clock.now();
-        let next = match &result {
-            Err(SyncError::BackingOff { until, .. }) => *until,
-            Err(
-                SyncError::Fetch {
-                    next_attempt_at, ..
-                }
-                | SyncError::Invalid {
-                    next_attempt_at, ..
-                },
-            ) => *next_attempt_at,
-            Err(SyncError::WrongMode(_)) => return,
-            _ => now.add_millis(interval_with_jitter(interval, random_unit()).as_millis() as i64),
-        };
-        let wait = Duration::from_millis((next.as_millis() - now.as_millis()).max(1000) as u64);
-        let wait = match (&result, crate::testhook::sync_interval()) {
-            (Ok(_), Some(test_interval)) => test_interval,
-            _ => wait,
-        };
-        tokio::select! {
-            _ = tokio::time::sleep(wait) => {}
-            _ = &mut shutdown => return,
-        }
-    }
 }
 
 #[cfg(test)]

@@ -7,9 +7,12 @@
 //! [`convert_feed`] at every sync. Anything else is refused whole.
 
 mod convert;
+mod rules;
+mod skip;
 mod wire;
 
-pub use convert::{convert_feed, Converted, SkippedRecord};
+pub use convert::{convert_feed, Converted};
+pub use skip::{SkipReason, SkippedRecord};
 
 use crate::document::{DocumentError, RecordsDocument};
 use crate::model::Timestamp;
