@@ -606,6 +606,55 @@ fn an_endpoints_delivery_settings_are_honoured_by_whichever_process_delivers() {
 }
 
 #[test]
+fn the_user_agent_contact_is_kept_with_the_endpoint_whichever_process_delivers() {
+    let r = Receiver::start();
+    let w = World::new();
+    let (id, _) = add(
+        &w,
+        &r.url("/ua"),
+        &["--user-agent-contact", "mailto:ops@example.org"],
+    );
+    let deliver = |now: &str| {
+        w.run(&[
+            "--now",
+            now,
+            "--user-agent-contact",
+            "https://deliverer.example/contact",
+            "webhook",
+            "deliver",
+            "--once",
+        ])
+        .success();
+    };
+    let agent = |n: usize| {
+        let got = r.wait_for("/ua", n, Duration::from_secs(10));
+        got[n - 1]["headers"]["user-agent"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    schedule(&w, T0, "1001", "pro");
+    deliver(T0);
+    let version = env!("CARGO_PKG_VERSION");
+    assert_eq!(
+        agent(1),
+        format!("resetctl/{version} (+mailto:ops@example.org)")
+    );
+    let shown = w.run(&["webhook", "show", &id]).success().stdout;
+    assert!(
+        shown.contains("contact:     mailto:ops@example.org"),
+        "{shown}"
+    );
+    // Set to none: the deliverer's own contact does not come back.
+    w.run(&["webhook", "set", &id, "--no-contact"]).success();
+    completion(&w, T0, "1002", "pro");
+    deliver(T0);
+    assert_eq!(agent(2), format!("resetctl/{version}"));
+    let refused = w.run_refused(&["webhook", "set", &id, "--contact", "not a contact"]);
+    assert_eq!(refused.code, 64, "{}", refused.stderr);
+}
+
+#[test]
 fn an_endpoint_links_to_record_pages_only_while_the_pages_are_served_whatever_says_so() {
     let r = Receiver::start();
     let w = World::new();

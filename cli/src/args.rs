@@ -101,6 +101,35 @@ pub struct GlobalArgs {
     pub user_agent_contact: Option<String>,
 }
 
+/// `webhook set`: an endpoint's delivery settings.
+#[derive(Debug, Args)]
+pub struct SetArgs {
+    /// The endpoint id.
+    pub id: String,
+    /// Allow its target to resolve to a loopback, private or link-local address.
+    #[arg(long, conflicts_with = "no_allow_private_targets")]
+    pub allow_private_targets: bool,
+    /// Refuse such a target again.
+    #[arg(long)]
+    pub no_allow_private_targets: bool,
+    /// Seconds a request may take, answer included (0.1 to 60).
+    #[arg(long, value_name = "SECONDS")]
+    pub webhook_timeout: Option<f64>,
+    /// Link notifications to the record pages under this public address of the status site.
+    #[arg(long, value_name = "URL", conflicts_with = "no_public_base_url")]
+    pub public_base_url: Option<String>,
+    /// Stop linking notifications to record pages.
+    #[arg(long)]
+    pub no_public_base_url: bool,
+    /// The contact sent in its requests' User-Agent (an https:// or mailto: URL, or an
+    /// e-mail address). Default at add: --user-agent-contact.
+    #[arg(long, value_name = "CONTACT", conflicts_with = "no_contact")]
+    pub contact: Option<String>,
+    /// Send no contact in its requests' User-Agent.
+    #[arg(long)]
+    pub no_contact: bool,
+}
+
 /// How log lines are written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum LogFormat {
@@ -749,25 +778,7 @@ pub enum WebhookCommand {
     },
     /// Change how an endpoint is delivered to (kept with it, so every process that delivers
     /// agrees); prints the endpoint's delivery settings.
-    Set {
-        /// The endpoint id.
-        id: String,
-        /// Allow its target to resolve to a loopback, private or link-local address.
-        #[arg(long, conflicts_with = "no_allow_private_targets")]
-        allow_private_targets: bool,
-        /// Refuse such a target again.
-        #[arg(long)]
-        no_allow_private_targets: bool,
-        /// Seconds a request may take, answer included (0.1 to 60).
-        #[arg(long, value_name = "SECONDS")]
-        webhook_timeout: Option<f64>,
-        /// Link notifications to the record pages under this public address of the status site.
-        #[arg(long, value_name = "URL", conflicts_with = "no_public_base_url")]
-        public_base_url: Option<String>,
-        /// Stop linking notifications to record pages.
-        #[arg(long)]
-        no_public_base_url: bool,
-    },
+    Set(SetArgs),
     /// Recent delivery attempts: event, time, status code or error, next retry.
     Deliveries {
         /// Only this endpoint.

@@ -13,8 +13,8 @@ use resetctl::snapshot::SnapshotStore;
 use resetctl::standalone::PublishSettings;
 
 use crate::args::{
-    Cli, Command, ConnectionArgs, DeliveryArgs, GlobalArgs, LimiterArgs, LogFormat, RecordCommand,
-    ServeArgs, StreamArgs, SyncArgs, WatchArg, WebhookCommand,
+    Cli, Command, ConnectionArgs, DeliveryArgs, GlobalArgs, LimiterArgs, RecordCommand, ServeArgs,
+    StreamArgs, SyncArgs, WebhookCommand,
 };
 use crate::exit::CliError;
 
@@ -126,17 +126,20 @@ pub fn flags_layer(cli: &Cli) -> FileConfig {
 fn global(layer: &mut FileConfig, args: &GlobalArgs) {
     layer.data_dir = args.data_dir.clone();
     layer.log = args.log.clone();
-    layer.log_format = args.log_format.map(|format| {
-        match format {
-            LogFormat::Text => "text",
-            LogFormat::Json => "json",
-        }
-        .to_owned()
-    });
+    layer.log_format = args.log_format.map(spelled);
     layer.match_tolerance_minutes = args.match_tolerance_minutes;
     layer.keep = args.keep.map(|n| n as usize);
     layer.lock_timeout = args.lock_timeout;
     layer.user_agent_contact = args.user_agent_contact.clone();
+}
+
+/// A choice as the config file spells it (clap's name of the value).
+fn spelled(choice: impl clap::ValueEnum) -> String {
+    choice
+        .to_possible_value()
+        .expect("no value is skipped")
+        .get_name()
+        .to_owned()
 }
 
 /// A switch is a layer's value only when given: absent, a lower layer decides.
@@ -147,13 +150,7 @@ fn switch(on: bool) -> Option<bool> {
 fn serve(layer: &mut FileConfig, args: &ServeArgs) {
     layer.listen = args.listen.clone();
     layer.admin_listen = args.admin_listen.clone();
-    layer.watch = args.watch.map(|watch| {
-        match watch {
-            WatchArg::Auto => "auto",
-            WatchArg::Poll => "poll",
-        }
-        .to_owned()
-    });
+    layer.watch = args.watch.map(spelled);
     layer.republish = switch(args.republish);
     layer.republish_every = args.republish_every;
     layer.public_base_url = args.public_base_url.clone();

@@ -7,6 +7,8 @@
 //! `/openapi/v1/records`) is the admission module's; a refused query (422)
 //! or no snapshot yet (503) is never a 304.
 
+use std::sync::Arc;
+
 use warp::http::StatusCode;
 use warp::reply::Response;
 
@@ -33,7 +35,7 @@ pub struct FeedLinks {
 pub(crate) async fn atom(
     request: DataRequest,
     host: Option<String>,
-    data: Data,
+    data: Arc<Data>,
     links: &FeedLinks,
 ) -> Response {
     let query = parse_atom_query(&request.query);
@@ -57,7 +59,7 @@ pub(crate) async fn atom(
 }
 
 /// `GET /openapi/v1/records.ics?kind=&plan=&alarm=`.
-pub(crate) async fn ics(request: DataRequest, data: Data, links: &FeedLinks) -> Response {
+pub(crate) async fn ics(request: DataRequest, data: Arc<Data>, links: &FeedLinks) -> Response {
     let query = parse_ics_query(&request.query);
     answer_data(&data, &request, query, |view, query| {
         with_body(

@@ -108,7 +108,9 @@ pub(crate) struct DataRequest {
 
 /// The one chain of every data route: GET or HEAD, the raw query, the
 /// client key, the conditional headers.
-pub(super) fn data_request(keys: Arc<ClientKeys>) -> BoxedFilter<(DataRequest,)> {
+pub(super) fn data_request(
+    keys: Arc<ClientKeys>,
+) -> impl Filter<Extract = (DataRequest,), Error = warp::Rejection> + Clone {
     read_method()
         .and(raw_query())
         .and(client(keys))
@@ -118,5 +120,4 @@ pub(super) fn data_request(keys: Arc<ClientKeys>) -> BoxedFilter<(DataRequest,)>
             client,
             conditionals,
         })
-        .boxed()
 }

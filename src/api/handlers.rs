@@ -58,7 +58,7 @@ fn maybe_panic(raw_query: &str) {
 }
 
 /// `GET /openapi/v1/records/latest`.
-pub(crate) async fn latest(request: DataRequest, data: Data) -> Response {
+pub(crate) async fn latest(request: DataRequest, data: Arc<Data>) -> Response {
     let query = parse_latest_query(&request.query);
     answer_data(&data, &request, query, |view, query| {
         json(StatusCode::OK, latest_envelope(view, query))
@@ -67,7 +67,7 @@ pub(crate) async fn latest(request: DataRequest, data: Data) -> Response {
 }
 
 /// `GET /openapi/v1/records`.
-pub(crate) async fn list(request: DataRequest, data: Data) -> Response {
+pub(crate) async fn list(request: DataRequest, data: Arc<Data>) -> Response {
     crate::testhook::hold(&request.query).await;
     let query = parse_list_query(&request.query);
     answer_data(&data, &request, query, |view, query| {

@@ -28,8 +28,9 @@ use super::transport::TargetForm;
 /// routes that use it (as warp's `todos` example hands its database).
 #[derive(Clone, Debug)]
 pub struct Api {
-    /// The served view, the clock, the quota: every data route's.
-    pub data: Data,
+    /// The served view, the clock, the quota: every data route's. One
+    /// `Arc`, like every part here: warp clones the route tree per request.
+    pub data: Arc<Data>,
     /// How a request's client key is found.
     pub keys: Arc<ClientKeys>,
     /// Where the feeds' links point.
@@ -202,7 +203,7 @@ fn healthz(api: &Api) -> impl Route {
         .and(raw_query())
         .and(with(api.data.clone()))
         .and(with(api.data_dir.clone()))
-        .and_then(|query: String, data: Data, data_dir: Arc<PathBuf>| {
+        .and_then(|query: String, data: Arc<Data>, data_dir: Arc<PathBuf>| {
             guard(internal, async move {
                 handlers::healthz(&query, &data, &data_dir)
             })
@@ -215,7 +216,7 @@ fn status_feed(api: &Api) -> impl Route {
         .and(read_method())
         .and(conditionals())
         .and(with(api.data.clone()))
-        .and_then(|conditionals, data: Data| {
+        .and_then(|conditionals, data: Arc<Data>| {
             guard(internal, async move {
                 handlers::status_feed(conditionals, &data.view)
             })
@@ -229,7 +230,7 @@ fn badge(api: &Api) -> impl Route {
         .and(conditionals())
         .and(with(api.data.clone()))
         .and(with(api.site.clone()))
-        .and_then(|conditionals, data: Data, site: Arc<Site>| {
+        .and_then(|conditionals, data: Arc<Data>, site: Arc<Site>| {
             guard(internal, async move {
                 super::site::badge(&data, &site, &conditionals)
             })
@@ -274,7 +275,7 @@ fn mcp_post(api: &Api) -> impl Route {
              ip,
              headers: warp::http::HeaderMap,
              version,
-             data: Data,
+             data: Arc<Data>,
              allowed: Arc<Vec<String>>| {
                 // Every Origin line, raw: an unreadable one is refused, never taken as absent.
                 let origins: Vec<_> = headers.get_all("origin").iter().cloned().collect();
@@ -355,7 +356,7 @@ fn site(api: &Api) -> impl Route {
              query: String,
              accept_language: Option<String>,
              conditionals,
-             data: Data,
+             data: Arc<Data>,
              site: Arc<Site>| {
                 guard(internal, async move {
                     super::site::answer(

@@ -90,7 +90,7 @@ pub async fn serve(
     let slots = Arc::new(StreamSlots::new(options.streams));
     let snapshots = SnapshotStore::new(&options.data_dir);
     let api = Api {
-        data: data.clone(),
+        data: Arc::new(data.clone()),
         keys: Arc::new(ClientKeys::new(options.limits.client_keys.clone())),
         feeds: Arc::new(FeedLinks {
             public_base_url: options.public_base_url.clone(),

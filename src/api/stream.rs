@@ -133,7 +133,7 @@ pub(crate) async fn stream(
     raw_query: String,
     last_event_id: Option<String>,
     client: IpAddr,
-    data: Data,
+    data: Arc<Data>,
     streams: &Streams,
 ) -> Response {
     let slot = match streams.slots.acquire(client) {

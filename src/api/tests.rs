@@ -22,11 +22,11 @@ fn state(clock: Arc<ManualClock>) -> Api {
         flood: None,
     };
     Api {
-        data: Data {
+        data: Arc::new(Data {
             view: ViewHandle::default(),
             clock,
             quota: Arc::new(quota),
-        },
+        }),
         keys: Default::default(),
         feeds: Default::default(),
         site: Default::default(),

@@ -1,7 +1,8 @@
 //! What `webhook add` keeps with a new endpoint, so that every process
 //! that delivers agrees: whether it may reach private addresses, its
-//! request timeout, and the base of the record pages its messages link to
-//! (none while the pages are not served).
+//! request timeout, the base of the record pages its messages link to
+//! (none while the pages are not served), and the contact in its
+//! requests' `User-Agent`.
 
 use super::{Raw, SettingsError};
 use crate::webhook::deliver::DEFAULT_TIMEOUT;
@@ -16,6 +17,8 @@ pub struct EndpointDefaults {
     pub timeout_seconds: f64,
     /// The base of the record pages, when they are served.
     pub record_pages: Option<String>,
+    /// The contact in the `User-Agent` of its requests.
+    pub user_agent_contact: Option<String>,
 }
 
 impl EndpointDefaults {
@@ -35,6 +38,7 @@ impl EndpointDefaults {
             allow_private_targets: v.allow_private_targets.unwrap_or(false),
             timeout_seconds,
             record_pages,
+            user_agent_contact: v.user_agent_contact.clone(),
         })
     }
 }

@@ -85,6 +85,16 @@ fn active<'i>(
     Ok(&r.record)
 }
 
+/// The schedule of a link or unlink (its second id).
+fn linked_schedule<'i>(instance: &'i Instance, id: &str) -> Result<&'i Record, StandaloneError> {
+    active(
+        instance,
+        id,
+        Some(Kind::Scheduled),
+        "the second id is the schedule",
+    )
+}
+
 /// A new record: an id not taken, and valid once its state is evaluated.
 fn check_add(instance: &Instance, record: &Record, now: Timestamp) -> Result<(), StandaloneError> {
     if let Some(r) = instance.derived.get(&record.id) {
@@ -115,12 +125,7 @@ fn check_link(
         Some(Kind::Completed),
         "the first id is the completion",
     )?;
-    let s = active(
-        instance,
-        schedule_id,
-        Some(Kind::Scheduled),
-        "the second id is the schedule",
-    )?;
+    let s = linked_schedule(instance, schedule_id)?;
     if s.completion_record_id.as_deref() == Some(completion_id)
         && s.fulfillment_origin != Some(FulfillmentOrigin::Auto)
     {
@@ -137,12 +142,7 @@ fn check_unlink(
     completion_id: &str,
     schedule_id: &str,
 ) -> Result<(), StandaloneError> {
-    let s = active(
-        instance,
-        schedule_id,
-        Some(Kind::Scheduled),
-        "the second id is the schedule",
-    )?;
+    let s = linked_schedule(instance, schedule_id)?;
     if s.completion_record_id.as_deref() != Some(completion_id) {
         return refuse(format!("{schedule_id} is not linked to {completion_id}"));
     }

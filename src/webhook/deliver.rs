@@ -556,7 +556,7 @@ pub async fn send(
         connect_timeout: timeout,
         timeout,
         max_redirects: 0,
-        user_agent: crate::outbound::user_agent(settings.contact.as_deref()),
+        user_agent: crate::outbound::user_agent(endpoint.contact(settings.contact.as_deref())),
         decompress: false,
     };
     let outgoing = crate::outbound::Outgoing {

@@ -67,6 +67,32 @@ pub struct Endpoint {
     /// when added, while the pages are on): messages link to the record's page.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub record_pages: Option<String>,
+    /// The contact in the `User-Agent` of its requests
+    /// (`--user-agent-contact` when added, `webhook set --contact`): kept
+    /// here so whichever process delivers sends the same. Absent for an
+    /// endpoint added before it was kept: the delivering process's then.
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub user_agent_contact: Option<Option<String>>,
+}
+
+/// A field that is present, `null` included.
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Option<String>>, D::Error> {
+    Option::<String>::deserialize(d).map(Some)
+}
+
+impl Endpoint {
+    /// The contact its requests carry: its own, or for an endpoint that
+    /// keeps none, `fallback` (the delivering process's).
+    pub fn contact<'a>(&'a self, fallback: Option<&'a str>) -> Option<&'a str> {
+        match &self.user_agent_contact {
+            Some(contact) => contact.as_deref(),
+            None => fallback,
+        }
+    }
 }
 
 /// The range of an endpoint's request timeout, in seconds.
@@ -285,6 +311,8 @@ pub struct NewEndpoint {
     pub timeout_seconds: f64,
     /// The record pages' base URL, if notifications should link to them.
     pub record_pages: Option<String>,
+    /// The contact in the `User-Agent` of its requests (checked by the settings).
+    pub user_agent_contact: Option<String>,
 }
 
 impl NewEndpoint {
@@ -340,6 +368,7 @@ impl NewEndpoint {
             allow_private_targets: self.allow_private_targets,
             timeout_seconds: self.timeout_seconds,
             record_pages: self.record_pages,
+            user_agent_contact: Some(self.user_agent_contact),
         })
     }
 }

@@ -79,6 +79,8 @@ pub struct DeliveryChange {
     pub timeout_seconds: Option<f64>,
     /// The record pages' base (`Some(None)`: no links to pages).
     pub record_pages: Option<Option<String>>,
+    /// The `User-Agent` contact (`Some(None)`: none).
+    pub user_agent_contact: Option<Option<String>>,
 }
 
 /// Changes `id`'s delivery settings.
@@ -91,6 +93,9 @@ pub fn set_delivery(
     if let Some(seconds) = change.timeout_seconds {
         check_timeout(seconds)?;
     }
+    if let Some(Some(contact)) = &change.user_agent_contact {
+        outbound::check_contact(contact).map_err(|e| EndpointError::Invalid(e.to_string()))?;
+    }
     let lock = lock(data_dir, lock_timeout, "resetctl webhook set")?;
     Ok(Endpoints::new(data_dir).update(&lock, id, |e| {
         if let Some(allow) = change.allow_private_targets {
@@ -101,6 +106,9 @@ pub fn set_delivery(
         }
         if let Some(pages) = change.record_pages {
             e.record_pages = pages;
+        }
+        if let Some(contact) = change.user_agent_contact {
+            e.user_agent_contact = Some(contact);
         }
     })?)
 }

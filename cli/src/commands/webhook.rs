@@ -7,7 +7,7 @@ use resetctl::webhook::manage::{self, DeliveryChange};
 use resetctl::webhook::request::TEST_EVENT;
 use resetctl::webhook::{log, Endpoints};
 
-use crate::args::WebhookCommand;
+use crate::args::{SetArgs, WebhookCommand};
 use crate::exit::{CliError, Code};
 use crate::output::{json, print};
 use crate::settings::Settings;
@@ -26,8 +26,12 @@ pub fn delivery_settings(settings: &Settings) -> DeliverSettings {
 
 /// An endpoint's delivery settings, one per line.
 fn delivery_lines(endpoint: &resetctl::webhook::Endpoint) -> String {
+    let contact = match &endpoint.user_agent_contact {
+        Some(contact) => contact.as_deref().unwrap_or("none"),
+        None => "the delivering process's",
+    };
     format!(
-        "private targets: {}\ntimeout:     {} s\nrecord pages: {}\n",
+        "private targets: {}\ntimeout:     {} s\nrecord pages: {}\ncontact:     {contact}\n",
         if endpoint.allow_private_targets {
             "allowed"
         } else {
@@ -59,22 +63,7 @@ pub fn run(settings: &Settings, command: WebhookCommand) -> Result<(), CliError>
         } => add(settings, url, format, kind, events, plan, description),
         WebhookCommand::List { json: as_json } => list(settings, as_json),
         WebhookCommand::Show { id, json: as_json } => show(settings, id, as_json),
-        WebhookCommand::Set {
-            id,
-            allow_private_targets,
-            no_allow_private_targets,
-            webhook_timeout,
-            public_base_url,
-            no_public_base_url,
-        } => set(
-            settings,
-            id,
-            allow_private_targets,
-            no_allow_private_targets,
-            webhook_timeout,
-            public_base_url,
-            no_public_base_url,
-        ),
+        WebhookCommand::Set(args) => set(settings, args),
         WebhookCommand::Remove { id } => remove(settings, id),
         WebhookCommand::Disable { id } => disable(settings, id),
         WebhookCommand::Enable { id } => enable(settings, id),
@@ -109,6 +98,7 @@ fn add(
         allow_private_targets: delivery.allow_private_targets,
         timeout_seconds: delivery.timeout_seconds,
         record_pages: delivery.record_pages,
+        user_agent_contact: delivery.user_agent_contact,
     };
     let endpoint = runtime()?.block_on(manage::add(
         &settings.data_dir,
@@ -194,16 +184,9 @@ fn show(settings: &Settings, id: String, as_json: bool) -> Result<(), CliError> 
 }
 
 /// `webhook set`.
-fn set(
-    settings: &Settings,
-    id: String,
-    allow_private_targets: bool,
-    no_allow_private_targets: bool,
-    webhook_timeout: Option<f64>,
-    public_base_url: Option<String>,
-    no_public_base_url: bool,
-) -> Result<(), CliError> {
-    let pages = public_base_url
+fn set(settings: &Settings, args: SetArgs) -> Result<(), CliError> {
+    let pages = args
+        .public_base_url
         .as_deref()
         .map(|text| {
             resetctl::settings::serve::parse_public_base_url(text)
@@ -212,11 +195,13 @@ fn set(
         })
         .transpose()?;
     let change = DeliveryChange {
-        allow_private_targets: (allow_private_targets || no_allow_private_targets)
-            .then_some(allow_private_targets),
-        timeout_seconds: webhook_timeout,
-        record_pages: (pages.is_some() || no_public_base_url).then_some(pages),
+        allow_private_targets: (args.allow_private_targets || args.no_allow_private_targets)
+            .then_some(args.allow_private_targets),
+        timeout_seconds: args.webhook_timeout,
+        record_pages: (pages.is_some() || args.no_public_base_url).then_some(pages),
+        user_agent_contact: (args.contact.is_some() || args.no_contact).then_some(args.contact),
     };
+    let id = args.id;
     let endpoint = manage::set_delivery(&settings.data_dir, &id, change, settings.lock_timeout)?;
     print(&format!("{id}\n{}", delivery_lines(&endpoint)))
 }

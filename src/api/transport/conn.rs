@@ -29,38 +29,38 @@ use crate::api::clients::{ClientKey, ClientKeys};
 use crate::api::conditional::Conditionals;
 use crate::api::errors::ApiError;
 
-/// What the accept loop serves: the routes as a tower service, for the
-/// bodies hyper reads and for a stream's opening read without hyper.
-pub(crate) trait Routes:
+/// A service that answers requests with bodies of type `B`.
+pub(crate) trait Answers<B>:
     tower_service::Service<
-        hyper::Request<TimedBody>,
+    hyper::Request<B>,
+    Response = warp::reply::Response,
+    Error = Infallible,
+    Future: Send,
+>
+{
+}
+
+impl<B, S> Answers<B> for S where
+    S: tower_service::Service<
+        hyper::Request<B>,
         Response = warp::reply::Response,
         Error = Infallible,
         Future: Send,
-    > + tower_service::Service<
-        hyper::Request<http_body_util::Empty<bytes::Bytes>>,
-        Response = warp::reply::Response,
-        Error = Infallible,
-        Future: Send,
-    > + Clone
-    + Send
-    + Sync
-    + 'static
+    >
+{
+}
+
+/// What the accept loop serves: the routes, for the bodies hyper reads
+/// and for a stream's opening read without hyper.
+pub(crate) trait Routes:
+    Answers<TimedBody> + Answers<http_body_util::Empty<bytes::Bytes>> + Clone + Send + Sync + 'static
 {
 }
 
 impl<S> Routes for S where
-    S: tower_service::Service<
-            hyper::Request<TimedBody>,
-            Response = warp::reply::Response,
-            Error = Infallible,
-            Future: Send,
-        > + tower_service::Service<
-            hyper::Request<http_body_util::Empty<bytes::Bytes>>,
-            Response = warp::reply::Response,
-            Error = Infallible,
-            Future: Send,
-        > + Clone
+    S: Answers<TimedBody>
+        + Answers<http_body_util::Empty<bytes::Bytes>>
+        + Clone
         + Send
         + Sync
         + 'static
