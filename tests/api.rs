@@ -135,21 +135,24 @@ fn dataset() -> Vec<Value> {
     ]
 }
 
+/// Pending schedules first; then by announcement, a manual completion (no
+/// announcement) by its completion: manual:m1 (completed 11-16) and 500
+/// (completed 11-15) are the newest (decisions.md, "Ordering details", revised).
 const ALL_ORDER: &[&str] = &[
     "102",
     "99",
     "101",
+    "manual:m1",
+    "500",
     "op_aaa",
     "400",
     "501",
     "10",
     "9",
     "200",
-    "manual:m1",
-    "500",
 ];
 const SCHEDULED_ORDER: &[&str] = &["101", "99", "102", "300", "200", "op_aaa"];
-const COMPLETED_ORDER: &[&str] = &["400", "501", "10", "9", "manual:m1", "500"];
+const COMPLETED_ORDER: &[&str] = &["manual:m1", "500", "400", "501", "10", "9"];
 
 fn ids(page: &Value) -> Vec<String> {
     page["data"]["items"]
@@ -218,14 +221,14 @@ fn list_envelope_page_fields_and_meta_are_exact() {
         reply.json(),
         json!({
             "ok": true,
-            "data": {"items": [find("400"), find("501")], "page": 1, "pageSize": 2, "total": 6, "totalPages": 3, "hasNext": true},
+            "data": {"items": [find("manual:m1"), find("500")], "page": 1, "pageSize": 2, "total": 6, "totalPages": 3, "hasNext": true},
             "meta": {"generatedAt": NOW, "lastSuccessfulCheckAt": null}
         })
     );
     let last = s
         .get("/openapi/v1/records?kind=reset_completed&pageSize=2&page=3")
         .json();
-    assert_eq!(ids(&last), ["manual:m1", "500"]);
+    assert_eq!(ids(&last), ["10", "9"]);
     assert_eq!(last["data"]["hasNext"], false);
     // A page beyond the last: 200, empty items, the requested page kept.
     let beyond = s

@@ -1,4 +1,5 @@
-//! Filters and the total ordering (spec 4.4, decisions.md "Ordering details").
+//! Filters and the total ordering (spec 4.4, decisions.md "Ordering details",
+//! revised: a manual completion is placed by its completion time).
 //!
 //! "Descending" puts null last; ids that are both numeric compare as
 //! numbers, otherwise bytewise. Ids are unique, so every order is total and
@@ -21,6 +22,15 @@ pub fn order_for(records: &[Record], filter: KindFilter) -> Vec<u32> {
     indexes
 }
 
+/// When a record happened, for the order: its announcement, else (a
+/// manual completion) its completion, else its effective time.
+fn placed_at(record: &Record) -> Option<crate::model::Timestamp> {
+    record
+        .announced_at
+        .or(record.completed_at)
+        .or(record.effective_at)
+}
+
 /// Descending with `None` last.
 fn desc_nulls_last<T: Ord>(a: Option<T>, b: Option<T>) -> Ordering {
     match (a, b) {
@@ -37,7 +47,10 @@ fn compare_scheduled(a: &Record, b: &Record) -> Ordering {
 }
 
 /// `all` and `reset_completed`: pending schedules first (soonest window start,
-/// then id ascending); then announcedAt, completedAt, effectiveAt, id, each descending.
+/// then id ascending); then announcedAt, completedAt, effectiveAt, id, each
+/// descending, where a record without `announcedAt` (a manual completion)
+/// takes its `completedAt`, else its `effectiveAt`, in `announcedAt`'s place:
+/// the newest completion is first whether or not it was announced.
 fn compare_live(a: &Record, b: &Record) -> Ordering {
     let pending_start = |r: &Record| {
         (r.schedule_state == Some(ScheduleState::Pending))
@@ -56,7 +69,7 @@ fn compare_live(a: &Record, b: &Record) -> Ordering {
         }
         (Some(_), None) => Ordering::Less,
         (None, Some(_)) => Ordering::Greater,
-        (None, None) => desc_nulls_last(a.announced_at, b.announced_at)
+        (None, None) => desc_nulls_last(placed_at(a), placed_at(b))
             .then_with(|| desc_nulls_last(a.completed_at, b.completed_at))
             .then_with(|| desc_nulls_last(a.effective_at, b.effective_at))
             .then_with(|| compare_ids(&b.id, &a.id)),
