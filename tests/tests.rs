@@ -15,6 +15,7 @@ mod feed;
 mod feeds;
 mod fetch;
 mod files;
+mod fuzz_corpora;
 mod headers;
 mod http_protocol;
 mod keying;

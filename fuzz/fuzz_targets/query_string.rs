@@ -1,17 +1,7 @@
-//! The strict query-string parser of both data endpoints: never a panic,
-//! and a query it accepts has only the parameters it knows.
+//! libFuzzer entry of `fuzz/targets/query_string.rs` (what it checks is there).
 #![no_main]
 
-use libfuzzer_sys::fuzz_target;
-use resetctl::query::{parse_latest_query, parse_list_query};
+#[path = "../targets/query_string.rs"]
+mod target;
 
-fuzz_target!(|data: &[u8]| {
-    let Ok(raw) = std::str::from_utf8(data) else {
-        return;
-    };
-    if let Ok(list) = parse_list_query(raw) {
-        assert!((1..=10).contains(&list.page_size), "{raw:?}");
-        assert!(list.page >= 1, "{raw:?}");
-    }
-    let _ = parse_latest_query(raw);
-});
+libfuzzer_sys::fuzz_target!(|data: &[u8]| target::run(data));

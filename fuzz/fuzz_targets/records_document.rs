@@ -1,27 +1,7 @@
-//! The records document (seed files, upstream bodies, snapshots): what
-//! decodes and validates also publishes, and reads back the same.
+//! libFuzzer entry of `fuzz/targets/records_document.rs` (what it checks is there).
 #![no_main]
 
-use libfuzzer_sys::fuzz_target;
-use resetctl::document::{parse_seed, RecordsDocument};
-use resetctl::model::Timestamp;
-use resetctl::snapshot::{encode, Draft, Mode, Snapshot};
+#[path = "../targets/records_document.rs"]
+mod target;
 
-fuzz_target!(|data: &[u8]| {
-    let _ = parse_seed(data);
-    let _ = Snapshot::from_slice(data);
-    let Ok(doc) = RecordsDocument::from_slice(data) else {
-        return;
-    };
-    let draft = Draft {
-        mode: Mode::Upstream,
-        generated_at: doc.generated_at,
-        last_successful_check_at: doc.last_successful_check_at,
-        ledger_entry: None,
-        sync: None,
-        records: doc.records,
-    };
-    let (snapshot, bytes) = encode(draft, 1, Timestamp::from_millis(0))
-        .expect("a valid records document always publishes");
-    assert_eq!(Snapshot::from_slice(&bytes).unwrap(), snapshot);
-});
+libfuzzer_sys::fuzz_target!(|data: &[u8]| target::run(data));

@@ -1,0 +1,74 @@
+//! One `POST /mcp` body through the whole JSON-RPC handler (with the
+//! bundled history served): never a panic; a JSON answer, or a bare 202
+//! for a notification (as the MCP transport specifies).
+//!
+//! Shared by the libFuzzer target (`fuzz/fuzz_targets/mcp_body.rs`, `make fuzz`)
+//! and the replay of its corpus in `make test` (`tests/fuzz_corpora.rs`).
+
+use std::sync::{Arc, OnceLock};
+
+use resetctl::api::{Data, Quota};
+use resetctl::clock::{Clock, ManualClock};
+use resetctl::document::parse_seed;
+use resetctl::limit::Limiter;
+use resetctl::model::Timestamp;
+use resetctl::query::PublishedView;
+use resetctl::reload::ViewHandle;
+use resetctl::snapshot::{encode, Draft, Mode};
+
+fn served() -> Data {
+    static DATA: OnceLock<Data> = OnceLock::new();
+    DATA.get_or_init(|| {
+        let now = Timestamp::parse("2026-11-20T10:00:00.000Z").unwrap();
+        let records = parse_seed(resetctl::BUNDLED_SEED_HISTORY).unwrap();
+        let draft = Draft {
+            mode: Mode::Standalone,
+            generated_at: now,
+            last_successful_check_at: None,
+            ledger_entry: None,
+            sync: None,
+            records,
+        };
+        let (snapshot, _) = encode(draft, 1, now).unwrap();
+        let view = ViewHandle::default();
+        view.store(PublishedView::build(&snapshot, None));
+        let clock = Arc::new(ManualClock::new(now)) as Arc<dyn Clock>;
+        let quota = Quota {
+            limiter: Limiter::Off,
+            clock: clock.clone(),
+            flood: None,
+        };
+        Data {
+            view,
+            clock,
+            quota: Arc::new(quota),
+        }
+    })
+    .clone()
+}
+
+/// One input: never a panic, and the properties above hold.
+pub fn run(data: &[u8]) {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let body = data.to_vec().into();
+    let response = runtime.block_on(resetctl::api::mcp::handle(
+        &served(),
+        &[],
+        "192.0.2.1".parse().unwrap(),
+        Vec::new(),
+        None,
+        body,
+    ));
+    if response.status() == 202 {
+        return;
+    }
+    let content_type = response.headers().get("content-type").cloned();
+    assert_eq!(
+        content_type.as_ref().and_then(|v| v.to_str().ok()),
+        Some("application/json"),
+        "status {}",
+        response.status()
+    );
+}
