@@ -79,6 +79,7 @@ struct Metrics {
     refusals: Family<Reason, Counter>,
     snapshot_sequence: Gauge,
     snapshot_age: FloatGauge,
+    last_check: FloatGauge,
     reloads: Counter,
     reloads_refused: Counter,
     sync_status: Family<SyncStatusLabel, Gauge>,
@@ -154,6 +155,13 @@ impl Metrics {
                 "snapshot_age",
                 Some(Unit::Seconds),
                 "Age of the served snapshot's generatedAt (an upstream mirror's is the upstream's own)",
+                FloatGauge::default(),
+            ),
+            last_check: register(
+                &mut registry,
+                "last_successful_check_timestamp",
+                Some(Unit::Seconds),
+                "When the served data was last checked successfully (meta.lastSuccessfulCheckAt, Unix time; 0: never); the status page distrusts a check older than 30 hours",
                 FloatGauge::default(),
             ),
             reloads: register(
@@ -412,6 +420,8 @@ pub fn webhook_delivery(outcome: DeliveryOutcome) {
 pub struct Scrape {
     /// The served snapshot's sequence and generatedAt age in seconds.
     pub snapshot: Option<(u64, f64)>,
+    /// The served snapshot's `lastSuccessfulCheckAt`, as Unix seconds.
+    pub last_check: Option<f64>,
     /// Clients tracked by the in-process quota.
     pub quota_clients: u64,
     /// Open record streams.
@@ -445,6 +455,7 @@ pub fn render(scrape: &Scrape, openmetrics: bool) -> Option<String> {
             m.snapshot_age.set(0.0);
         }
     }
+    m.last_check.set(scrape.last_check.unwrap_or(0.0));
     m.quota_clients.set(to_i64(scrape.quota_clients));
     m.streams_open.set(to_i64(scrape.streams_open));
     m.webhook_backlog.set(to_i64(scrape.webhook_backlog));

@@ -33,6 +33,12 @@ pub struct StatusReport {
     /// of `generatedAt` does not decide: a mirror's is the upstream's own,
     /// which may rightly not change for days.
     pub stale: bool,
+    /// Whether a standalone instance's last successful check is older than
+    /// the status page's trust limit (30 hours), so its page says
+    /// "Unknown": its operator checks the source and runs `resetctl
+    /// mark-checked`. Never checked is not overdue (a new instance); a
+    /// mirror's check is its upstream's, and `stale` judges the mirror.
+    pub check_overdue: bool,
 }
 
 impl StatusReport {
@@ -115,6 +121,7 @@ pub fn status_report(store: &SnapshotStore, now: Timestamp) -> Result<StatusRepo
             sync,
             ledger,
             stale: false,
+            check_overdue: false,
         });
     };
     let mut by_kind: BTreeMap<&'static str, usize> =
@@ -146,6 +153,10 @@ pub fn status_report(store: &SnapshotStore, now: Timestamp) -> Result<StatusRepo
         sync,
         ledger,
         stale: false,
+        check_overdue: snapshot.mode == crate::model::Mode::Standalone
+            && snapshot.last_successful_check_at.is_some_and(|at| {
+                now.as_millis() - at.as_millis() > crate::site::verdict::TRUST_HOURS * 3_600_000
+            }),
     }
     .judge())
 }

@@ -305,3 +305,49 @@ fn export_json_is_the_served_snapshot_with_a_strong_etag_and_304() {
     exported["dataSource"] = Value::Null;
     assert_eq!(changed.json(), exported);
 }
+
+#[test]
+fn an_overdue_check_is_a_metric_and_a_failing_status_before_the_page_says_unknown() {
+    let w = World::new();
+    w.seed_bundled();
+    // Never checked: nothing overdue (a new instance), the gauge says 0.
+    w.run(&["--now", NOW, "status"]).success();
+    let checked = "2026-11-24T06:00:00.000Z";
+    w.run(&["--now", NOW, "mark-checked", "--at", checked])
+        .success();
+    let s = Server::start(&w, &["--now", NOW, "--admin-listen", "127.0.0.1:0"], &[]);
+    let m = parse("text", &s.admin_get("/metrics", &[]).body);
+    let at = resetctl::model::Timestamp::parse(checked)
+        .unwrap()
+        .as_millis() as f64
+        / 1000.0;
+    assert_eq!(
+        value(
+            &m,
+            "resetctl_last_successful_check_timestamp_seconds",
+            "resetctl_last_successful_check_timestamp_seconds",
+            &[]
+        ),
+        Some(at)
+    );
+    // 29 hours after the check: fine; 31 hours after: status exits 1 and says what to run.
+    w.run(&["--now", "2026-11-25T11:00:00.000Z", "status"])
+        .success();
+    let late = w.run_refused(&["--now", "2026-11-25T13:00:00.000Z", "status"]);
+    assert_eq!(late.code, 1, "{}", late.stderr);
+    assert!(
+        late.stderr.contains("more than 30 hours old")
+            && late.stderr.contains("resetctl mark-checked"),
+        "{}",
+        late.stderr
+    );
+    assert!(
+        late.stdout
+            .contains("(overdue: the status page says Unknown)"),
+        "{}",
+        late.stdout
+    );
+    let json = w.run_refused(&["--now", "2026-11-25T13:00:00.000Z", "status", "--json"]);
+    assert_eq!(json.code, 1);
+    assert_eq!(json.json()["checkOverdue"], true);
+}

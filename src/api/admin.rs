@@ -129,10 +129,15 @@ async fn metrics(accept: Option<&str>, state: &Admin) -> Response {
 /// The state the metrics read when scraped.
 async fn scrape(state: &Admin) -> Scrape {
     let now = state.data.clock.now();
-    let snapshot = state.data.view.load_full().map(|view| {
+    let served = state.data.view.load_full();
+    let snapshot = served.as_ref().map(|view| {
         let age = (now.as_millis() - view.generated_at().as_millis()).max(0) as f64 / 1000.0;
         (view.sequence(), age)
     });
+    let last_check = served
+        .as_ref()
+        .and_then(|view| view.last_successful_check_at())
+        .map(|at| at.as_millis() as f64 / 1000.0);
     let quota_clients = match &state.data.quota.limiter {
         crate::limit::Limiter::Memory(memory) => memory.tracked_clients() as u64,
         _ => 0,
@@ -164,6 +169,7 @@ async fn scrape(state: &Admin) -> Scrape {
     .unwrap_or((None, 0, 0));
     Scrape {
         snapshot,
+        last_check,
         quota_clients,
         streams_open: state.streams.open_total() as u64,
         sync,

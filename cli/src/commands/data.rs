@@ -95,6 +95,20 @@ pub fn status(settings: &Settings, as_json: bool) -> Result<(), CliError> {
             format!("the served data is stale: the upstream sync status is {status}"),
         ));
     }
+    if report.check_overdue {
+        let at = report
+            .snapshot
+            .as_ref()
+            .and_then(|s| s.last_successful_check_at)
+            .map_or_else(String::new, |at| at.to_string());
+        return Err(CliError::new(
+            Code::Stale,
+            format!(
+                "the last successful check ({at}) is more than {} hours old, so the status page says Unknown: check the source, then run `resetctl mark-checked`",
+                resetctl::site::verdict::TRUST_HOURS
+            ),
+        ));
+    }
     Ok(())
 }
 
@@ -162,9 +176,14 @@ fn render(report: &StatusReport) -> String {
     ));
     out.push_str(&format!("published: {}\n", s.published_at));
     out.push_str(&format!(
-        "checked:   {}\n",
+        "checked:   {}{}\n",
         s.last_successful_check_at
-            .map_or("never".to_owned(), |t| t.to_string())
+            .map_or("never".to_owned(), |t| t.to_string()),
+        if report.check_overdue {
+            " (overdue: the status page says Unknown)"
+        } else {
+            ""
+        }
     ));
     out.push_str(&format!(
         "records:   {} ({})\n",
