@@ -355,11 +355,6 @@ pub fn parse_config(path: &Path, text: &str) -> Result<FileConfig, ConfigError> 
     })
 }
 
-/// The one precedence rule: the flag-or-env value, else the file's, else the default.
-pub fn layer<T>(flag_or_env: Option<T>, file: Option<T>, default: T) -> T {
-    flag_or_env.or(file).unwrap_or(default)
-}
-
 /// A duration setting outside its range (or not a number at all).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("{setting} must be between {min} and {max} seconds, got {}", shown(*.value))]

@@ -154,9 +154,9 @@ pub fn status_report(store: &SnapshotStore, now: Timestamp) -> Result<StatusRepo
         ledger,
         stale: false,
         check_overdue: snapshot.mode == crate::model::Mode::Standalone
-            && snapshot.last_successful_check_at.is_some_and(|at| {
-                now.as_millis() - at.as_millis() > crate::site::verdict::TRUST_HOURS * 3_600_000
-            }),
+            && snapshot
+                .last_successful_check_at
+                .is_some_and(|at| crate::site::verdict::check_overdue(at, now)),
     }
     .judge())
 }

@@ -132,12 +132,6 @@ impl From<ConfigError> for CliError {
     }
 }
 
-impl From<resetctl::config::DurationOutOfRange> for CliError {
-    fn from(err: resetctl::config::DurationOutOfRange) -> Self {
-        CliError::new(Code::Usage, err.to_string())
-    }
-}
-
 impl From<resetctl::webhook::EndpointError> for CliError {
     fn from(err: resetctl::webhook::EndpointError) -> Self {
         use resetctl::webhook::EndpointError;

@@ -73,6 +73,15 @@ impl Settings {
         }
     }
 
+    /// What a delivering process brings (everything else is kept with each endpoint).
+    pub fn delivery(&self) -> resetctl::webhook::deliver::DeliverSettings {
+        resetctl::webhook::deliver::DeliverSettings {
+            clock: self.clock(),
+            lock_timeout: self.lock_timeout,
+            contact: self.user_agent_contact.clone(),
+        }
+    }
+
     /// The snapshot store of the data dir.
     pub fn store(&self) -> SnapshotStore {
         SnapshotStore::new(&self.data_dir)

@@ -35,12 +35,11 @@ fn served() -> Data {
         let clock = Arc::new(ManualClock::new(now)) as Arc<dyn Clock>;
         let quota = Quota {
             limiter: Limiter::Off,
-            clock: clock.clone(),
+            clock,
             flood: None,
         };
         Data {
             view,
-            clock,
             quota: Arc::new(quota),
         }
     })

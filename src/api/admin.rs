@@ -128,7 +128,7 @@ async fn metrics(accept: Option<&str>, state: &Admin) -> Response {
 
 /// The state the metrics read when scraped.
 async fn scrape(state: &Admin) -> Scrape {
-    let now = state.data.clock.now();
+    let now = state.data.now();
     let served = state.data.view.load_full();
     let snapshot = served.as_ref().map(|view| {
         let age = (now.as_millis() - view.generated_at().as_millis()).max(0) as f64 / 1000.0;

@@ -15,20 +15,9 @@ use warp::reply::Response;
 use super::filters::DataRequest;
 use super::handlers::{answer_data, Data};
 use super::responses::with_body;
+use super::site::Site;
 use crate::feeds::{atom, ics, BaseUrl};
 use crate::query::{parse_atom_query, parse_ics_query};
-
-/// Where the feeds' links point.
-#[derive(Clone, Debug, Default)]
-pub struct FeedLinks {
-    /// The base of the Atom feed's links (`--public-base-url`); `None`:
-    /// the request's `Host`.
-    pub public_base_url: Option<BaseUrl>,
-    /// The base of the record pages the feeds link to: the configured
-    /// public base URL, while the pages are served (a base taken from a
-    /// request's `Host` is not fixed, and the feeds keep their entries).
-    pub record_pages: Option<BaseUrl>,
-}
 
 /// `GET /openapi/v1/records.atom?kind=&plan=`; `host` is the request's
 /// authority, the base of the feed's links unless one is configured.
@@ -36,19 +25,19 @@ pub(crate) async fn atom(
     request: DataRequest,
     host: Option<String>,
     data: Arc<Data>,
-    links: &FeedLinks,
+    site: &Site,
 ) -> Response {
     let query = parse_atom_query(&request.query);
     answer_data(&data, &request, query, |view, query| {
         let from_host;
-        let (base, fixed) = match &links.public_base_url {
+        let (base, fixed) = match &site.public_base_url {
             Some(base) => (base, true),
             None => {
                 from_host = BaseUrl::from_host(host.as_deref());
                 (&from_host, false)
             }
         };
-        let body = atom::render_shared(view, &query, base, fixed, links.record_pages.as_ref());
+        let body = atom::render_shared(view, &query, base, fixed, site.record_pages());
         with_body(
             StatusCode::OK,
             atom::CONTENT_TYPE,
@@ -59,13 +48,13 @@ pub(crate) async fn atom(
 }
 
 /// `GET /openapi/v1/records.ics?kind=&plan=&alarm=`.
-pub(crate) async fn ics(request: DataRequest, data: Arc<Data>, links: &FeedLinks) -> Response {
+pub(crate) async fn ics(request: DataRequest, data: Arc<Data>, site: &Site) -> Response {
     let query = parse_ics_query(&request.query);
     answer_data(&data, &request, query, |view, query| {
         with_body(
             StatusCode::OK,
             ics::CONTENT_TYPE,
-            warp::http::Response::new(ics::render(view, &query, links.record_pages.as_ref())),
+            warp::http::Response::new(ics::render(view, &query, site.record_pages())),
         )
     })
     .await

@@ -18,7 +18,6 @@ use super::errors::ApiError;
 use super::filters::DataRequest;
 use super::jsonrpc::RpcAnswer;
 use super::responses::{json, with_body};
-use crate::clock::Clock;
 use crate::query::{
     parse_latest_query, parse_list_query, LatestQuery, ListQuery, PublishedView, Validators,
 };
@@ -40,16 +39,21 @@ pub const KNOWN_PATHS: &[&str] = &[
     "/openapi/v1/badge.json",
 ];
 
-/// What the data routes answer from and count against: the served view,
-/// the clock, the quota. Cheap to clone (handles and `Arc`s).
+/// What the data routes answer from and count against: the served view
+/// and the quota (with the clock both go by).
 #[derive(Clone, Debug)]
 pub struct Data {
     /// The published view, swapped atomically by the reloader.
     pub view: ViewHandle,
-    /// The clock (`/healthz` ages, the pages' verdicts).
-    pub clock: Arc<dyn Clock>,
-    /// The quota and the flood guard.
+    /// The quota, the flood guard and the clock.
     pub quota: Arc<Quota>,
+}
+
+impl Data {
+    /// Now, by the server's clock (`/healthz` ages, the pages' verdicts).
+    pub fn now(&self) -> crate::model::Timestamp {
+        self.quota.clock.now()
+    }
 }
 
 /// The test hook: a data request whose raw query equals the configured text panics.
@@ -228,7 +232,7 @@ pub(crate) fn healthz(query: &str, data: &Data, data_dir: &Path) -> Response {
         }
     };
     let guard = data.view.load();
-    let now = data.clock.now();
+    let now = data.now();
     let Some(view) = guard.as_deref() else {
         let body = serde_json::json!({
             "ok": false, "status": "unavailable", "mode": null, "sequence": null,

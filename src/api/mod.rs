@@ -44,7 +44,6 @@ mod transport;
 pub use admin::{Admin, ExportCache};
 pub use admission::Quota;
 pub use clients::ClientKeys;
-pub use feeds::FeedLinks;
 pub use handlers::Data;
 pub use routes::{routes, Api};
 pub use server::{serve, ServeOptions};

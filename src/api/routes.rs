@@ -14,7 +14,6 @@ use warp::{Filter, Rejection};
 use super::admission::flood_guarded;
 use super::clients::ClientKeys;
 use super::errors::{answer_panics_async as guard, ApiError};
-use super::feeds::FeedLinks;
 use super::filters::{
     client, conditionals, data_request, exact_path, optional_header, raw_query, read_method,
     request_host, with,
@@ -33,9 +32,8 @@ pub struct Api {
     pub data: Arc<Data>,
     /// How a request's client key is found.
     pub keys: Arc<ClientKeys>,
-    /// Where the feeds' links point.
-    pub feeds: Arc<FeedLinks>,
-    /// The status page, the record pages and the badge.
+    /// The status page, the record pages, the badge, and the bases the
+    /// pages and feeds link with.
     pub site: Arc<Site>,
     /// The record stream's places and closing signal.
     pub streams: Arc<Streams>,
@@ -160,10 +158,10 @@ fn atom(api: &Api) -> impl Route {
         .and(data_request(api.keys.clone()))
         .and(request_host())
         .and(with(api.data.clone()))
-        .and(with(api.feeds.clone()))
-        .and_then(|request, host, data, links: Arc<FeedLinks>| {
+        .and(with(api.site.clone()))
+        .and_then(|request, host, data, site: Arc<Site>| {
             guard(internal, async move {
-                super::feeds::atom(request, host, data, &links).await
+                super::feeds::atom(request, host, data, &site).await
             })
         })
 }
@@ -173,10 +171,10 @@ fn ics(api: &Api) -> impl Route {
     warp::path!("openapi" / "v1" / "records.ics")
         .and(data_request(api.keys.clone()))
         .and(with(api.data.clone()))
-        .and(with(api.feeds.clone()))
-        .and_then(|request, data, links: Arc<FeedLinks>| {
+        .and(with(api.site.clone()))
+        .and_then(|request, data, site: Arc<Site>| {
             guard(internal, async move {
-                super::feeds::ics(request, data, &links).await
+                super::feeds::ics(request, data, &site).await
             })
         })
 }

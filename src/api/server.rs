@@ -19,7 +19,6 @@ use crate::snapshot::SnapshotStore;
 use super::admin::Admin;
 use super::admission::Quota;
 use super::clients::ClientKeys;
-use super::feeds::FeedLinks;
 use super::handlers::Data;
 use super::routes::{routes, Api};
 use super::site::Site;
@@ -76,7 +75,7 @@ pub async fn serve(
     .await;
     let quota = Arc::new(Quota {
         limiter,
-        clock: clock.clone(),
+        clock,
         flood: options
             .limits
             .flood
@@ -84,7 +83,6 @@ pub async fn serve(
     });
     let data = Data {
         view,
-        clock,
         quota: quota.clone(),
     };
     let slots = Arc::new(StreamSlots::new(options.streams));
@@ -92,10 +90,6 @@ pub async fn serve(
     let api = Api {
         data: Arc::new(data.clone()),
         keys: Arc::new(ClientKeys::new(options.limits.client_keys.clone())),
-        feeds: Arc::new(FeedLinks {
-            public_base_url: options.public_base_url.clone(),
-            record_pages: options.public_base_url.clone().filter(|_| options.site),
-        }),
         site: Arc::new(Site {
             pages: options.site,
             public_base_url: options.public_base_url.clone(),

@@ -55,6 +55,13 @@ pub struct Site {
     pub cache: SiteCache,
 }
 
+impl Site {
+    /// The base of the record pages feeds link to ([`crate::model::record_pages_base`]).
+    pub fn record_pages(&self) -> Option<&BaseUrl> {
+        crate::model::record_pages_base(self.public_base_url.as_ref(), self.pages)
+    }
+}
+
 /// The rendered pages of the served view.
 #[derive(Debug, Default)]
 pub struct SiteCache {
@@ -173,7 +180,7 @@ pub(crate) fn answer(
     let Some(view) = data.view.load_full() else {
         return ApiError::DataUnavailable.response();
     };
-    let now = data.clock.now();
+    let now = data.now();
     let base = site
         .public_base_url
         .clone()
@@ -266,7 +273,7 @@ pub(crate) fn badge(data: &Data, site: &Site, conditionals: &Conditionals) -> Re
     let Some(view) = data.view.load_full() else {
         return ApiError::DataUnavailable.response();
     };
-    let now = data.clock.now();
+    let now = data.now();
     let kept = site.cache.get(
         &view,
         PageKey::Badge,

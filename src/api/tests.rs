@@ -18,17 +18,15 @@ fn state(clock: Arc<ManualClock>) -> Api {
     let clock = clock as Arc<dyn Clock>;
     let quota = Quota {
         limiter: Limiter::Memory(MemoryLimiter::new(QuotaPolicy::default())),
-        clock: clock.clone(),
+        clock,
         flood: None,
     };
     Api {
         data: Arc::new(Data {
             view: ViewHandle::default(),
-            clock,
             quota: Arc::new(quota),
         }),
         keys: Default::default(),
-        feeds: Default::default(),
         site: Default::default(),
         streams: Arc::new(Streams {
             slots: Arc::new(StreamSlots::new(Default::default())),

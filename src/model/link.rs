@@ -146,6 +146,16 @@ fn plain_authority(text: &str) -> bool {
     port_ok && host_ok
 }
 
+/// The base a record's links to its page use: the configured public base
+/// URL while the pages are served (a base taken from a request's `Host`
+/// is not fixed, and feeds and webhooks keep what they link to).
+pub fn record_pages_base(
+    public_base_url: Option<&BaseUrl>,
+    pages_served: bool,
+) -> Option<&BaseUrl> {
+    public_base_url.filter(|_| pages_served)
+}
+
 /// The stable path of the page of the record `id` (in the default
 /// language; the pages prefix a language's segment).
 pub fn record_page_path(id: &str) -> String {

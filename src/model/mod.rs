@@ -13,7 +13,7 @@ mod timestamp;
 pub mod validate;
 
 pub use filter::{compare_ids, concerns_plan, visible_in, KindFilter, PlanId};
-pub use link::{record_page_path, BaseUrl, BaseUrlError, Link};
+pub use link::{record_page_path, record_pages_base, BaseUrl, BaseUrlError, Link};
 pub use meta::{DataSource, DataSourceStatus, Meta, TranslationStatus};
 pub use mode::Mode;
 pub use record::{

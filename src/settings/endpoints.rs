@@ -5,6 +5,8 @@
 //! requests' `User-Agent`.
 
 use super::{Raw, SettingsError};
+use crate::api::ServeOptions;
+use crate::model::record_pages_base;
 use crate::webhook::deliver::DEFAULT_TIMEOUT;
 use crate::webhook::endpoint::check_timeout;
 
@@ -22,17 +24,12 @@ pub struct EndpointDefaults {
 }
 
 impl EndpointDefaults {
-    pub(super) fn build(raw: &Raw, site: bool) -> Result<Self, SettingsError> {
+    pub(super) fn build(raw: &Raw, serve: &ServeOptions) -> Result<Self, SettingsError> {
         let v = raw.values();
         let timeout_seconds = v.webhook_timeout.unwrap_or(DEFAULT_TIMEOUT.as_secs_f64());
         check_timeout(timeout_seconds)
             .map_err(|e| raw.invalid("webhook_timeout", e.to_string()))?;
-        let record_pages = v
-            .public_base_url
-            .as_deref()
-            .map(|text| super::serve::public_base_url(raw, text))
-            .transpose()?
-            .filter(|_| site)
+        let record_pages = record_pages_base(serve.public_base_url.as_ref(), serve.site)
             .map(|base| base.as_str().to_owned());
         Ok(Self {
             allow_private_targets: v.allow_private_targets.unwrap_or(false),

@@ -19,8 +19,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::config::{
-    default_data_dir, env_variable, layer, seconds_setting, DurationOutOfRange, EnvError,
-    FileConfig, Merged, Source,
+    default_data_dir, env_variable, seconds_setting, DurationOutOfRange, EnvError, FileConfig,
+    Merged, Source,
 };
 use crate::snapshot::DEFAULT_KEEP;
 
@@ -194,7 +194,7 @@ impl Settings {
                 )
             })?,
         };
-        let keep = layer(v.keep, None, DEFAULT_KEEP);
+        let keep = v.keep.unwrap_or(DEFAULT_KEEP);
         if keep == 0 {
             return Err(raw.invalid("keep", "keep must be at least 1"));
         }
@@ -219,7 +219,7 @@ impl Settings {
                 .map_err(|e| raw.invalid("user_agent_contact", e.to_string()))?;
         }
         let serve = serve::ServeSettings::build(&raw, &data_dir)?;
-        let endpoints = endpoints::EndpointDefaults::build(&raw, serve.site)?;
+        let endpoints = endpoints::EndpointDefaults::build(&raw, &serve.options)?;
         Ok(Self {
             keep,
             lock_timeout,

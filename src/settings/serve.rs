@@ -29,8 +29,6 @@ pub struct ServeSettings {
     pub backlog: u32,
     /// How often a standalone instance republishes (`None`: it does not).
     pub republish: Option<Duration>,
-    /// Whether the status page and the record pages are served.
-    pub site: bool,
     /// What the server itself is given.
     pub options: ServeOptions,
 }
@@ -68,7 +66,6 @@ impl ServeSettings {
             admin_listen: v.admin_listen.clone(),
             backlog,
             republish: v.republish.unwrap_or(false).then_some(every),
-            site,
             options: ServeOptions {
                 data_dir: data_dir.to_owned(),
                 watch,
@@ -93,7 +90,7 @@ pub struct PublicBaseUrlError {
     pub why: crate::model::BaseUrlError,
 }
 
-/// `public-base-url`: the one check and message (`serve`, `webhook add`, `webhook set`).
+/// `public-base-url`: the one check and message (the setting, `webhook set`).
 pub fn parse_public_base_url(text: &str) -> Result<BaseUrl, PublicBaseUrlError> {
     BaseUrl::parse(text).map_err(|why| PublicBaseUrlError {
         shown: crate::redact::redact_url(text),
@@ -101,7 +98,7 @@ pub fn parse_public_base_url(text: &str) -> Result<BaseUrl, PublicBaseUrlError> 
     })
 }
 
-pub(super) fn public_base_url(raw: &Raw, text: &str) -> Result<BaseUrl, SettingsError> {
+fn public_base_url(raw: &Raw, text: &str) -> Result<BaseUrl, SettingsError> {
     parse_public_base_url(text).map_err(|e| raw.invalid("public_base_url", e.to_string()))
 }
 

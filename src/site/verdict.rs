@@ -20,6 +20,12 @@ use crate::model::{DataSourceStatus, Kind, Record, ScheduleState, Timestamp};
 /// How old `lastSuccessfulCheckAt` may be before the data is not trusted.
 pub const TRUST_HOURS: i64 = 30;
 
+/// Whether a check at `checked_at` is older than [`TRUST_HOURS`] at `now`:
+/// the page, the badge and `resetctl status` distrust it alike.
+pub fn check_overdue(checked_at: Timestamp, now: Timestamp) -> bool {
+    now.as_millis() - checked_at.as_millis() > TRUST_HOURS * 3_600_000
+}
+
 /// One day as a half-open UTC interval `[start, end)`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Day {
@@ -129,7 +135,7 @@ impl Trust {
         let Some(checked_at) = self.last_successful_check_at else {
             return Some(Distrust::NeverChecked);
         };
-        if now.as_millis() - checked_at.as_millis() > TRUST_HOURS * 3_600_000 {
+        if check_overdue(checked_at, now) {
             return Some(Distrust::Stale { checked_at });
         }
         match self.source_status {

@@ -24,7 +24,7 @@ pub fn run(settings: &Settings, args: &ServeArgs) -> Result<(), CliError> {
     } = settings.serve.clone();
     ensure_open_files(options.connections.max_connections);
     args.moved.warn();
-    let delivery = super::webhook::delivery_settings(settings);
+    let delivery = settings.delivery();
     // `--now` freezes the server's clock (tests and demos); otherwise the system clock.
     let clock = settings.clock();
     let runtime = tokio::runtime::Builder::new_multi_thread()

@@ -77,7 +77,7 @@ pub fn run(settings: &Settings, args: &SyncArgs) -> Result<(), CliError> {
         sync.backoff_cap.as_secs() / 60
     );
     args.moved.warn();
-    let delivery = super::webhook::delivery_settings(settings);
+    let delivery = settings.delivery();
     runtime.block_on(async {
         // The webhook deliverer, when this process holds the data dir's deliverer lock.
         let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);

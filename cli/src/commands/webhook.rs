@@ -1,7 +1,7 @@
 //! `resetctl webhook …`: manage endpoints, send a test, show attempts, run
 //! the deliverer. Each subcommand is one library call.
 
-use resetctl::webhook::deliver::{self, DeliverSettings};
+use resetctl::webhook::deliver;
 use resetctl::webhook::endpoint::NewEndpoint;
 use resetctl::webhook::manage::{self, DeliveryChange};
 use resetctl::webhook::request::TEST_EVENT;
@@ -14,15 +14,6 @@ use crate::settings::Settings;
 
 /// How many attempts `deliveries` shows by default.
 const DEFAULT_LIMIT: usize = 20;
-
-/// What the deliverer process brings (everything else is kept with each endpoint).
-pub fn delivery_settings(settings: &Settings) -> DeliverSettings {
-    DeliverSettings {
-        clock: settings.clock(),
-        lock_timeout: settings.lock_timeout,
-        contact: settings.user_agent_contact.clone(),
-    }
-}
 
 /// An endpoint's delivery settings, one per line.
 fn delivery_lines(endpoint: &resetctl::webhook::Endpoint) -> String {
@@ -231,7 +222,7 @@ fn test(
     moved: crate::args::MovedDeliveryArgs,
 ) -> Result<(), CliError> {
     moved.warn();
-    let delivery = delivery_settings(settings);
+    let delivery = settings.delivery();
     let sent = runtime()?.block_on(manage::send_test(
         &settings.data_dir,
         &id,
@@ -311,7 +302,7 @@ fn deliver_changes(
     moved: crate::args::MovedDeliveryArgs,
 ) -> Result<(), CliError> {
     moved.warn();
-    let delivery = delivery_settings(settings);
+    let delivery = settings.delivery();
     if once {
         let report = runtime()?.block_on(manage::deliver_pending(
             &settings.data_dir,
