@@ -170,6 +170,11 @@ pub enum Command {
     },
     /// Show what is published and how fresh it is; exit 69 when nothing is.
     ///
+    /// Exits 1 when what is served is stale: a mirror whose sync is stale or
+    /// failing, or a standalone instance whose last successful check is more
+    /// than 30 hours old (its status page then says Unknown; run `resetctl
+    /// mark-checked` after checking the source).
+    ///
     /// Also shows the quota settings a `resetctl serve` with the same flags,
     /// environment and config file would use.
     Status {
