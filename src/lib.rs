@@ -23,6 +23,7 @@
 //! - [`reload`]: watches the data dir and swaps the published view atomically;
 //! - [`api`]: warp routes, handlers, error bodies, the accept loop (translation only);
 //! - [`clock`]: the injectable clock;
+//! - [`build`]: the version and commit of this build (`--version`, `resetctl_build_info`);
 //! - [`redact`]: the one redacted form of URLs that may carry secrets;
 //! - [`outbound`]: the one policy of every outbound request (addresses, redirects, headers across origins, timeouts);
 //! - [`sync`]: upstream-sync mode (conditional GET, sync state, back-off);
@@ -43,6 +44,7 @@
 pub const BUNDLED_SEED_HISTORY: &[u8] = include_bytes!("../snapshots/seed-history.json");
 
 pub mod api;
+pub mod build;
 pub mod changes;
 pub mod civil;
 pub mod clock;

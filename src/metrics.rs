@@ -20,10 +20,10 @@
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use prometheus_client::encoding::EncodeLabelSet;
-use prometheus_client::metrics::counter::Counter;
+use prometheus_client::encoding::{text, EncodeLabelSet};
+use prometheus_client::metrics::counter::{ConstCounter, Counter};
 use prometheus_client::metrics::family::Family;
-use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::gauge::{ConstGauge, Gauge};
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::{Registry, Unit};
 use std::sync::atomic::AtomicU64;
@@ -66,6 +66,12 @@ struct SyncStatusLabel {
     status: &'static str,
 }
 
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct BuildLabels {
+    version: &'static str,
+    commit: &'static str,
+}
+
 type FloatGauge = Gauge<f64, AtomicU64>;
 
 /// Every metric of the process.
@@ -82,10 +88,6 @@ struct Metrics {
     last_check: FloatGauge,
     reloads: Counter,
     reloads_refused: Counter,
-    sync_status: Family<SyncStatusLabel, Gauge>,
-    sync_failures: Gauge,
-    sync_synced_at: FloatGauge,
-    sync_fetched_at: FloatGauge,
     mcp_calls: Family<Tool, Counter>,
     streams_open: Gauge,
     webhook_deliveries: Family<Outcome, Counter>,
@@ -177,34 +179,6 @@ impl Metrics {
                 None,
                 "Snapshots the reloader refused (unreadable or invalid): the previous one stayed served",
                 Counter::default(),
-            ),
-            sync_status: register(
-                &mut registry,
-                "sync_status",
-                None,
-                "1 for the data dir's sync status as of the scrape (ok, stale, error, pending), 0 for the others; none in standalone mode",
-                Family::<SyncStatusLabel, Gauge>::default(),
-            ),
-            sync_failures: register(
-                &mut registry,
-                "sync_consecutive_failures",
-                None,
-                "Failed sync attempts since the last good one",
-                Gauge::default(),
-            ),
-            sync_synced_at: register(
-                &mut registry,
-                "sync_synced_at_timestamp",
-                Some(Unit::Seconds),
-                "When the upstream was last fetched or revalidated (Unix time; 0: never)",
-                FloatGauge::default(),
-            ),
-            sync_fetched_at: register(
-                &mut registry,
-                "sync_fetched_at_timestamp",
-                Some(Unit::Seconds),
-                "When an upstream body was last fetched (Unix time; 0: never)",
-                FloatGauge::default(),
             ),
             mcp_calls: register(
                 &mut registry,
@@ -428,7 +402,7 @@ pub struct Scrape {
     pub streams_open: u64,
     /// The sync state: status (as of now), consecutive failures, syncedAt
     /// and fetchedAt as Unix seconds.
-    pub sync: Option<(&'static str, u64, Option<f64>, Option<f64>)>,
+    pub sync: Option<SyncScrape>,
     /// Deliveries waiting in the outbox.
     pub webhook_backlog: u64,
     /// The outbox file's size in bytes.
@@ -461,20 +435,133 @@ pub fn render(scrape: &Scrape, openmetrics: bool) -> Option<String> {
     m.webhook_backlog.set(to_i64(scrape.webhook_backlog));
     m.webhook_outbox_bytes
         .set(to_i64(scrape.webhook_outbox_bytes));
-    m.sync_status.clear();
-    if let Some((status, failures, synced, fetched)) = scrape.sync {
-        for each in ["ok", "stale", "error", "pending"] {
-            m.sync_status
-                .get_or_create(&SyncStatusLabel { status: each })
-                .set(i64::from(each == status));
-        }
-        m.sync_failures.set(to_i64(failures));
-        m.sync_synced_at.set(synced.unwrap_or(0.0));
-        m.sync_fetched_at.set(fetched.unwrap_or(0.0));
-    }
+    let scraped = scraped_registry(scrape.sync);
     let mut out = String::with_capacity(8192);
-    prometheus_client::encoding::text::encode(&mut out, &m.registry).expect("writing to a String");
+    let encoded = text::encode_registry(&mut out, &m.registry)
+        .and_then(|()| text::encode_registry(&mut out, &scraped))
+        .and_then(|()| text::encode_eof(&mut out));
+    encoded.expect("writing to a String");
     Some(if openmetrics { out } else { classic(&out) })
+}
+
+/// The sync state as scraped: status (as of now), consecutive failures,
+/// syncedAt and fetchedAt as Unix seconds.
+pub type SyncScrape = (&'static str, u64, Option<f64>, Option<f64>);
+
+/// The families made anew at each scrape, after the recorded ones: what
+/// this build is, the process (the standard `process_*` families every
+/// Prometheus exporter has, unprefixed, read from `/proc` by the
+/// `metrics-process` crate: a family it cannot read is left out), and the
+/// sync families, only where there is a sync state (an upstream mirror; a
+/// standalone instance has none, and a zero there would mean nothing).
+fn scraped_registry(sync: Option<SyncScrape>) -> Registry {
+    let mut root = Registry::default();
+    process_families(&mut root);
+    let ours = root.sub_registry_with_prefix("resetctl");
+    let build = Family::<BuildLabels, Gauge>::default();
+    build
+        .get_or_create(&BuildLabels {
+            version: crate::build::VERSION,
+            commit: crate::build::COMMIT,
+        })
+        .set(1);
+    ours.register(
+        "build_info",
+        "Always 1: the version and the git commit this binary was built from (`unknown` outside a checkout)",
+        build,
+    );
+    let Some((status, failures, synced, fetched)) = sync else {
+        return root;
+    };
+    let statuses = Family::<SyncStatusLabel, Gauge>::default();
+    for each in ["ok", "stale", "error", "pending"] {
+        statuses
+            .get_or_create(&SyncStatusLabel { status: each })
+            .set(i64::from(each == status));
+    }
+    ours.register(
+        "sync_status",
+        "1 for the data dir's sync status as of the scrape (ok, stale, error, pending), 0 for the others; absent in standalone mode",
+        statuses,
+    );
+    ours.register(
+        "sync_consecutive_failures",
+        "Failed sync attempts since the last good one; absent in standalone mode",
+        ConstGauge::new(i64::try_from(failures).unwrap_or(i64::MAX)),
+    );
+    ours.register_with_unit(
+        "sync_synced_at_timestamp",
+        "When the upstream was last fetched or revalidated (Unix time; 0: never); absent in standalone mode",
+        Unit::Seconds,
+        ConstGauge::new(synced.unwrap_or(0.0)),
+    );
+    ours.register_with_unit(
+        "sync_fetched_at_timestamp",
+        "When an upstream body was last fetched (Unix time; 0: never); absent in standalone mode",
+        Unit::Seconds,
+        ConstGauge::new(fetched.unwrap_or(0.0)),
+    );
+    root
+}
+
+/// The standard process families (names and help as the Prometheus
+/// client libraries write them).
+fn process_families(registry: &mut Registry) {
+    let now = metrics_process::collector::collect();
+    let to_i64 = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
+    if let Some(seconds) = now.cpu_seconds_total {
+        registry.register(
+            "process_cpu_seconds",
+            "Total user and system CPU time spent in seconds.",
+            ConstCounter::new(seconds),
+        );
+    }
+    let gauges = [
+        (
+            "process_open_fds",
+            "Number of open file descriptors.",
+            None,
+            now.open_fds,
+        ),
+        (
+            "process_max_fds",
+            "Maximum number of open file descriptors.",
+            None,
+            now.max_fds,
+        ),
+        (
+            "process_virtual_memory",
+            "Virtual memory size in bytes.",
+            Some(Unit::Bytes),
+            now.virtual_memory_bytes,
+        ),
+        (
+            "process_resident_memory",
+            "Resident memory size in bytes.",
+            Some(Unit::Bytes),
+            now.resident_memory_bytes,
+        ),
+        (
+            "process_start_time",
+            "Start time of the process since unix epoch in seconds.",
+            Some(Unit::Seconds),
+            now.start_time_seconds,
+        ),
+        (
+            "process_threads",
+            "Number of OS threads in the process.",
+            None,
+            now.threads,
+        ),
+    ];
+    for (name, help, unit, value) in gauges {
+        let Some(value) = value else { continue };
+        let gauge = ConstGauge::new(to_i64(value));
+        match unit {
+            Some(unit) => registry.register_with_unit(name, help, unit, gauge),
+            None => registry.register(name, help, gauge),
+        }
+    }
 }
 
 /// The classic text format of an OpenMetrics text exposition.

@@ -19,21 +19,9 @@ Exit codes: 0 ok, 1 status: served but stale, 64 usage, 65 bad data,
 69 nothing published, 71 cannot listen (serve: the address is in use or not
 ours), 74 I/O error, 75 temporary failure (locked; try again).";
 
-/// `resetctl --version`: the version, the commit of the checkout it was
-/// built from (`-dirty` with uncommitted changes; "unknown" outside a
-/// checkout) and what is compiled in. resetctl has no optional Cargo
-/// features: every build carries all of these.
-const LONG_VERSION: &str = concat!(
-    env!("CARGO_PKG_VERSION"),
-    "\ncommit: ",
-    env!("RESETCTL_GIT_COMMIT"),
-    "\nfeatures: quota-memory, quota-redis, sync-rustls, sync-gzip, sync-brotli, \
-     feeds-atom-ics, stream-sse, webhooks, mcp, site, metrics-prometheus"
-);
-
 /// Publish and serve records of announced and completed usage-limit resets.
 #[derive(Debug, Parser)]
-#[command(name = "resetctl", version, long_version = LONG_VERSION, about, after_help = EXAMPLES, propagate_version = true)]
+#[command(name = "resetctl", version, long_version = resetctl::build::LONG_VERSION, about, after_help = EXAMPLES, propagate_version = true)]
 pub struct Cli {
     /// Settings every command shares.
     #[command(flatten)]

@@ -1,6 +1,8 @@
-//! Records the git commit the binary is built from, for `resetctl --version`.
-//! Outside a checkout (a source tarball, `cargo install` from a registry)
-//! there is none, and `--version` says so.
+//! Records the git commit the library (and so the binary) is built from,
+//! for `resetctl --version` and the `resetctl_build_info` metric
+//! ([`resetctl::build`](src/build.rs) owns both). Outside a checkout (a
+//! source tarball, `cargo install` from a registry) there is none, and both
+//! say `unknown`.
 
 use std::process::Command;
 
@@ -29,12 +31,8 @@ fn main() {
     println!("cargo:rustc-env=RESETCTL_GIT_COMMIT={commit}");
     // A new commit or a change to what is staged means another answer.
     if let Some(dir) = git(&["rev-parse", "--git-dir"]) {
+        // Relative to this package's root, which is the workspace's.
         let dir = std::path::Path::new(&dir);
-        let dir = if dir.is_absolute() {
-            dir.to_path_buf()
-        } else {
-            std::path::Path::new("..").join(dir)
-        };
         for file in ["HEAD", "index"] {
             println!("cargo:rerun-if-changed={}", dir.join(file).display());
         }
