@@ -316,9 +316,26 @@ fn project_dirs() -> Option<directories::ProjectDirs> {
     directories::ProjectDirs::from("", "", "resetctl")
 }
 
-/// The platform's config file location (`~/.config/resetctl/config.toml` on Linux).
+/// The system-wide config file of a deployed instance (the deployment
+/// guide's), read when no config file is named and the user has none.
+pub const SYSTEM_CONFIG_PATH: &str = "/etc/resetctl/config.toml";
+
+/// The data dir of the shipped units and the deployment guide.
+pub const SYSTEM_DATA_DIR: &str = "/var/lib/resetctl";
+
+/// The platform's per-user config file location (`~/.config/resetctl/config.toml` on Linux).
 pub fn default_config_path() -> Option<PathBuf> {
     project_dirs().map(|d| d.config_dir().join("config.toml"))
+}
+
+/// The config files read when none is named, in order: the user's own,
+/// then the system-wide one. The first that exists is the file layer; the
+/// files are not merged, so one file answers for every key.
+pub fn default_config_paths() -> Vec<PathBuf> {
+    default_config_path()
+        .into_iter()
+        .chain(std::iter::once(PathBuf::from(SYSTEM_CONFIG_PATH)))
+        .collect()
 }
 
 /// The platform's data dir (`~/.local/share/resetctl` on Linux).
@@ -326,15 +343,24 @@ pub fn default_data_dir() -> Option<PathBuf> {
     project_dirs().map(|d| d.data_dir().to_owned())
 }
 
-/// Loads `explicit` (which must exist) or else the default file if it exists.
+/// Loads `explicit` (which must exist) or else the first of
+/// [`default_config_paths`] that exists.
 pub fn load_config(explicit: Option<&Path>) -> Result<Config, ConfigError> {
-    let (path, required) = match explicit {
-        Some(path) => (path.to_owned(), true),
-        None => match default_config_path() {
-            Some(path) => (path, false),
-            None => return Ok(Config::default()),
-        },
+    let candidates = match explicit {
+        Some(path) => return read_config(path.to_owned(), true),
+        None => default_config_paths(),
     };
+    for path in candidates {
+        let config = read_config(path, false)?;
+        if config.path.is_some() {
+            return Ok(config);
+        }
+    }
+    Ok(Config::default())
+}
+
+/// Reads one config file; a missing one that is not `required` is none.
+fn read_config(path: PathBuf, required: bool) -> Result<Config, ConfigError> {
     let text = match fs::read_to_string(&path) {
         Ok(text) => text,
         Err(e) if e.kind() == io::ErrorKind::NotFound && !required => return Ok(Config::default()),
@@ -345,6 +371,27 @@ pub fn load_config(explicit: Option<&Path>) -> Result<Config, ConfigError> {
         path: Some(path),
         values,
     })
+}
+
+/// Where an operator's data may be when `data_dir` has nothing published:
+/// the system-wide config file when it exists and was not the one read
+/// (`config_read`), and the units' data dir when it exists and is not
+/// `data_dir`. One sentence naming each, or `None`.
+pub fn elsewhere_hint(data_dir: &Path, config_read: Option<&Path>) -> Option<String> {
+    let system_config = Path::new(SYSTEM_CONFIG_PATH);
+    let system_data = Path::new(SYSTEM_DATA_DIR);
+    let mut found = Vec::new();
+    if system_config.is_file() && config_read != Some(system_config) {
+        found.push(format!(
+            "{SYSTEM_CONFIG_PATH} exists but was not read (pass --config {SYSTEM_CONFIG_PATH})"
+        ));
+    }
+    if system_data.is_dir() && data_dir != system_data {
+        found.push(format!(
+            "the units' data dir {SYSTEM_DATA_DIR} exists (pass --data-dir {SYSTEM_DATA_DIR}, as the resetctl user: sudo -u resetctl resetctl …)"
+        ));
+    }
+    (!found.is_empty()).then(|| found.join("; "))
 }
 
 /// The file layer of `text` (a config file's contents), `path` naming it in errors.

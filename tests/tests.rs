@@ -45,6 +45,7 @@ mod status_feed;
 mod stream;
 mod sync;
 mod sync_integrity;
+mod system_config;
 mod topology;
 mod util;
 mod webhook_delivery;

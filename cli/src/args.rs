@@ -38,8 +38,9 @@ pub struct GlobalArgs {
     #[arg(long, global = true, env = "RESETCTL_DATA_DIR", value_name = "DIR")]
     pub data_dir: Option<PathBuf>,
     /// Config file (TOML). Its keys are the long flags that have an environment variable, spelled
-    /// the same (listen = "localhost:8080"); --config and --now have no key. Default: the
-    /// platform config dir's config.toml.
+    /// the same (listen = "localhost:8080"); --config and --now have no key. Default: the first
+    /// that exists of the user's ~/.config/resetctl/config.toml and the system-wide
+    /// /etc/resetctl/config.toml (one file is read, never both).
     #[arg(long, global = true, env = "RESETCTL_CONFIG", value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Log filter (error, warn, info, debug, trace, or a tracing directive); RUST_LOG wins. Default: info.

@@ -27,6 +27,8 @@ pub struct Settings {
     pub now: Timestamp,
     /// `--now` as given (a frozen clock for the server), if it was.
     pub now_flag: Option<Timestamp>,
+    /// The config file read (`--config`, the user's or the system-wide one), if any.
+    pub config_path: Option<std::path::PathBuf>,
 }
 
 impl Deref for Settings {
@@ -40,10 +42,12 @@ impl Settings {
     /// The settings of `cli`: its flags, the process environment and the
     /// config file (`--config`, else the default one when it exists).
     pub fn resolve(cli: &Cli) -> Result<Self, CliError> {
-        let file = load_config(cli.global.config.as_deref())?.values;
+        let config = load_config(cli.global.config.as_deref())?;
         let env = FileConfig::from_env(|name| std::env::var(name).ok())
             .map_err(resetctl::settings::SettingsError::from)?;
-        Self::from_layers(cli, env, file)
+        let mut settings = Self::from_layers(cli, env, config.values)?;
+        settings.config_path = config.path;
+        Ok(settings)
     }
 
     /// The settings of `cli` over `env` and `file` (tests give a map and a
@@ -59,6 +63,7 @@ impl Settings {
             resolved,
             now: cli.global.now.unwrap_or_else(Timestamp::now),
             now_flag: cli.global.now,
+            config_path: None,
         })
     }
 

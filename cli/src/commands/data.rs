@@ -43,7 +43,7 @@ pub fn export(settings: &Settings, output: Option<&Path>) -> Result<(), CliError
     let store = settings.store();
     let snapshot = store
         .load_current_explained()?
-        .ok_or_else(nothing_published)?;
+        .ok_or_else(|| nothing_published(settings))?;
     let mut text =
         serde_json::to_string_pretty(&snapshot.to_document()).expect("records serialise");
     text.push('\n');
@@ -86,7 +86,7 @@ pub fn status(settings: &Settings, as_json: bool) -> Result<(), CliError> {
         print(&text)?;
     }
     if report.snapshot.is_none() {
-        return Err(nothing_published());
+        return Err(nothing_published(settings));
     }
     if report.stale {
         let status = report.sync.as_ref().map_or("stale", |s| s.status.as_str());
@@ -142,11 +142,20 @@ fn render_webhooks(webhooks: &[resetctl::webhook::EndpointSummary]) -> String {
     out
 }
 
-fn nothing_published() -> CliError {
-    CliError::new(
-        Code::Unavailable,
-        "nothing is published yet in this data dir; run `resetctl seed` or `resetctl sync`",
-    )
+/// Nothing is published in the data dir: what to run, or, when a deployed
+/// instance's config or data dir exists elsewhere, where to look instead.
+fn nothing_published(settings: &Settings) -> CliError {
+    let what = "nothing is published yet in this data dir";
+    let message =
+        match resetctl::config::elsewhere_hint(&settings.data_dir, settings.config_path.as_deref())
+        {
+            None => format!("{what}; run `resetctl seed` or `resetctl sync`"),
+            Some(hint) => format!(
+                "{what} ({}); is the instance elsewhere? {hint}",
+                settings.data_dir.display()
+            ),
+        };
+    CliError::new(Code::Unavailable, message)
 }
 
 fn render(report: &StatusReport) -> String {

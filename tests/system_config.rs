@@ -1,0 +1,151 @@
+//! The system-wide config file (`/etc/resetctl/config.toml`): read when
+//! no config file is named and the user has none, so a deployed box needs
+//! no `--config` and `--data-dir` on every command; and when the data dir
+//! in use has nothing published while a deployed instance's config or data
+//! dir exists, the error names them instead of "run `resetctl seed`".
+//!
+//! `/etc` and `/var` are the real paths the binary reads, so the test runs
+//! itself again in a mount namespace of its own (`unshare --mount`, as
+//! root) with a throwaway overlay on each: nothing reaches the real ones.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use crate::util::{bin, Run};
+
+const NOW: &str = "2026-11-20T10:00:00.000Z";
+
+#[test]
+fn the_system_config_is_read_when_present_and_named_when_the_data_dir_is_empty() {
+    if std::env::var_os("RESETCTL_TEST_MOUNTNS").is_some() {
+        return system_config_in_this_namespace();
+    }
+    let exe = std::env::current_exe().unwrap();
+    let out = Command::new("unshare")
+        .args(["--mount", "--propagation", "private", "--"])
+        .arg(exe)
+        .args([
+            "--exact",
+            "system_config::the_system_config_is_read_when_present_and_named_when_the_data_dir_is_empty",
+            "--nocapture",
+            "--test-threads",
+            "1",
+        ])
+        .env("RESETCTL_TEST_MOUNTNS", "1")
+        .output()
+        .expect("run unshare (util-linux)");
+    let log = format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.status.success() && log.contains("1 passed"),
+        "the test in its own mount namespace failed (it needs root for `unshare --mount` and overlayfs; run `make test-deps`):\n{log}"
+    );
+}
+
+/// A throwaway overlay on `dir` (writes land in `scratch`).
+fn overlay(dir: &str, scratch: &Path) {
+    let upper = scratch.join("upper");
+    let work = scratch.join("work");
+    std::fs::create_dir_all(&upper).unwrap();
+    std::fs::create_dir_all(&work).unwrap();
+    let options = format!(
+        "lowerdir={dir},upperdir={},workdir={}",
+        upper.display(),
+        work.display()
+    );
+    let status = Command::new("mount")
+        .args(["-t", "overlay", "overlay", "-o", &options, dir])
+        .status()
+        .expect("mount (util-linux)");
+    assert!(status.success(), "mount an overlay on {dir}");
+}
+
+/// `resetctl ARGS…` as an operator on the box runs it: no `--config`, no
+/// `--data-dir`, a home of its own.
+fn operator(home: &Path, args: &[&str]) -> Run {
+    Run::from(
+        Command::new(bin())
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", home)
+            .env("XDG_CONFIG_HOME", home.join(".config"))
+            .env("XDG_DATA_HOME", home.join(".local/share"))
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .expect("spawn resetctl"),
+    )
+}
+
+fn system_config_in_this_namespace() {
+    let tmp = tempfile::tempdir().unwrap();
+    overlay("/etc", &tmp.path().join("etc"));
+    overlay("/var", &tmp.path().join("var"));
+    let home = tmp.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+
+    // Nothing deployed: the plain advice.
+    let bare = operator(&home, &["--now", NOW, "status"]);
+    assert_eq!(bare.code, 69, "{}", bare.stderr);
+    assert!(
+        bare.stderr.ends_with(
+            "nothing is published yet in this data dir; run `resetctl seed` or `resetctl sync`\n"
+        ),
+        "{}",
+        bare.stderr
+    );
+
+    // The guide's layout: the system config names the units' data dir.
+    std::fs::create_dir_all("/etc/resetctl").unwrap();
+    std::fs::write(
+        "/etc/resetctl/config.toml",
+        "data-dir = \"/var/lib/resetctl\"\n",
+    )
+    .unwrap();
+    operator(&home, &["--now", NOW, "seed"]).success();
+    assert!(Path::new("/var/lib/resetctl/snapshots/CURRENT").is_file());
+    let status = operator(&home, &["--now", NOW, "status"]).success();
+    assert!(
+        status.stdout.starts_with("data dir:  /var/lib/resetctl\n"),
+        "{}",
+        status.stdout
+    );
+
+    // A user file of one's own wins, and is not merged with the system one;
+    // its empty data dir is no place for "run `resetctl seed`".
+    let user_config = home.join(".config/resetctl");
+    std::fs::create_dir_all(&user_config).unwrap();
+    let elsewhere = tmp.path().join("elsewhere");
+    std::fs::write(
+        user_config.join("config.toml"),
+        format!("data-dir = \"{}\"\n", elsewhere.display()),
+    )
+    .unwrap();
+    let empty = operator(&home, &["--now", NOW, "status"]);
+    assert_eq!(empty.code, 69, "{}", empty.stderr);
+    assert!(
+        empty.stderr.contains(&format!(
+            "nothing is published yet in this data dir ({}); is the instance elsewhere? \
+             /etc/resetctl/config.toml exists but was not read (pass --config /etc/resetctl/config.toml); \
+             the units' data dir /var/lib/resetctl exists (pass --data-dir /var/lib/resetctl",
+            elsewhere.display()
+        )),
+        "{}",
+        empty.stderr
+    );
+    // Named explicitly, the system file answers again.
+    operator(
+        &home,
+        &[
+            "--now",
+            NOW,
+            "--config",
+            "/etc/resetctl/config.toml",
+            "status",
+        ],
+    )
+    .success();
+}
