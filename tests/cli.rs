@@ -305,3 +305,144 @@ fn man_pages_name_each_variable_and_keep_examples_unfilled() {
         }
     }
 }
+
+/// The options of `-h` for `words`, each with the lines it takes.
+fn short_help_entries(help: &str) -> Vec<(String, usize)> {
+    let mut entries: Vec<(String, usize)> = Vec::new();
+    for line in help.lines() {
+        let trimmed = line.trim_start();
+        let indent = line.len() - trimmed.len();
+        if trimmed.starts_with('-') && indent <= 6 {
+            entries.push((trimmed.split_whitespace().next().unwrap().to_owned(), 1));
+        } else if indent > 6 && !trimmed.is_empty() {
+            if let Some(last) = entries.last_mut() {
+                last.1 += 1;
+            }
+        }
+    }
+    entries
+}
+
+#[test]
+fn short_help_fits_a_screen_grouped_and_long_help_keeps_the_detail() {
+    let w = World::new();
+    for (words, cmd) in every_command() {
+        if cmd.is_hide_set() {
+            continue;
+        }
+        let run = |flag: &str| {
+            let mut args: Vec<&str> = words.iter().map(String::as_str).collect();
+            args.push(flag);
+            let out = w.cmd().args(&args).env("COLUMNS", "100").output().unwrap();
+            assert!(out.status.success(), "resetctl {args:?}");
+            String::from_utf8(out.stdout).unwrap()
+        };
+        let (short, long) = (run("-h"), run("--help"));
+        // The options, without the examples after them.
+        let options = match cmd.get_after_help().map(|h| h.to_string()) {
+            Some(examples) => short
+                .split(examples.lines().next().unwrap_or_default())
+                .next()
+                .unwrap_or_default()
+                .to_owned(),
+            None => short.clone(),
+        };
+        // The long help's words, however the terminal wrapped them.
+        let long_words = long.split_whitespace().collect::<Vec<_>>().join(" ");
+        let name = format!("resetctl {}", words.join(" "));
+        assert!(
+            short.lines().count() <= 80,
+            "`{name} -h` is {} lines:\n{short}",
+            short.lines().count()
+        );
+        for (option, lines) in short_help_entries(&short) {
+            assert!(
+                lines <= 2,
+                "`{name} -h`: {option} takes {lines} lines:\n{short}"
+            );
+        }
+        // The global options come after the command's own, under their heading.
+        let global = short
+            .find("\nGlobal options:\n")
+            .unwrap_or_else(|| panic!("`{name} -h` has no global options heading:\n{short}"));
+        assert!(
+            !short[global..].contains("\nOptions:\n"),
+            "`{name} -h` lists its own options after the global ones:\n{short}"
+        );
+        assert!(
+            short[global..].contains("--data-dir <DIR>"),
+            "`{name} -h`:\n{short}"
+        );
+        // `-h` names no variable; `--help` names every one, with the whole text.
+        for arg in cmd.get_arguments().filter(|a| !a.is_hide_set()) {
+            if let Some(env) = arg.get_env() {
+                let env = env.to_string_lossy();
+                assert!(!options.contains(&*env), "`{name} -h` names {env}");
+                assert!(
+                    long_words.contains(&format!("[env: {env}]")),
+                    "`{name} --help` lacks {env}"
+                );
+            }
+        }
+        assert!(
+            long.len() > short.len(),
+            "`{name} --help` is no longer than -h"
+        );
+    }
+    let serve = w.cmd().args(["serve", "-h"]).output().unwrap();
+    let serve = String::from_utf8(serve.stdout).unwrap();
+    for heading in [
+        "Serving:",
+        "Connections:",
+        "Record stream:",
+        "Quota:",
+        "Global options:",
+    ] {
+        assert!(
+            serve.lines().any(|l| l == heading),
+            "`serve -h` lacks {heading}\n{serve}"
+        );
+    }
+}
+
+#[test]
+fn man_pages_show_value_placeholders_and_refer_only_to_pages_that_exist() {
+    let pages = resetctl_cli::man::render_man_pages();
+    let names: Vec<String> = pages.iter().map(|(n, _)| n.replace(".1", "")).collect();
+    for (name, page) in &pages {
+        let page = String::from_utf8_lossy(page).replace("\\-", "-");
+        let mut rest = page.as_str();
+        while let Some(at) = rest.find("resetctl-") {
+            let tail = &rest[at..];
+            let end = tail
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+                .unwrap_or(tail.len());
+            if tail[end..].starts_with("(1)") {
+                let target = &tail[..end];
+                assert!(
+                    names.iter().any(|n| n == target),
+                    "{name} refers to {target}(1), which does not exist"
+                );
+            }
+            rest = &tail[end..];
+        }
+    }
+    let serve = pages
+        .iter()
+        .find(|(n, _)| n == "resetctl-serve.1")
+        .map(|(_, p)| String::from_utf8_lossy(p).into_owned())
+        .unwrap();
+    let synopsis = serve
+        .split(".SH SYNOPSIS\n")
+        .nth(1)
+        .and_then(|s| s.lines().next())
+        .unwrap();
+    for option in [
+        "[\\fB\\-\\-listen\\fR \\fIADDR\\fR]",
+        "[\\fB\\-\\-rate\\-limit\\fR \\fIN/SECONDS\\fR]",
+        "[\\fB\\-\\-data\\-dir\\fR \\fIDIR\\fR]",
+        "[\\fB\\-\\-no\\-site\\fR]",
+    ] {
+        assert!(synopsis.contains(option), "no {option} in {synopsis}");
+    }
+}

@@ -76,10 +76,35 @@ fn list_show_prune_and_rollback() {
     }
     assert_eq!(sequences(&w), [1, 2, 3, 4, 5]);
     let list = w.run(&["snapshots", "list"]).success().stdout;
-    assert!(
-        list.lines().last().unwrap().starts_with("*      5 "),
+    let lines: Vec<&str> = list.lines().collect();
+    assert_eq!(
+        lines[0], "     SEQ  PUBLISHED                 MODE        RECORDS       BYTES  FILE",
         "{list}"
     );
+    let bytes = std::fs::metadata(w.data_dir().join("snapshots/000000000005.json"))
+        .unwrap()
+        .len();
+    assert_eq!(
+        lines[5],
+        format!(
+            "*      5  {}  standalone  {:>7}  {bytes:>10}  {}",
+            w.run(&["snapshots", "show", "5", "--json"])
+                .success()
+                .json()["publishedAt"]
+                .as_str()
+                .unwrap(),
+            w.run(&["export"]).success().json()["records"]
+                .as_array()
+                .unwrap()
+                .len(),
+            w.data_dir().join("snapshots/000000000005.json").display()
+        ),
+        "{list}"
+    );
+    let json = w.run(&["snapshots", "list", "--json"]).success().json();
+    assert_eq!(json[0]["publishedAt"], "2026-11-20T10:00:00.000Z");
+    assert_eq!(json[0]["mode"], "standalone");
+    assert_eq!(json[0]["records"], json[4]["records"]);
 
     let show = w.run(&["snapshots", "show", "1"]).success().stdout;
     assert!(

@@ -635,3 +635,32 @@ fn nginx_as_the_upstream_revalidates_with_its_own_etag() {
     );
     assert_eq!(versions(&w), 1);
 }
+
+#[test]
+fn every_standalone_command_refuses_a_mirror_alike() {
+    let up = Upstream::start(Behavior::Status(500));
+    up.serve(&document("2026-11-20T09:00:00.000Z", 16), "\"good\"");
+    let w = World::new();
+    sync(&w, &up.url("/r.json"), T1, &[]).success();
+    let expected = w.run(&["--now", T2, "mark-checked"]);
+    assert_eq!(expected.code, 64, "{}", expected.stderr);
+    assert!(
+        expected.stderr.contains("is an upstream mirror"),
+        "{}",
+        expected.stderr
+    );
+    for args in [
+        &["record", "list"][..],
+        &["record", "list", "--json"],
+        &["record", "show", "x"],
+        &["record", "log"],
+        &["publish"],
+    ] {
+        let run = w.run(&[&["--now", T2][..], args].concat());
+        assert_eq!(
+            (run.code, run.stdout.as_str(), run.stderr.as_str()),
+            (64, "", expected.stderr.as_str()),
+            "{args:?}"
+        );
+    }
+}

@@ -33,6 +33,7 @@ pub struct Cli {
 
 /// Flags accepted before or after any subcommand.
 #[derive(Debug, Args)]
+#[command(next_help_heading = "Global options")]
 pub struct GlobalArgs {
     /// Data directory (snapshots, history, locks). Default: the platform data dir.
     #[arg(long, global = true, env = "RESETCTL_DATA_DIR", value_name = "DIR")]
@@ -43,11 +44,12 @@ pub struct GlobalArgs {
     /// /etc/resetctl/config.toml (one file is read, never both).
     #[arg(long, global = true, env = "RESETCTL_CONFIG", value_name = "FILE")]
     pub config: Option<PathBuf>,
-    /// Log filter (error, warn, info, debug, trace, or a tracing directive); RUST_LOG wins. Default: info.
+    /// Log filter: error, warn, info, debug, trace, or a tracing directive. RUST_LOG wins.
+    /// Default: info.
     #[arg(long, global = true, env = "RESETCTL_LOG", value_name = "FILTER")]
     pub log: Option<String>,
-    /// Log line format on stderr: text (for people) or json (one object per line, for log
-    /// shippers; the same fields). Default: text.
+    /// Log line format on stderr: text or json. Text is for people; json is one object per
+    /// line, for log shippers, with the same fields. Default: text.
     #[arg(
         long,
         global = true,
@@ -58,13 +60,14 @@ pub struct GlobalArgs {
     /// Evaluate and publish as of this time instead of the clock (with an explicit offset).
     #[arg(long, global = true, env = "RESETCTL_NOW", value_name = "TIME", value_parser = parse_operator_time)]
     pub now: Option<Timestamp>,
-    /// Auto-fulfilment tolerance: a completion up to this many minutes outside a schedule
-    /// window still fulfils it. Default: 180.
+    /// Minutes outside a schedule window a completion still fulfils it. Auto-fulfilment
+    /// tolerance: a completion up to this many minutes outside a schedule window still fulfils
+    /// it. Default: 180.
     #[arg(
         long,
         global = true,
         env = "RESETCTL_MATCH_TOLERANCE_MINUTES",
-        value_name = "MINUTES"
+        value_name = "N"
     )]
     pub match_tolerance_minutes: Option<u32>,
     /// How many snapshot versions to keep after a publish. Default: 50.
@@ -78,7 +81,7 @@ pub struct GlobalArgs {
         value_name = "SECONDS"
     )]
     pub lock_timeout: Option<f64>,
-    /// How the operators of an upstream or a webhook receiver reach you: an https:// URL, a
+    /// How upstream and webhook operators reach you, in the User-Agent. An https:// URL, a
     /// mailto: URL or an e-mail address, sent in the User-Agent of every outbound request
     /// (resetctl/VERSION (+CONTACT)). Default: none (resetctl/VERSION).
     #[arg(
@@ -448,6 +451,7 @@ pub enum RecordCommand {
 /// `resetctl sync` flags.
 #[derive(Debug, Args)]
 #[command(group(clap::ArgGroup::new("mode").required(true).args(["once", "daemon", "check"])))]
+#[command(next_help_heading = "Sync")]
 pub struct SyncArgs {
     /// The upstream: a records document (another instance's export), the public status feed,
     /// or "public" for the public feed's preset (URL, page URL, source id and name).
@@ -511,6 +515,7 @@ pub struct SyncArgs {
 
 /// `resetctl serve` flags.
 #[derive(Debug, Args)]
+#[command(next_help_heading = "Serving")]
 pub struct ServeArgs {
     /// Address to listen on: IP:PORT or HOST:PORT (every address the name resolves to is
     /// tried in turn). Default: 127.0.0.1:8080.
@@ -523,7 +528,8 @@ pub struct ServeArgs {
     /// only with it. Default: off.
     #[arg(long, env = "RESETCTL_ADMIN_LISTEN", value_name = "ADDR")]
     pub admin_listen: Option<String>,
-    /// How to notice new snapshots: file events with a polling fallback (auto), or polling only.
+    /// How to notice new snapshots: auto or poll. File events with a polling fallback (auto),
+    /// or polling only.
     #[arg(long, env = "RESETCTL_WATCH", value_enum, value_name = "MODE")]
     pub watch: Option<WatchArg>,
     /// Standalone mode: re-evaluate states periodically and republish when they change
@@ -533,7 +539,8 @@ pub struct ServeArgs {
     /// With --republish: seconds between re-evaluations (0.1 to 86400). Default: 15.
     #[arg(long, env = "RESETCTL_REPUBLISH_EVERY", value_name = "SECONDS")]
     pub republish_every: Option<f64>,
-    /// The public address of this API, the base of the Atom feed's self link: an absolute
+    /// The public address of this API, for the Atom feed's self link. The base of the Atom
+    /// feed's self link: an absolute
     /// http:// or https:// URL without query or fragment, with the path prefix a proxy adds,
     /// if any. Default: http:// and the request's Host header (relative links when that is
     /// not a plain host and port).
@@ -603,6 +610,7 @@ impl MovedDeliveryArgs {
 
 /// Connection discipline of `serve`: what no slow or greedy client may exceed.
 #[derive(Debug, Args, Clone)]
+#[command(next_help_heading = "Connections")]
 pub struct ConnectionArgs {
     /// Seconds a connection gets to send a request head, counted from accept and from the
     /// end of each response (so also the idle keep-alive timeout); 0.1 to 3600. Default: 10.
@@ -624,7 +632,8 @@ pub struct ConnectionArgs {
     /// one gets 431. Default: 32768.
     #[arg(long, env = "RESETCTL_MAX_HEAD_BYTES", value_name = "BYTES")]
     pub max_head_bytes: Option<u64>,
-    /// The listen backlog: connections the kernel queues before they are accepted, so
+    /// Connections the kernel queues before they are accepted. The listen backlog:
+    /// connections the kernel queues before they are accepted, so
     /// bursts are not dropped (nginx's default is 511). Default: 1024.
     #[arg(long, env = "RESETCTL_LISTEN_BACKLOG", value_name = "N")]
     pub listen_backlog: Option<u32>,
@@ -632,6 +641,7 @@ pub struct ConnectionArgs {
 
 /// The live record stream (`GET /openapi/v1/records/stream`) of `serve`.
 #[derive(Debug, Args, Clone)]
+#[command(next_help_heading = "Record stream")]
 pub struct StreamArgs {
     /// Record streams one client may hold open at once; past it a JSON 429
     /// (too_many_streams). Default: 2.
@@ -649,6 +659,7 @@ pub struct StreamArgs {
 
 /// Quota flags, shared by `serve` and `status`.
 #[derive(Debug, Args, Clone)]
+#[command(next_help_heading = "Quota")]
 pub struct LimiterArgs {
     /// Requests per sliding window per client, as N/SECONDS. Default: 20/3600.
     #[arg(long, env = "RESETCTL_RATE_LIMIT", value_name = "N/SECONDS")]
@@ -656,7 +667,8 @@ pub struct LimiterArgs {
     /// Turn the quota off (and drop the X-RateLimit-* headers).
     #[arg(long, env = "RESETCTL_NO_RATE_LIMIT", conflicts_with = "rate_limit")]
     pub no_rate_limit: bool,
-    /// Where the quota lives: "memory" (default) or redis://HOST:PORT/DB to share it between instances.
+    /// Where the quota lives: memory, or a Redis URL shared by instances. "memory" (default)
+    /// or redis://HOST:PORT/DB to share it between instances.
     #[arg(long, env = "RESETCTL_RATE_LIMIT_STORE", value_name = "URL")]
     pub rate_limit_store: Option<String>,
     /// The in-process quota tracks at most this many clients; past it, new clients get
@@ -674,7 +686,8 @@ pub struct LimiterArgs {
         value_delimiter = ','
     )]
     pub trust_proxy: Vec<String>,
-    /// The one header your trusted proxy sets with the client's address: x-forwarded-for,
+    /// The header your trusted proxy puts the client's address in. The one header your
+    /// trusted proxy sets with the client's address: x-forwarded-for,
     /// forwarded (RFC 7239), or another name such as x-real-ip. Every other forwarding
     /// header is ignored. Default: x-forwarded-for.
     #[arg(long, env = "RESETCTL_CLIENT_IP_HEADER", value_name = "NAME")]
@@ -682,7 +695,8 @@ pub struct LimiterArgs {
     /// IPv6 clients are keyed by this prefix length. Default: 64.
     #[arg(long, env = "RESETCTL_IPV6_PREFIX_LEN", value_name = "BITS")]
     pub ipv6_prefix_len: Option<u8>,
-    /// Burst guard of the uncounted routes, as PER_SECOND/BURST per client, or "off". Default: 50/200.
+    /// Burst guard of the uncounted routes, per client, or "off". As PER_SECOND/BURST per
+    /// client, or "off". Default: 50/200.
     #[arg(long, env = "RESETCTL_FLOOD_GUARD", value_name = "RATE/BURST")]
     pub flood_guard: Option<String>,
 }
@@ -690,6 +704,7 @@ pub struct LimiterArgs {
 /// How an endpoint is delivered to, kept with it in the data dir (`webhook add`), so every
 /// process that delivers (serve, sync --daemon, webhook deliver) does so alike.
 #[derive(Debug, Args, Clone)]
+#[command(next_help_heading = "Webhook delivery")]
 pub struct DeliveryArgs {
     /// Allow this endpoint's target to resolve to a loopback, private or link-local address
     /// (refused by default, when added and at each delivery).

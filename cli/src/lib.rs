@@ -10,6 +10,7 @@
 pub mod args;
 mod commands;
 mod exit;
+mod help;
 mod logging;
 pub mod man;
 mod output;
@@ -18,7 +19,7 @@ mod settings;
 use std::ffi::OsString;
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::FromArgMatches;
 
 pub use exit::{CliError, Code};
 
@@ -28,7 +29,10 @@ where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
-    let cli = match args::Cli::try_parse_from(argv) {
+    let parsed = help::command()
+        .try_get_matches_from(argv)
+        .and_then(|matches| args::Cli::from_arg_matches(&matches));
+    let cli = match parsed {
         Ok(cli) => cli,
         Err(err) => {
             let code = if err.use_stderr() {

@@ -107,6 +107,41 @@ pub struct SnapshotEntry {
     pub bytes: u64,
     /// Whether the pointer names it.
     pub current: bool,
+    /// What it holds, read from the file (`None`: unreadable or not a snapshot).
+    pub summary: Option<SnapshotSummary>,
+}
+
+/// A version's time and size, for listings: read from its file without
+/// building its records.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SnapshotSummary {
+    /// When it was published.
+    pub published_at: Timestamp,
+    /// Standalone or upstream-sync.
+    pub mode: Mode,
+    /// How many records it holds.
+    #[serde(deserialize_with = "count_elements")]
+    pub records: usize,
+}
+
+/// The length of a JSON array, its elements skipped unbuilt.
+fn count_elements<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<usize, D::Error> {
+    struct Count;
+    impl<'de> serde::de::Visitor<'de> for Count {
+        type Value = usize;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("an array of records")
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<usize, A::Error> {
+            let mut n = 0;
+            while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {
+                n += 1;
+            }
+            Ok(n)
+        }
+    }
+    deserializer.deserialize_seq(Count)
 }
 
 /// A snapshot's fields but its records ([`SnapshotStore::current_head`]).
@@ -362,11 +397,15 @@ impl SnapshotStore {
         let mut entries = Vec::new();
         for (sequence, path) in self.sequences()? {
             let bytes = fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+            let summary = fs::read(&path)
+                .ok()
+                .and_then(|text| serde_json::from_slice::<SnapshotSummary>(&text).ok());
             entries.push(SnapshotEntry {
                 sequence,
                 path,
                 bytes,
                 current: current == Some(sequence),
+                summary,
             });
         }
         Ok(entries)

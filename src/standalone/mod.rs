@@ -91,8 +91,10 @@ pub enum StandaloneError {
 }
 
 /// Refuses a data dir that `sync` fills: a standalone command would replace
-/// the mirrored records with its own.
-fn refuse_upstream(store: &SnapshotStore) -> Result<(), StandaloneError> {
+/// the mirrored records with its own, and one that reads the ledger
+/// (`record list`, `show`, `log`) would answer about a ledger the mirror
+/// does not have. Every standalone command refuses the same way (exit 64).
+pub fn refuse_upstream(store: &SnapshotStore) -> Result<(), StandaloneError> {
     let data_dir = store.data_dir();
     // An unreadable current snapshot says nothing of the mode; publishing
     // a good one is what repairs it.

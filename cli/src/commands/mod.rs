@@ -7,8 +7,6 @@ mod snapshots;
 mod sync;
 mod webhook;
 
-use clap::CommandFactory;
-
 use crate::args::{Cli, Command};
 use crate::exit::{CliError, Code};
 use crate::output::print;
@@ -19,7 +17,7 @@ pub fn dispatch(cli: Cli) -> Result<(), CliError> {
     match cli.command {
         Command::Completions { shell } => {
             let mut out = Vec::new();
-            clap_complete::generate(shell, &mut Cli::command(), "resetctl", &mut out);
+            clap_complete::generate(shell, &mut crate::help::command(), "resetctl", &mut out);
             print(&String::from_utf8_lossy(&out))
         }
         Command::Man { dir } => write_man_pages(&dir),

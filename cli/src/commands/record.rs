@@ -231,6 +231,7 @@ fn warn_torn(torn: &[resetctl::ledger::BadLine]) {
 }
 
 fn list(settings: &Settings, as_json: bool) -> Result<(), CliError> {
+    resetctl::standalone::refuse_upstream(&settings.store())?;
     let instance = load_instance(&settings.store(), &settings.publish())?;
     let published = published_ids(&settings.store())?;
     warn_torn(&instance.torn);
@@ -271,6 +272,7 @@ fn list(settings: &Settings, as_json: bool) -> Result<(), CliError> {
 }
 
 fn show(settings: &Settings, id: &str) -> Result<(), CliError> {
+    resetctl::standalone::refuse_upstream(&settings.store())?;
     let instance = load_instance(&settings.store(), &settings.publish())?;
     let published = published_ids(&settings.store())?;
     warn_torn(&instance.torn);
@@ -312,6 +314,7 @@ fn show(settings: &Settings, id: &str) -> Result<(), CliError> {
 /// command that derives records from it (this is what an operator reads to
 /// repair it).
 fn log(settings: &Settings, as_json: bool) -> Result<(), CliError> {
+    resetctl::standalone::refuse_upstream(&settings.store())?;
     let ledger = resetctl::ledger::read_ledger(&settings.data_dir)
         .map_err(|e| CliError::new(Code::IoErr, e.to_string()))?;
     warn_torn(&ledger.torn);

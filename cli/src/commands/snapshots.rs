@@ -15,24 +15,25 @@ pub fn run(settings: &Settings, command: SnapshotsCommand) -> Result<(), CliErro
             if as_json {
                 let list: Vec<_> = entries
                     .iter()
-                    .map(|e| json!({"sequence": e.sequence, "path": e.path, "bytes": e.bytes, "current": e.current}))
+                    .map(|e| {
+                        let summary = e.summary.as_ref();
+                        json!({
+                            "sequence": e.sequence,
+                            "path": e.path,
+                            "bytes": e.bytes,
+                            "current": e.current,
+                            "publishedAt": summary.map(|s| s.published_at),
+                            "mode": summary.map(|s| s.mode.as_str()),
+                            "records": summary.map(|s| s.records),
+                        })
+                    })
                     .collect();
                 return print(&json(&list));
             }
-            let mut out = String::new();
-            for e in &entries {
-                let mark = if e.current { "*" } else { " " };
-                out.push_str(&format!(
-                    "{mark} {:>6}  {:>10} bytes  {}\n",
-                    e.sequence,
-                    e.bytes,
-                    e.path.display()
-                ));
-            }
             if entries.is_empty() {
-                out.push_str("no snapshots published\n");
+                return print("no snapshots published\n");
             }
-            print(&out)
+            print(&render_list(&entries))
         }
         SnapshotsCommand::Show { seq, json: as_json } => {
             let snapshot = store.load(seq)?;
@@ -63,6 +64,36 @@ pub fn run(settings: &Settings, command: SnapshotsCommand) -> Result<(), CliErro
             print(&format!("snapshot {seq} is current\n"))
         }
     }
+}
+
+/// `snapshots list` for people: a header, then one line per version,
+/// oldest first, the current one marked `*`; `?` where a file does not
+/// read as a snapshot.
+fn render_list(entries: &[resetctl::snapshot::SnapshotEntry]) -> String {
+    let mut out = format!(
+        "  {:>6}  {:<24}  {:<10}  {:>7}  {:>10}  {}\n",
+        "SEQ", "PUBLISHED", "MODE", "RECORDS", "BYTES", "FILE"
+    );
+    for e in entries {
+        let mark = if e.current { "*" } else { " " };
+        let (published, mode, records) =
+            e.summary
+                .as_ref()
+                .map_or(("?".to_owned(), "?", "?".to_owned()), |s| {
+                    (
+                        s.published_at.to_string(),
+                        s.mode.as_str(),
+                        s.records.to_string(),
+                    )
+                });
+        out.push_str(&format!(
+            "{mark} {:>6}  {published:<24}  {mode:<10}  {records:>7}  {:>10}  {}\n",
+            e.sequence,
+            e.bytes,
+            e.path.display()
+        ));
+    }
+    out
 }
 
 fn list_suffix(seqs: &[u64]) -> String {

@@ -1,0 +1,123 @@
+//! Help for people: `-h` fits a screen, `--help` and the man pages keep
+//! the detail.
+//!
+//! Every option's doc comment opens with a sentence that says what the
+//! option is; `-h` shows that sentence (and the default, when the comment
+//! names a short one), `--help` the whole comment. Options are grouped
+//! under headings declared on their structs in `args.rs` (global options,
+//! listening, connections, streams, quota…), so a command's own options
+//! are not interleaved with the global ones.
+
+use clap::CommandFactory;
+
+use crate::args::Cli;
+
+/// The command line as it is parsed, documented and completed.
+pub fn command() -> clap::Command {
+    summarized(Cli::command())
+}
+
+/// `cmd` with every option's short help cut to its summary, the whole text
+/// (and the option's environment variable, which `-h` leaves out) kept as
+/// its long help; the same for every subcommand.
+fn summarized(cmd: clap::Command) -> clap::Command {
+    cmd.mut_args(|arg| {
+        if arg.get_long_help().is_some() {
+            return arg;
+        }
+        let Some(full) = arg.get_help().map(ToString::to_string) else {
+            return arg;
+        };
+        let short = summary(&full);
+        match arg.get_env().map(|e| e.to_string_lossy().into_owned()) {
+            Some(env) => arg
+                .hide_env(true)
+                .long_help(format!("{full} [env: {env}]"))
+                .help(short),
+            None if short != full => arg.long_help(full).help(short),
+            None => arg,
+        }
+    })
+    .mut_subcommands(summarized)
+}
+
+/// The first sentence of `help`, shortened at its first parenthesis or
+/// semicolon when it is long, with its default (`Default: X`) when that
+/// is short enough to keep the line short.
+pub fn summary(help: &str) -> String {
+    let mut first = first_sentence(help);
+    for cut in [" (", "; "] {
+        if first.len() > SHORT {
+            if let Some(at) = first.find(cut).filter(|&at| at >= 12) {
+                first = &first[..at];
+            }
+        }
+    }
+    match default_of(help) {
+        Some(default) if default.len() <= 24 && first.len() + default.len() <= SHORT + 10 => {
+            format!("{first} [default: {default}]")
+        }
+        _ => first.to_owned(),
+    }
+}
+
+/// A summary longer than this is cut at a clause.
+const SHORT: usize = 60;
+
+/// Up to the first full stop that ends a sentence (followed by the end, or
+/// by a space and anything but a lower-case letter or a digit, so `e.g. x`
+/// does not end one), without the stop.
+fn first_sentence(help: &str) -> &str {
+    let bytes = help.as_bytes();
+    for (i, _) in help.match_indices('.') {
+        let next = bytes.get(i + 1).copied();
+        let after = bytes.get(i + 2).copied();
+        let ends = match next {
+            None => true,
+            Some(b' ' | b'\n') => {
+                after.is_some_and(|c| !c.is_ascii_lowercase() && !c.is_ascii_digit())
+            }
+            _ => false,
+        };
+        if ends {
+            return &help[..i];
+        }
+    }
+    help.trim_end_matches('.')
+}
+
+/// The `X` of a `Default: X` sentence.
+fn default_of(help: &str) -> Option<&str> {
+    let (_, rest) = help.split_once("Default: ")?;
+    let end = rest.find(". ").unwrap_or(rest.len());
+    Some(rest[..end].trim_end_matches('.'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::summary;
+
+    #[test]
+    fn a_summary_is_the_first_sentence_and_a_short_default() {
+        assert_eq!(
+            summary("Data directory (snapshots, history, locks). Default: the platform data dir"),
+            "Data directory (snapshots, history, locks) [default: the platform data dir]"
+        );
+        assert_eq!(
+            summary("Seconds to wait for the lock. It is held briefly. Default: 10"),
+            "Seconds to wait for the lock [default: 10]"
+        );
+        assert_eq!(
+            summary("Address to listen on: IP:PORT or HOST:PORT (every address the name resolves to is tried)"),
+            "Address to listen on: IP:PORT or HOST:PORT"
+        );
+        assert_eq!(
+            summary("Turn it off (e.g. for tests)"),
+            "Turn it off (e.g. for tests)"
+        );
+        assert_eq!(
+            summary("Largest body, in bytes. Default: 16777216 unless the upstream is the public feed, where it is smaller"),
+            "Largest body, in bytes"
+        );
+    }
+}
