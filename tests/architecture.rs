@@ -77,3 +77,23 @@ fn every_owner_in_the_readme_is_where_the_readme_says() {
     }
     assert!(rows >= 20, "the table of owners has {rows} rows");
 }
+
+#[test]
+fn the_release_binary_carries_no_debug_info() {
+    // What `make run` and the deployment guide install (docs/benchmarks.md,
+    // "Binary size"): 103 MB with line tables, 23 MiB without.
+    let manifest = std::fs::read_to_string(repo_root().join("Cargo.toml")).unwrap();
+    let release: Vec<&str> = manifest
+        .split("\n[profile.release]\n")
+        .nth(1)
+        .expect("a [profile.release] section")
+        .split("\n[")
+        .next()
+        .unwrap()
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        .collect();
+    assert!(release.contains(&"debug = false"), "{release:?}");
+    assert!(release.contains(&"strip = \"debuginfo\""), "{release:?}");
+}
