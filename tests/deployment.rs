@@ -435,6 +435,35 @@ fn crontab_lines_have_five_time_fields_and_an_absolute_command() {
     assert!(lines > 0, "{GUIDE}: no crontab line");
 }
 
+/// `man resetctl-sync` shows the guide's crontab for the sync, line for line
+/// (the guide's block decides; the clap text in `cli/src/args.rs` copies it).
+#[test]
+fn the_sync_man_page_shows_the_guides_crontab() {
+    let block = blocks_of("crontab")
+        .into_iter()
+        .find(|b| b.text.contains(" sync --once"))
+        .unwrap_or_else(|| panic!("{GUIDE}: no crontab block runs `sync --once`"));
+    let guide: Vec<&str> = block
+        .text
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.trim().starts_with('#'))
+        .collect();
+    // The page's crontab: the indented lines after the paragraph that opens with `crontab (`.
+    let page = read(&repo_root().join("man/resetctl-sync.1")).replace("\\-", "-");
+    let shown: Vec<&str> = page
+        .lines()
+        .skip_while(|l| !l.starts_with("crontab ("))
+        .skip_while(|l| !l.starts_with("  "))
+        .map_while(|l| l.strip_prefix("  "))
+        .collect();
+    assert_eq!(
+        shown,
+        guide,
+        "man/resetctl-sync.1's crontab (left) is not the one of {}",
+        block.at()
+    );
+}
+
 #[test]
 fn toml_blocks_are_configs_resetctl_accepts() {
     for block in blocks_of("toml") {
@@ -486,16 +515,20 @@ fn every_resetctl_command_of_the_guide_and_the_units_runs_or_parses() {
     let mut failures = Vec::new();
     let mut checked = 0;
     // sh blocks and crontab lines: each block in a fresh root, its commands in order.
-    let crontabs = blocks_of("crontab").into_iter().map(|b| Block {
-        text: b
-            .text
-            .lines()
-            .filter(|l| {
-                !l.trim().is_empty() && !l.trim().starts_with('#') && !is_assignment(l.trim())
-            })
-            .map(|l| format!("{}\n", crontab_command(l.trim())))
-            .collect(),
-        ..b
+    // A crontab's `NAME=value` lines set the environment of the lines below them.
+    let crontabs = blocks_of("crontab").into_iter().map(|b| {
+        let mut assignments = String::new();
+        let mut text = String::new();
+        for line in b.text.lines().map(str::trim) {
+            if line.is_empty() || line.starts_with('#') {
+            } else if is_assignment(line) {
+                assignments.push_str(line);
+                assignments.push(' ');
+            } else {
+                text.push_str(&format!("{assignments}{}\n", crontab_command(line)));
+            }
+        }
+        Block { text, ..b }
     });
     for block in blocks_of("sh").into_iter().chain(crontabs) {
         let root = Root::new(&config);
@@ -538,6 +571,8 @@ struct Invocation {
     at: String,
     binary: String,
     args: Vec<String>,
+    /// The `NAME=value` words before the command (a crontab's variables too).
+    env: Vec<(String, String)>,
 }
 
 /// A shell token: a word (quotes removed), a command separator, or a redirection.
@@ -705,6 +740,11 @@ fn invocations(text: &str, at: &str) -> Vec<Invocation> {
                 at: format!("{at}: {}", segment.join(" ")),
                 binary: binary.clone(),
                 args: words[1..].to_vec(),
+                env: segment
+                    .iter()
+                    .map_while(|w| w.split_once('=').filter(|_| is_assignment(w)))
+                    .map(|(name, value)| (name.to_owned(), value.to_owned()))
+                    .collect(),
             })
         })
         .collect()
@@ -846,7 +886,11 @@ impl Root {
             ),
             _ => (args.clone(), false),
         };
-        let ran = self.run(self.command().args(&args));
+        let env = invocation
+            .env
+            .iter()
+            .map(|(name, value)| (name, self.map(value)));
+        let ran = self.run(self.command().envs(env).args(&args));
         let ok = if expect_zero {
             ran.code == 0
         } else {
@@ -856,8 +900,9 @@ impl Root {
             Ok(())
         } else {
             Err(format!(
-                "{}\n  ran: resetctl {}\n  exit {}\n  stdout: {}\n  stderr: {}",
+                "{}\n  ran: {:?} resetctl {}\n  exit {}\n  stdout: {}\n  stderr: {}",
                 invocation.at,
+                invocation.env,
                 args.join(" "),
                 ran.code,
                 ran.stdout.trim(),
