@@ -286,6 +286,9 @@ fn the_sysusers_file_creates_the_user_the_units_run_as() {
         assert!(set.iter().all(|(_, v)| v == value), "{key}: {set:?}");
     }
     for (name, exec) in unit_settings("ExecStart") {
+        if !runs_resetctl(&exec) {
+            continue;
+        }
         assert!(
             exec.starts_with(&format!(
                 "{INSTALLED} --config {CONFIG} --data-dir /var/lib/resetctl "
@@ -293,6 +296,70 @@ fn the_sysusers_file_creates_the_user_the_units_run_as() {
             "{name}: ExecStart={exec}"
         );
     }
+}
+
+/// Whether a unit's `ExecStart=` runs a `resetctl` binary.
+fn runs_resetctl(exec: &str) -> bool {
+    exec.split_whitespace()
+        .next()
+        .is_some_and(|program| program == "resetctl" || program.ends_with("/resetctl"))
+}
+
+/// The value of `key=` in a unit, with systemd's `%%` and `$$` read as `%` and `$`.
+fn unit_value(unit: &str, text: &str, key: &str) -> String {
+    text.lines()
+        .find_map(|l| l.strip_prefix(&format!("{key}=")))
+        .unwrap_or_else(|| panic!("{unit} has no {key}="))
+        .replace("%%", "%")
+        .replace("$$", "$")
+}
+
+/// The backup unit runs exactly the guide's two backup commands (as the
+/// `resetctl` user both): the archive under the lock, then the retention.
+#[test]
+fn the_backup_unit_runs_the_guides_backup_commands() {
+    let name = "resetctl-backup.service";
+    let unit = unit_files()
+        .into_iter()
+        .find(|(n, _)| n == name)
+        .unwrap_or_else(|| panic!("{UNITS}/{name} does not exist"))
+        .1;
+    let by_hand: Vec<String> = blocks_of("sh")
+        .iter()
+        .flat_map(|b| b.text.lines().map(str::to_owned).collect::<Vec<_>>())
+        .filter_map(|l| l.strip_prefix("sudo -u resetctl ").map(str::to_owned))
+        .filter(|l| !l.starts_with("resetctl "))
+        .collect();
+    let words = |text: &str| -> Vec<String> {
+        tokens(text)
+            .into_iter()
+            .filter_map(|t| match t {
+                Token::Word(w) => Some(w),
+                _ => None,
+            })
+            .collect()
+    };
+    // ExecStart=/bin/sh -c '…': the shell makes the archive's name from the date.
+    let exec = unit_value(name, &unit, "ExecStart");
+    let script = exec
+        .strip_prefix("/bin/sh -c '")
+        .and_then(|s| s.strip_suffix('\''))
+        .unwrap_or_else(|| panic!("{name}: ExecStart={exec} is not /bin/sh -c '…'"));
+    assert!(
+        script.starts_with("flock /var/lib/resetctl/resetctl.lock tar ")
+            && by_hand.iter().any(|l| l == script),
+        "{name}: ExecStart runs {script:?}, the guide's backup commands are {by_hand:?}"
+    );
+    // ExecStartPost=/usr/bin/find …: systemd passes the pattern unquoted, the guide quotes it.
+    let post = words(&unit_value(name, &unit, "ExecStartPost"));
+    assert_eq!(post[0], "/usr/bin/find", "{name}: ExecStartPost={post:?}");
+    let mut find = vec!["find".to_owned()];
+    find.extend_from_slice(&post[1..]);
+    assert!(
+        by_hand.iter().any(|l| words(l) == find),
+        "{name}: ExecStartPost runs {post:?}, the guide's backup commands are {by_hand:?}"
+    );
+    assert!(post.contains(&"-delete".to_owned()) && post.contains(&"-mtime".to_owned()));
 }
 
 #[test]
@@ -543,9 +610,13 @@ fn every_resetctl_command_of_the_guide_and_the_units_runs_or_parses() {
         checked >= 10,
         "only {checked} resetctl commands found in {GUIDE}"
     );
-    // The units' ExecStart lines.
-    let execs = unit_settings("ExecStart");
-    assert!(execs.len() >= 3, "ExecStart lines: {execs:?}");
+    // The units' ExecStart lines that run resetctl (the backup runs tar:
+    // the_backup_unit_runs_the_guides_backup_commands).
+    let execs: Vec<(String, String)> = unit_settings("ExecStart")
+        .into_iter()
+        .filter(|(_, exec)| runs_resetctl(exec))
+        .collect();
+    assert!(execs.len() >= 4, "ExecStart lines: {execs:?}");
     for (name, exec) in execs {
         let at = format!("{UNITS}/{name}");
         let found = invocations(&exec, &at);
