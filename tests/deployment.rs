@@ -3,7 +3,8 @@
 //! `systemd-analyze verify`; `ini` blocks are those files verbatim; `nginx`
 //! blocks pass `nginx -t`; `toml` blocks are configs `resetctl` accepts (and
 //! `serve` starts with); `crontab` lines have five time fields and an
-//! absolute command; `sh` blocks are valid shell, and every `resetctl`
+//! absolute command; `sh` blocks are valid shell (and run as pasted in
+//! tests/deployment_as_pasted.rs, which reads the blocks here), and every `resetctl`
 //! command in them, in the crontab lines and in the units' `ExecStart=`
 //! runs against the real binary in a scratch root (absolute paths moved
 //! under it; `sync` with `--check` for `--once`/`--daemon`, so nothing is
@@ -19,13 +20,13 @@ use std::time::{Duration, Instant};
 use crate::util::{bin, nginx::nginx_binary, repo_root};
 
 /// The guide, relative to the repository root.
-const GUIDE: &str = "docs/deployment.md";
+pub(crate) const GUIDE: &str = "docs/deployment.md";
 /// The units and the sysusers file.
 const UNITS: &str = "deploy/systemd";
 /// Where the units and the guide install the binary.
 const INSTALLED: &str = "/usr/local/bin/resetctl";
 /// The config file the units and the guide's commands read.
-const CONFIG: &str = "/etc/resetctl/config.toml";
+pub(crate) const CONFIG: &str = "/etc/resetctl/config.toml";
 /// The fence kinds a reader may copy, each checked below; nothing else is fenced.
 const KINDS: [&str; 5] = ["sh", "toml", "ini", "nginx", "crontab"];
 /// Global flags that take a value (the subcommand comes after them).
@@ -41,28 +42,32 @@ const GLOBAL_VALUE_FLAGS: [&str; 8] = [
 ];
 
 /// One fenced block of the guide.
-struct Block {
-    kind: String,
-    text: String,
-    line: usize,
+pub(crate) struct Block {
+    /// The first word of the info string: `sh`, `toml`…
+    pub(crate) kind: String,
+    /// The other words of the info string: for an `sh` block, the runs of
+    /// tests/deployment_as_pasted.rs it belongs to (none: every run).
+    pub(crate) tags: Vec<String>,
+    pub(crate) text: String,
+    pub(crate) line: usize,
 }
 
 impl Block {
-    fn at(&self) -> String {
+    pub(crate) fn at(&self) -> String {
         format!("{GUIDE}:{}", self.line)
     }
 
-    fn first_line(&self) -> &str {
+    pub(crate) fn first_line(&self) -> &str {
         self.text.lines().next().unwrap_or("")
     }
 }
 
-fn read(path: &Path) -> String {
+pub(crate) fn read(path: &Path) -> String {
     fs::read_to_string(path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()))
 }
 
-/// Every fenced block of the guide, with its info string as `kind`.
-fn blocks() -> Vec<Block> {
+/// Every fenced block of the guide, with its info string as `kind` and `tags`.
+pub(crate) fn blocks() -> Vec<Block> {
     let text = read(&repo_root().join(GUIDE));
     let mut out = Vec::new();
     let mut open: Option<(String, usize, usize, Vec<String>)> = None;
@@ -77,9 +82,11 @@ fn blocks() -> Vec<Block> {
             }
             Some((_, _, fence_indent, lines)) => {
                 if trimmed.trim_end() == "```" {
-                    let (kind, line, _, lines) = open.take().unwrap();
+                    let (info, line, _, lines) = open.take().unwrap();
+                    let mut words = info.split_whitespace().map(str::to_owned);
                     out.push(Block {
-                        kind,
+                        kind: words.next().unwrap_or_default(),
+                        tags: words.collect(),
                         text: lines.iter().map(|l| format!("{l}\n")).collect(),
                         line,
                     });
@@ -132,7 +139,7 @@ fn unit_settings(key: &str) -> Vec<(String, String)> {
 
 /// The config the guide installs at /etc/resetctl/config.toml: its first
 /// `toml` block that says so on its first line.
-fn main_config() -> String {
+pub(crate) fn main_config() -> String {
     blocks_of("toml")
         .into_iter()
         .find(|b| b.first_line().starts_with(&format!("# {CONFIG}")))
@@ -154,6 +161,15 @@ fn the_guide_fences_only_checkable_blocks_and_each_kind_at_least_once() {
             "{}: a ```{} block cannot be checked; fence only {KINDS:?} (show other text unfenced)",
             block.at(),
             block.kind
+        );
+        let tags = crate::deployment_as_pasted::TAGS;
+        assert!(
+            block.tags.is_empty()
+                || (block.kind == "sh" && block.tags.iter().all(|t| tags.contains(&t.as_str()))),
+            "{}: ```{} {}: only sh blocks are tagged, with some of {tags:?}",
+            block.at(),
+            block.kind,
+            block.tags.join(" ")
         );
     }
     for kind in KINDS {
