@@ -26,6 +26,11 @@
 //! - of the names to replace, only `20261120-0300`: the time of the newest
 //!   backup when the restore runs.
 //!
+//! The several-instances blocks (a replica's first sync and units) run in
+//! the mirror run, on the mirror's config: a replica differs in its config
+//! only, which tests/deployment.rs checks, and tests/topology.rs runs a
+//! writer with replicas.
+//!
 //! Afterwards every path the blocks name under the overlaid directories, and
 //! the user and group files, are as they were before: nothing escaped.
 
@@ -96,6 +101,12 @@ fn as_pasted(run: &str, test: &str) {
     let watched = watched_paths();
     let before = states(&watched);
     let scratch = tempfile::tempdir().unwrap();
+    assert!(
+        !OVERLAID.iter().any(|d| scratch.path().starts_with(d)),
+        "the overlays' upper directories cannot be under what they cover: set TMPDIR \
+         outside {OVERLAID:?} (it is {})",
+        scratch.path().display()
+    );
     let out = Command::new("unshare")
         .args(["--mount", "--net", "--pid", "--fork", "--mount-proc"])
         .args(["--propagation", "private", "--"])
