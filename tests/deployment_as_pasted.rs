@@ -414,7 +414,8 @@ fn wait_for_port(addr: &str) {
 }
 
 /// The host paths to compare before and after: every absolute path the
-/// `sh` blocks name under an overlaid directory, and the user and group files.
+/// `sh` blocks name under an overlaid directory, the user and group files,
+/// and what the stub and the services it starts write.
 fn watched_paths() -> Vec<PathBuf> {
     let mut paths: Vec<PathBuf> = [
         "/etc/passwd",
@@ -422,6 +423,10 @@ fn watched_paths() -> Vec<PathBuf> {
         "/etc/shadow",
         "/etc/hosts",
         "/usr/bin/systemctl",
+        // What the stub and the services it starts write.
+        "/run/systemctl-stub",
+        "/run/nginx.pid",
+        "/var/log/nginx/access.log",
     ]
     .iter()
     .map(PathBuf::from)
