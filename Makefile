@@ -27,11 +27,12 @@ BROWSER_PKGS := $(CURDIR)/tests/browser/package.json $(CURDIR)/tests/browser/pac
 # so it is passed on the command line (sudo VAR=value cmd), never inherited.
 APT_GET  := $(shell [ "$$(id -u)" = 0 ] && echo "env DEBIAN_FRONTEND=noninteractive apt-get" || echo "sudo DEBIAN_FRONTEND=noninteractive apt-get")
 
-## test-deps: install what the tests need, then fail naming any tool that is still missing: redis-server, nginx, chromium, systemd-analyze (systemd), strace, ip (iproute2), unshare, prlimit, mount (util-linux, mount), git, gzip, python3 and python3-venv, nodejs and npm (apt-get, when missing), the pinned PyPI tools of tests/requirements.txt (into .venv), the pinned npm packages of tests/browser/package-lock.json (into .browser)
+## test-deps: install what the tests need, then fail naming any tool that is still missing: redis-server, redis-cli (redis-tools), nginx, chromium, systemd-analyze (systemd), strace, ip (iproute2), unshare, prlimit, mount (util-linux, mount), git, gzip, sudo, curl, python3 and python3-venv, nodejs and npm (apt-get, when missing), the pinned PyPI tools of tests/requirements.txt (into .venv), the pinned npm packages of tests/browser/package-lock.json (into .browser)
 # Each line: a command the tests run, and the Debian package that has it.
 TEST_TOOLS := redis-server:redis-server nginx:nginx chromium:chromium \
 	systemd-analyze:systemd strace:strace ip:iproute2 unshare:util-linux \
-	prlimit:util-linux mount:mount git:git gzip:gzip mkfifo:coreutils
+	prlimit:util-linux mount:mount git:git gzip:gzip mkfifo:coreutils \
+	sudo:sudo curl:curl redis-cli:redis-tools
 test-deps: $(VENV)/.installed $(BROWSER)/.installed
 	@missing=""; \
 	for pair in $(TEST_TOOLS); do \

@@ -97,3 +97,51 @@ fn the_release_binary_carries_no_debug_info() {
     assert!(release.contains(&"debug = false"), "{release:?}");
     assert!(release.contains(&"strip = \"debuginfo\""), "{release:?}");
 }
+
+/// The README's paragraph on `make test-deps` names every Debian package of
+/// the Makefile's `TEST_TOOLS` and every npm package of the browser tests'
+/// pin file: the Makefile and the pin file decide, the README reports.
+#[test]
+fn the_readme_names_everything_make_test_installs() {
+    let readme = std::fs::read_to_string(repo_root().join("README.md")).unwrap();
+    let paragraph = readme
+        .split("\n\n")
+        .find(|p| p.starts_with("`make test` first runs `make test-deps`"))
+        .expect("README has a paragraph on what `make test-deps` installs");
+    let makefile = std::fs::read_to_string(repo_root().join("Makefile")).unwrap();
+    let tools = makefile
+        .split("TEST_TOOLS :=")
+        .nth(1)
+        .expect("the Makefile has TEST_TOOLS")
+        .split("\n\n")
+        .next()
+        .unwrap()
+        .lines()
+        .take_while(|l| !l.starts_with("test-deps:"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let mut packages: Vec<String> = tools
+        .split_whitespace()
+        .filter_map(|pair| pair.split_once(':').map(|(_, pkg)| pkg.to_owned()))
+        .collect();
+    let browser: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(repo_root().join("tests/browser/package.json")).unwrap(),
+    )
+    .unwrap();
+    packages.extend(
+        browser["dependencies"]
+            .as_object()
+            .expect("tests/browser/package.json has dependencies")
+            .keys()
+            .cloned(),
+    );
+    assert!(packages.len() >= 12, "packages: {packages:?}");
+    let missing: Vec<&String> = packages
+        .iter()
+        .filter(|p| !paragraph.contains(&format!("`{p}`")))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "README's `make test-deps` paragraph does not name {missing:?}:\n{paragraph}"
+    );
+}

@@ -3,7 +3,8 @@
 //! `systemd-analyze verify`; `ini` blocks are those files verbatim; `nginx`
 //! blocks pass `nginx -t`; `toml` blocks are configs `resetctl` accepts (and
 //! `serve` starts with); `crontab` lines have five time fields and an
-//! absolute command; `sh` blocks are valid shell, and every `resetctl`
+//! absolute command; `sh` blocks are valid shell (and run as pasted in
+//! tests/deployment_as_pasted.rs, which reads the blocks here), and every `resetctl`
 //! command in them, in the crontab lines and in the units' `ExecStart=`
 //! runs against the real binary in a scratch root (absolute paths moved
 //! under it; `sync` with `--check` for `--once`/`--daemon`, so nothing is
@@ -19,13 +20,13 @@ use std::time::{Duration, Instant};
 use crate::util::{bin, nginx::nginx_binary, repo_root};
 
 /// The guide, relative to the repository root.
-const GUIDE: &str = "docs/deployment.md";
+pub(crate) const GUIDE: &str = "docs/deployment.md";
 /// The units and the sysusers file.
 const UNITS: &str = "deploy/systemd";
 /// Where the units and the guide install the binary.
 const INSTALLED: &str = "/usr/local/bin/resetctl";
 /// The config file the units and the guide's commands read.
-const CONFIG: &str = "/etc/resetctl/config.toml";
+pub(crate) const CONFIG: &str = "/etc/resetctl/config.toml";
 /// The fence kinds a reader may copy, each checked below; nothing else is fenced.
 const KINDS: [&str; 5] = ["sh", "toml", "ini", "nginx", "crontab"];
 /// Global flags that take a value (the subcommand comes after them).
@@ -41,28 +42,32 @@ const GLOBAL_VALUE_FLAGS: [&str; 8] = [
 ];
 
 /// One fenced block of the guide.
-struct Block {
-    kind: String,
-    text: String,
-    line: usize,
+pub(crate) struct Block {
+    /// The first word of the info string: `sh`, `toml`…
+    pub(crate) kind: String,
+    /// The other words of the info string: for an `sh` block, the runs of
+    /// tests/deployment_as_pasted.rs it belongs to (none: every run).
+    pub(crate) tags: Vec<String>,
+    pub(crate) text: String,
+    pub(crate) line: usize,
 }
 
 impl Block {
-    fn at(&self) -> String {
+    pub(crate) fn at(&self) -> String {
         format!("{GUIDE}:{}", self.line)
     }
 
-    fn first_line(&self) -> &str {
+    pub(crate) fn first_line(&self) -> &str {
         self.text.lines().next().unwrap_or("")
     }
 }
 
-fn read(path: &Path) -> String {
+pub(crate) fn read(path: &Path) -> String {
     fs::read_to_string(path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()))
 }
 
-/// Every fenced block of the guide, with its info string as `kind`.
-fn blocks() -> Vec<Block> {
+/// Every fenced block of the guide, with its info string as `kind` and `tags`.
+pub(crate) fn blocks() -> Vec<Block> {
     let text = read(&repo_root().join(GUIDE));
     let mut out = Vec::new();
     let mut open: Option<(String, usize, usize, Vec<String>)> = None;
@@ -77,9 +82,11 @@ fn blocks() -> Vec<Block> {
             }
             Some((_, _, fence_indent, lines)) => {
                 if trimmed.trim_end() == "```" {
-                    let (kind, line, _, lines) = open.take().unwrap();
+                    let (info, line, _, lines) = open.take().unwrap();
+                    let mut words = info.split_whitespace().map(str::to_owned);
                     out.push(Block {
-                        kind,
+                        kind: words.next().unwrap_or_default(),
+                        tags: words.collect(),
                         text: lines.iter().map(|l| format!("{l}\n")).collect(),
                         line,
                     });
@@ -132,7 +139,7 @@ fn unit_settings(key: &str) -> Vec<(String, String)> {
 
 /// The config the guide installs at /etc/resetctl/config.toml: its first
 /// `toml` block that says so on its first line.
-fn main_config() -> String {
+pub(crate) fn main_config() -> String {
     blocks_of("toml")
         .into_iter()
         .find(|b| b.first_line().starts_with(&format!("# {CONFIG}")))
@@ -154,6 +161,15 @@ fn the_guide_fences_only_checkable_blocks_and_each_kind_at_least_once() {
             "{}: a ```{} block cannot be checked; fence only {KINDS:?} (show other text unfenced)",
             block.at(),
             block.kind
+        );
+        let tags = crate::deployment_as_pasted::TAGS;
+        assert!(
+            block.tags.is_empty()
+                || (block.kind == "sh" && block.tags.iter().all(|t| tags.contains(&t.as_str()))),
+            "{}: ```{} {}: only sh blocks are tagged, with some of {tags:?}",
+            block.at(),
+            block.kind,
+            block.tags.join(" ")
         );
     }
     for kind in KINDS {
@@ -286,6 +302,9 @@ fn the_sysusers_file_creates_the_user_the_units_run_as() {
         assert!(set.iter().all(|(_, v)| v == value), "{key}: {set:?}");
     }
     for (name, exec) in unit_settings("ExecStart") {
+        if !runs_resetctl(&exec) {
+            continue;
+        }
         assert!(
             exec.starts_with(&format!(
                 "{INSTALLED} --config {CONFIG} --data-dir /var/lib/resetctl "
@@ -293,6 +312,70 @@ fn the_sysusers_file_creates_the_user_the_units_run_as() {
             "{name}: ExecStart={exec}"
         );
     }
+}
+
+/// Whether a unit's `ExecStart=` runs a `resetctl` binary.
+fn runs_resetctl(exec: &str) -> bool {
+    exec.split_whitespace()
+        .next()
+        .is_some_and(|program| program == "resetctl" || program.ends_with("/resetctl"))
+}
+
+/// The value of `key=` in a unit, with systemd's `%%` and `$$` read as `%` and `$`.
+fn unit_value(unit: &str, text: &str, key: &str) -> String {
+    text.lines()
+        .find_map(|l| l.strip_prefix(&format!("{key}=")))
+        .unwrap_or_else(|| panic!("{unit} has no {key}="))
+        .replace("%%", "%")
+        .replace("$$", "$")
+}
+
+/// The backup unit runs exactly the guide's two backup commands (as the
+/// `resetctl` user both): the archive under the lock, then the retention.
+#[test]
+fn the_backup_unit_runs_the_guides_backup_commands() {
+    let name = "resetctl-backup.service";
+    let unit = unit_files()
+        .into_iter()
+        .find(|(n, _)| n == name)
+        .unwrap_or_else(|| panic!("{UNITS}/{name} does not exist"))
+        .1;
+    let by_hand: Vec<String> = blocks_of("sh")
+        .iter()
+        .flat_map(|b| b.text.lines().map(str::to_owned).collect::<Vec<_>>())
+        .filter_map(|l| l.strip_prefix("sudo -u resetctl ").map(str::to_owned))
+        .filter(|l| !l.starts_with("resetctl "))
+        .collect();
+    let words = |text: &str| -> Vec<String> {
+        tokens(text)
+            .into_iter()
+            .filter_map(|t| match t {
+                Token::Word(w) => Some(w),
+                _ => None,
+            })
+            .collect()
+    };
+    // ExecStart=/bin/sh -c '…': the shell makes the archive's name from the date.
+    let exec = unit_value(name, &unit, "ExecStart");
+    let script = exec
+        .strip_prefix("/bin/sh -c '")
+        .and_then(|s| s.strip_suffix('\''))
+        .unwrap_or_else(|| panic!("{name}: ExecStart={exec} is not /bin/sh -c '…'"));
+    assert!(
+        script.starts_with("flock /var/lib/resetctl/resetctl.lock tar ")
+            && by_hand.iter().any(|l| l == script),
+        "{name}: ExecStart runs {script:?}, the guide's backup commands are {by_hand:?}"
+    );
+    // ExecStartPost=/usr/bin/find …: systemd passes the pattern unquoted, the guide quotes it.
+    let post = words(&unit_value(name, &unit, "ExecStartPost"));
+    assert_eq!(post[0], "/usr/bin/find", "{name}: ExecStartPost={post:?}");
+    let mut find = vec!["find".to_owned()];
+    find.extend_from_slice(&post[1..]);
+    assert!(
+        by_hand.iter().any(|l| words(l) == find),
+        "{name}: ExecStartPost runs {post:?}, the guide's backup commands are {by_hand:?}"
+    );
+    assert!(post.contains(&"-delete".to_owned()) && post.contains(&"-mtime".to_owned()));
 }
 
 #[test]
@@ -435,6 +518,35 @@ fn crontab_lines_have_five_time_fields_and_an_absolute_command() {
     assert!(lines > 0, "{GUIDE}: no crontab line");
 }
 
+/// `man resetctl-sync` shows the guide's crontab for the sync, line for line
+/// (the guide's block decides; the clap text in `cli/src/args.rs` copies it).
+#[test]
+fn the_sync_man_page_shows_the_guides_crontab() {
+    let block = blocks_of("crontab")
+        .into_iter()
+        .find(|b| b.text.contains(" sync --once"))
+        .unwrap_or_else(|| panic!("{GUIDE}: no crontab block runs `sync --once`"));
+    let guide: Vec<&str> = block
+        .text
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.trim().starts_with('#'))
+        .collect();
+    // The page's crontab: the indented lines after the paragraph that opens with `crontab (`.
+    let page = read(&repo_root().join("man/resetctl-sync.1")).replace("\\-", "-");
+    let shown: Vec<&str> = page
+        .lines()
+        .skip_while(|l| !l.starts_with("crontab ("))
+        .skip_while(|l| !l.starts_with("  "))
+        .map_while(|l| l.strip_prefix("  "))
+        .collect();
+    assert_eq!(
+        shown,
+        guide,
+        "man/resetctl-sync.1's crontab (left) is not the one of {}",
+        block.at()
+    );
+}
+
 #[test]
 fn toml_blocks_are_configs_resetctl_accepts() {
     for block in blocks_of("toml") {
@@ -486,16 +598,20 @@ fn every_resetctl_command_of_the_guide_and_the_units_runs_or_parses() {
     let mut failures = Vec::new();
     let mut checked = 0;
     // sh blocks and crontab lines: each block in a fresh root, its commands in order.
-    let crontabs = blocks_of("crontab").into_iter().map(|b| Block {
-        text: b
-            .text
-            .lines()
-            .filter(|l| {
-                !l.trim().is_empty() && !l.trim().starts_with('#') && !is_assignment(l.trim())
-            })
-            .map(|l| format!("{}\n", crontab_command(l.trim())))
-            .collect(),
-        ..b
+    // A crontab's `NAME=value` lines set the environment of the lines below them.
+    let crontabs = blocks_of("crontab").into_iter().map(|b| {
+        let mut assignments = String::new();
+        let mut text = String::new();
+        for line in b.text.lines().map(str::trim) {
+            if line.is_empty() || line.starts_with('#') {
+            } else if is_assignment(line) {
+                assignments.push_str(line);
+                assignments.push(' ');
+            } else {
+                text.push_str(&format!("{assignments}{}\n", crontab_command(line)));
+            }
+        }
+        Block { text, ..b }
     });
     for block in blocks_of("sh").into_iter().chain(crontabs) {
         let root = Root::new(&config);
@@ -510,9 +626,13 @@ fn every_resetctl_command_of_the_guide_and_the_units_runs_or_parses() {
         checked >= 10,
         "only {checked} resetctl commands found in {GUIDE}"
     );
-    // The units' ExecStart lines.
-    let execs = unit_settings("ExecStart");
-    assert!(execs.len() >= 3, "ExecStart lines: {execs:?}");
+    // The units' ExecStart lines that run resetctl (the backup runs tar:
+    // the_backup_unit_runs_the_guides_backup_commands).
+    let execs: Vec<(String, String)> = unit_settings("ExecStart")
+        .into_iter()
+        .filter(|(_, exec)| runs_resetctl(exec))
+        .collect();
+    assert!(execs.len() >= 4, "ExecStart lines: {execs:?}");
     for (name, exec) in execs {
         let at = format!("{UNITS}/{name}");
         let found = invocations(&exec, &at);
@@ -538,6 +658,8 @@ struct Invocation {
     at: String,
     binary: String,
     args: Vec<String>,
+    /// The `NAME=value` words before the command (a crontab's variables too).
+    env: Vec<(String, String)>,
 }
 
 /// A shell token: a word (quotes removed), a command separator, or a redirection.
@@ -705,6 +827,11 @@ fn invocations(text: &str, at: &str) -> Vec<Invocation> {
                 at: format!("{at}: {}", segment.join(" ")),
                 binary: binary.clone(),
                 args: words[1..].to_vec(),
+                env: segment
+                    .iter()
+                    .map_while(|w| w.split_once('=').filter(|_| is_assignment(w)))
+                    .map(|(name, value)| (name.to_owned(), value.to_owned()))
+                    .collect(),
             })
         })
         .collect()
@@ -846,7 +973,11 @@ impl Root {
             ),
             _ => (args.clone(), false),
         };
-        let ran = self.run(self.command().args(&args));
+        let env = invocation
+            .env
+            .iter()
+            .map(|(name, value)| (name, self.map(value)));
+        let ran = self.run(self.command().envs(env).args(&args));
         let ok = if expect_zero {
             ran.code == 0
         } else {
@@ -856,8 +987,9 @@ impl Root {
             Ok(())
         } else {
             Err(format!(
-                "{}\n  ran: resetctl {}\n  exit {}\n  stdout: {}\n  stderr: {}",
+                "{}\n  ran: {:?} resetctl {}\n  exit {}\n  stdout: {}\n  stderr: {}",
                 invocation.at,
+                invocation.env,
                 args.join(" "),
                 ran.code,
                 ran.stdout.trim(),

@@ -10,6 +10,7 @@ mod conditional;
 mod connections;
 mod crash;
 mod deployment;
+mod deployment_as_pasted;
 mod docs_page;
 mod feed;
 mod feeds;

@@ -246,10 +246,10 @@ Examples:
   resetctl sync --upstream https://other.example/records.json --daemon \\
     --interval-minutes 10
 
-crontab (hourly, at a minute of your own; exit 75 while backing off is
-expected):
+crontab (hourly, at a minute of your own; a good run prints one line, so
+cron mails only failures; exit 75 while backing off is expected):
   RESETCTL_CONFIG=/etc/resetctl/config.toml
-  17 * * * * /usr/local/bin/resetctl sync --once
+  17 * * * * /usr/local/bin/resetctl sync --once > /dev/null
 
 systemd: deploy/systemd/ in the source holds resetctl-sync.service with its
 timer (the cron way) and resetctl-sync-daemon.service, which runs:
