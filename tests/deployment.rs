@@ -899,6 +899,11 @@ impl Root {
             .env("HOME", self.path("/home"))
             .env("XDG_CONFIG_HOME", self.path("/home/.config"))
             .env("XDG_DATA_HOME", self.path("/home/.local/share"))
+            // The system-wide file a command without --config reads
+            // (/etc/resetctl/config.toml), moved under the root like every
+            // other path; read from /etc itself by system_config:: and
+            // deployment_as_pasted::.
+            .env("RESETCTL_CONFIG", self.path(CONFIG))
             .current_dir(self.dir.path())
             .stdin(Stdio::null());
         cmd
