@@ -228,20 +228,7 @@ fn inside(run: &str) {
 fn throwaway_root(scratch: &Path) {
     for dir in OVERLAID {
         let name = dir.trim_start_matches('/').replace('/', "_");
-        let (upper, work) = (
-            scratch.join(&name).join("upper"),
-            scratch.join(&name).join("work"),
-        );
-        fs::create_dir_all(&upper).unwrap();
-        fs::create_dir_all(&work).unwrap();
-        sh(Command::new("mount")
-            .args(["-t", "overlay", "overlay", "-o"])
-            .arg(format!(
-                "lowerdir={dir},upperdir={},workdir={}",
-                upper.display(),
-                work.display()
-            ))
-            .arg(dir));
+        crate::util::namespace::overlay(dir, &scratch.join(name));
     }
     sh(Command::new("ip").args(["link", "set", "lo", "up"]));
     sh(Command::new("ip").args(["addr", "add", "10.0.0.20/32", "dev", "lo"]));

@@ -194,31 +194,13 @@ const PUBLIC_IP: &str = "93.184.216.34";
 
 #[test]
 fn a_public_upstream_cannot_redirect_a_sync_to_an_internal_address() {
-    if std::env::var_os("RESETCTL_TEST_NETNS").is_some() {
+    if crate::util::namespace::inside() {
         return redirect_inward_in_this_namespace();
     }
-    let exe = std::env::current_exe().unwrap();
-    let out = std::process::Command::new("unshare")
-        .args(["--net", "--"])
-        .arg(exe)
-        .args([
-            "--exact",
-            "outbound::a_public_upstream_cannot_redirect_a_sync_to_an_internal_address",
-            "--nocapture",
-            "--test-threads",
-            "1",
-        ])
-        .env("RESETCTL_TEST_NETNS", "1")
-        .output()
-        .expect("run unshare (util-linux)");
-    let log = format!(
-        "{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(
-        out.status.success() && log.contains("1 passed"),
-        "the test in its own network namespace failed (it needs root for `unshare --net` and `ip` from iproute2; run `make test-deps`):\n{log}"
+    crate::util::namespace::run_test_again(
+        "outbound::a_public_upstream_cannot_redirect_a_sync_to_an_internal_address",
+        &["--net"],
+        "root for `unshare --net` and `ip` from iproute2",
     );
 }
 

@@ -11,56 +11,20 @@
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use crate::util::{bin, Run};
+use crate::util::{bin, namespace, Run};
 
 const NOW: &str = "2026-11-20T10:00:00.000Z";
 
 #[test]
 fn the_system_config_is_read_when_present_and_named_when_the_data_dir_is_empty() {
-    if std::env::var_os("RESETCTL_TEST_MOUNTNS").is_some() {
+    if namespace::inside() {
         return system_config_in_this_namespace();
     }
-    let exe = std::env::current_exe().unwrap();
-    let out = Command::new("unshare")
-        .args(["--mount", "--propagation", "private", "--"])
-        .arg(exe)
-        .args([
-            "--exact",
-            "system_config::the_system_config_is_read_when_present_and_named_when_the_data_dir_is_empty",
-            "--nocapture",
-            "--test-threads",
-            "1",
-        ])
-        .env("RESETCTL_TEST_MOUNTNS", "1")
-        .output()
-        .expect("run unshare (util-linux)");
-    let log = format!(
-        "{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
+    namespace::run_test_again(
+        "system_config::the_system_config_is_read_when_present_and_named_when_the_data_dir_is_empty",
+        &["--mount", "--propagation", "private"],
+        "root for `unshare --mount` and overlayfs",
     );
-    assert!(
-        out.status.success() && log.contains("1 passed"),
-        "the test in its own mount namespace failed (it needs root for `unshare --mount` and overlayfs; run `make test-deps`):\n{log}"
-    );
-}
-
-/// A throwaway overlay on `dir` (writes land in `scratch`).
-fn overlay(dir: &str, scratch: &Path) {
-    let upper = scratch.join("upper");
-    let work = scratch.join("work");
-    std::fs::create_dir_all(&upper).unwrap();
-    std::fs::create_dir_all(&work).unwrap();
-    let options = format!(
-        "lowerdir={dir},upperdir={},workdir={}",
-        upper.display(),
-        work.display()
-    );
-    let status = Command::new("mount")
-        .args(["-t", "overlay", "overlay", "-o", &options, dir])
-        .status()
-        .expect("mount (util-linux)");
-    assert!(status.success(), "mount an overlay on {dir}");
 }
 
 /// `resetctl ARGS…` as an operator on the box runs it: no `--config`, no
@@ -82,8 +46,8 @@ fn operator(home: &Path, args: &[&str]) -> Run {
 
 fn system_config_in_this_namespace() {
     let tmp = tempfile::tempdir().unwrap();
-    overlay("/etc", &tmp.path().join("etc"));
-    overlay("/var", &tmp.path().join("var"));
+    namespace::overlay("/etc", &tmp.path().join("etc"));
+    namespace::overlay("/var", &tmp.path().join("var"));
     let home = tmp.path().join("home");
     std::fs::create_dir_all(&home).unwrap();
 

@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod disk;
+pub mod namespace;
 pub mod nginx;
 pub mod powerloss;
 pub mod receiver;

@@ -1,0 +1,58 @@
+//! Tests that need a namespace of their own (as root): the test binary
+//! runs one test again inside `unshare`, which tells it so through
+//! [`INSIDE`]; and throwaway overlays on real directories (`/etc`, `/var`…)
+//! inside a mount namespace, so nothing reaches the host's.
+
+use std::path::Path;
+use std::process::Command;
+
+/// Set in the environment of a test run again inside its namespace.
+pub const INSIDE: &str = "RESETCTL_TEST_NAMESPACE";
+
+/// Whether this process is the test run again inside its namespace.
+pub fn inside() -> bool {
+    std::env::var_os(INSIDE).is_some()
+}
+
+/// Runs the test `name` (`module::test`) of this binary again under
+/// `unshare UNSHARE… --`, and fails with `needs` (what the namespace takes)
+/// and its log unless it passed there.
+pub fn run_test_again(name: &str, unshare: &[&str], needs: &str) {
+    let out = Command::new("unshare")
+        .args(unshare)
+        .arg("--")
+        .arg(std::env::current_exe().unwrap())
+        .args(["--exact", name, "--nocapture", "--test-threads", "1"])
+        .env(INSIDE, "1")
+        .output()
+        .expect("run unshare (util-linux; `make test-deps` installs it)");
+    let log = format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.status.success() && log.contains("1 passed"),
+        "the test in its own namespace failed (it needs {needs}; run `make test-deps`):\n{log}"
+    );
+}
+
+/// A throwaway overlay on `dir`: writes land in `scratch` (which must not
+/// be under `dir`), reads see `dir` beneath them. Only inside a mount
+/// namespace of the test's own.
+pub fn overlay(dir: &str, scratch: &Path) {
+    let (upper, work) = (scratch.join("upper"), scratch.join("work"));
+    std::fs::create_dir_all(&upper).unwrap();
+    std::fs::create_dir_all(&work).unwrap();
+    let status = Command::new("mount")
+        .args(["-t", "overlay", "overlay", "-o"])
+        .arg(format!(
+            "lowerdir={dir},upperdir={},workdir={}",
+            upper.display(),
+            work.display()
+        ))
+        .arg(dir)
+        .status()
+        .expect("mount (util-linux)");
+    assert!(status.success(), "mount an overlay on {dir}");
+}
