@@ -15,7 +15,8 @@
 //! a completion at 23:30 UTC yesterday is "yes" in Tokyo (08:30 today
 //! there) and "no" in New York and UTC. 31 hours on, the page's own script
 //! turns the verdict to Unknown and shows the note to the operator. The
-//! language switch works, and hostile record texts open no dialog.
+//! language switch works, and hostile record texts open no dialog. A font
+//! for Chinese must be installed (`fc-list`), so 中文 is not drawn as boxes.
 //!
 //! The screenshots land in the test's target folder; the ones in
 //! docs/screenshots/ are made from the bundled history by `make
@@ -99,9 +100,23 @@ fn serious(violations: &Value) -> Vec<Value> {
         .collect()
 }
 
+/// Asserts that fontconfig knows a font for Simplified Chinese, without
+/// which chromium draws the Chinese pages (and their screenshots) as boxes.
+fn assert_a_cjk_font() {
+    let out = std::process::Command::new("fc-list")
+        .args([":lang=zh-cn", "family"])
+        .output()
+        .expect("fc-list (fontconfig, installed with chromium): run `make test-deps`");
+    assert!(
+        out.status.success() && !out.stdout.trim_ascii().is_empty(),
+        "no font for Chinese is installed, so chromium draws 中文 as boxes: run `make test-deps` (apt-get install fonts-noto-cjk)"
+    );
+}
+
 #[test]
 fn the_status_page_works_in_chromium_in_two_widths_zones_and_languages() {
     let browser_dir = browser_dir();
+    assert_a_cjk_font();
     let w = World::new();
     let mut records = vec![
         completion(
