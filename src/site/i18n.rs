@@ -522,7 +522,7 @@ pub static ZH: Strings = Strings {
     minutes_ago: ("", " 分钟前"),
     hours_ago: ("", " 小时前"),
     days_ago: ("", " 天前"),
-    units: ["天", "时", "分", "秒"],
+    units: ["天", "小时", "分", "秒"],
     history_heading: "历史记录",
     filter_all: "全部",
     filter_schedules: "计划",
