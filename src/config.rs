@@ -209,6 +209,8 @@ settings_keys! {
     public_base_url: String,
     /// `serve --no-site`.
     no_site: bool,
+    /// `serve --site-name`: the pages' name in their header and titles.
+    site_name: String,
     /// `serve --mcp-allow-origin` (a list).
     mcp_allow_origin: Vec<String>,
     /// `record … --actor` and `mark-checked --actor`: who records changes.

@@ -42,6 +42,12 @@ pub fn pending(id: &str, start: &str, end: &str) -> Value {
     })
 }
 
+/// `record` with its scope's plans and windows replaced.
+pub fn scoped(mut record: Value, plans: &[&str], windows: &[&str]) -> Value {
+    record["scope"] = json!({"plans": plans, "windows": windows});
+    record
+}
+
 fn elapsed(id: &str, start: &str, end: &str) -> Value {
     let mut record = pending(id, start, end);
     record["scheduleState"] = json!("elapsed");
@@ -97,7 +103,7 @@ fn a_completion_during_the_utc_day_is_a_yes_with_what_and_when() {
     assert_eq!(name, "yes");
     assert_eq!(
         detail,
-        "A reset was confirmed: 2026-11-24 03:15 UTC · Global reset · all plans · five_hour <a href=\"/en/records/101\">details</a>"
+        "A reset was confirmed: 2026-11-24 03:15 UTC · Global reset · all plans · 5-hour limit <a href=\"/en/records/101\">details</a>"
     );
     assert_eq!(
         badge(&s),
@@ -175,22 +181,29 @@ fn unknown_when_never_checked_or_the_check_is_over_30_hours_old() {
         ),
     ] {
         let (_w, s) = serve(&records, checked, &[]);
-        let (name, detail) = verdict(&s.get("/en/").text());
+        let page = s.get("/en/").text();
+        let (name, detail) = verdict(&page);
         assert_eq!(name, "unknown", "checked {checked:?}");
-        assert_eq!(
-            detail,
-            format!(
-                "{why} The operator of this instance confirms the data with resetctl mark-checked."
-            ),
+        assert_eq!(detail, why);
+        // What to run is said to the operator, apart from the verdict.
+        assert!(
+            page.contains(r#"<p class="operator-note" id="operator-note" role="note"><strong>For the operator of this site:</strong> after checking the source, run <code>resetctl mark-checked</code> on the server, or let a monitor run it: the page trusts a check for 30 hours.</p>"#),
+            "{page}"
         );
         assert_eq!(
             badge(&s),
             json!({"schemaVersion": 1, "label": "usage reset", "message": "unknown", "color": "lightgrey"})
         );
     }
-    // 29 hours is still trusted.
+    // 29 hours is still trusted; the note is there for the page's script,
+    // hidden.
     let (_w, s) = serve(&records, Some("2026-11-23T05:00:00.000Z"), &[]);
-    assert_eq!(verdict(&s.get("/en/").text()).0, "yes");
+    let page = s.get("/en/").text();
+    assert_eq!(verdict(&page).0, "yes");
+    assert!(
+        page.contains(r#"id="operator-note" role="note" hidden>"#),
+        "{page}"
+    );
 }
 
 #[test]
@@ -233,9 +246,22 @@ fn unknown_when_the_upstream_is_stale_even_with_a_fresh_check() {
     up.set(Behavior::Status(503));
     sync("2026-11-24T09:45:00.000Z").code(69);
     let s = Server::start(&w, &["--now", NOW], &[]);
-    let (name, detail) = verdict(&s.get("/en/").text());
+    let page = s.get("/en/").text();
+    let (name, detail) = verdict(&page);
     assert_eq!(name, "unknown");
-    assert_eq!(detail, "The upstream source reports its data as stale.");
+    assert_eq!(
+        detail,
+        "The upstream source reports its data as out of date."
+    );
+    // A mirror's operator mends its sync, not its check: no note.
+    assert!(!page.contains("id=\"operator-note\""), "{page}");
+    assert!(
+        page.contains("<dt>Sync status</dt><dd>out of date</dd>"),
+        "{page}"
+    );
+    let zh = s.get("/zh/").text();
+    assert_eq!(verdict(&zh).1, "上游数据源报告的状态为“已过时”。");
+    assert!(zh.contains("<dt>同步状态</dt><dd>已过时</dd>"), "{zh}");
     assert_eq!(badge(&s)["message"], "unknown");
 }
 

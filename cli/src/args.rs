@@ -213,6 +213,13 @@ pub enum Command {
     #[command(subcommand)]
     Record(RecordCommand),
     /// Record a successful monitor check (meta.lastSuccessfulCheckAt) and republish.
+    ///
+    /// The status page trusts a check for 30 hours: past that (or with none) it answers
+    /// Unknown and shows its operator a note naming this command, and `status` exits 1.
+    /// `make run` marks its demo data checked this way at every start.
+    #[command(
+        after_help = "Examples:\n  resetctl mark-checked\n  resetctl mark-checked --at '2026-11-24 09:00 +08:00' --actor monitor"
+    )]
     MarkChecked {
         /// When the check succeeded (with an offset). Default: now.
         #[arg(long, value_name = "TIME", value_parser = parse_operator_time)]
@@ -550,6 +557,10 @@ pub struct ServeArgs {
     /// /en/, /zh/), which then answer 404. The badge and the API are unchanged.
     #[arg(long, env = "RESETCTL_NO_SITE")]
     pub no_site: bool,
+    /// The site's name, shown in the pages' header and in every page title (1 to 80
+    /// characters, no control characters). Default: resetctl.
+    #[arg(long, env = "RESETCTL_SITE_NAME", value_name = "NAME")]
+    pub site_name: Option<String>,
     /// An Origin allowed to call /mcp (repeatable); requests carrying any other Origin
     /// header are refused (DNS-rebinding protection). Default: none.
     #[arg(

@@ -169,6 +169,7 @@ fn serve(layer: &mut FileConfig, args: &ServeArgs) {
     layer.republish_every = args.republish_every;
     layer.public_base_url = args.public_base_url.clone();
     layer.no_site = switch(args.no_site);
+    layer.site_name = args.site_name.clone();
     layer.mcp_allow_origin =
         (!args.mcp_allow_origin.is_empty()).then(|| args.mcp_allow_origin.clone());
     connections(layer, &args.connections);

@@ -43,6 +43,8 @@ pub struct ServeOptions {
     pub streams: StreamLimits,
     /// Whether to serve the status page and the record pages.
     pub site: bool,
+    /// The pages' name (`--site-name`).
+    pub site_name: String,
 }
 
 /// How often idle quota entries are dropped.
@@ -92,6 +94,7 @@ pub async fn serve(
         keys: Arc::new(ClientKeys::new(options.limits.client_keys.clone())),
         site: Arc::new(Site {
             pages: options.site,
+            site_name: options.site_name.clone(),
             public_base_url: options.public_base_url.clone(),
             cache: Default::default(),
         }),

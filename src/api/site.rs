@@ -49,6 +49,8 @@ struct Kept {
 pub struct Site {
     /// Whether the status page and the record pages are served (`--no-site`: not; the badge is).
     pub pages: bool,
+    /// The pages' name in their header and titles (`--site-name`).
+    pub site_name: String,
     /// The base of the pages' links (`--public-base-url`); `None`: a relative base.
     pub public_base_url: Option<BaseUrl>,
     /// The pages rendered from the served view.
@@ -190,6 +192,7 @@ pub(crate) fn answer(
         now,
         lang,
         base: &base,
+        site_name: &site.site_name,
     };
     let minute = now.as_millis().div_euclid(60_000);
     let key = match &path {

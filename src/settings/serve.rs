@@ -51,6 +51,7 @@ impl ServeSettings {
             .map(|text| public_base_url(raw, text))
             .transpose()?;
         let site = !v.no_site.unwrap_or(false);
+        let site_name = site_name(raw, v.site_name.as_deref())?;
         let backlog = v.listen_backlog.unwrap_or(DEFAULT_BACKLOG);
         if !(1..=65_535).contains(&backlog) {
             return Err(raw.invalid(
@@ -75,6 +76,7 @@ impl ServeSettings {
                 public_base_url,
                 streams: stream_limits(raw)?,
                 site,
+                site_name,
             },
         })
     }
@@ -100,6 +102,31 @@ pub fn parse_public_base_url(text: &str) -> Result<BaseUrl, PublicBaseUrlError> 
 
 fn public_base_url(raw: &Raw, text: &str) -> Result<BaseUrl, SettingsError> {
     parse_public_base_url(text).map_err(|e| raw.invalid("public_base_url", e.to_string()))
+}
+
+/// The default `site-name`.
+pub const DEFAULT_SITE_NAME: &str = "resetctl";
+
+/// The longest `site-name`, in characters.
+const MAX_SITE_NAME: usize = 80;
+
+/// `site-name`: 1 to [`MAX_SITE_NAME`] characters once trimmed, none a
+/// control character (it is shown in every page's header and title).
+fn site_name(raw: &Raw, value: Option<&str>) -> Result<String, SettingsError> {
+    let Some(text) = value else {
+        return Ok(DEFAULT_SITE_NAME.to_owned());
+    };
+    let name = text.trim();
+    let chars = name.chars().count();
+    if chars == 0 || chars > MAX_SITE_NAME || name.chars().any(char::is_control) {
+        return Err(raw.invalid(
+            "site_name",
+            format!(
+                "site-name must be 1 to {MAX_SITE_NAME} characters without control characters, got {text:?}"
+            ),
+        ));
+    }
+    Ok(name.to_owned())
 }
 
 /// The record stream's caps and heartbeat.

@@ -30,6 +30,27 @@ pub struct Heatmap {
     pub total: u32,
 }
 
+impl Heatmap {
+    /// Where the month labels go: `(week, month)` with `month` 0 for
+    /// January, at each column whose Monday starts a new month. The first
+    /// column is labelled only when the next label is at least 3 columns
+    /// away, so two labels never overlap.
+    pub fn month_labels(&self) -> Vec<(usize, u32)> {
+        let month_of = |w: usize| self.weeks[w][0].map(|c| c.date.month0());
+        let mut labels: Vec<(usize, u32)> = Vec::new();
+        for w in 0..self.weeks.len() {
+            let Some(month) = month_of(w) else { continue };
+            if w == 0 || month_of(w - 1) != Some(month) {
+                labels.push((w, month));
+            }
+        }
+        if labels.len() > 1 && labels[0].0 == 0 && labels[1].0 < 3 {
+            labels.remove(0);
+        }
+        labels
+    }
+}
+
 /// The heatmap of `records`' completions (UTC days) up to `now`'s day.
 pub fn heatmap<'a>(records: impl IntoIterator<Item = &'a Record>, now: Timestamp) -> Heatmap {
     let today = now.to_datetime().date_naive();
@@ -65,5 +86,24 @@ pub fn heatmap<'a>(records: impl IntoIterator<Item = &'a Record>, now: Timestamp
         weeks,
         max: counts.iter().copied().max().unwrap_or(0),
         total: counts.iter().sum(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn month_labels_sit_where_a_month_begins_and_never_crowd() {
+        // Tuesday 2026-11-24: the grid starts on Monday 2025-11-24.
+        let map = heatmap([], Timestamp::from_millis(1_795_514_400_000));
+        let labels = map.month_labels();
+        let first = map.weeks[0][0].unwrap().date;
+        assert_eq!(first, NaiveDate::from_ymd_opt(2025, 11, 24).unwrap());
+        // Nov 2025 at column 0 is dropped: December starts at column 1.
+        assert_eq!(labels[0], (1, 11));
+        assert_eq!(labels[1], (6, 0));
+        assert_eq!(labels.last(), Some(&(49, 10)));
+        assert_eq!(labels.len(), 12);
     }
 }

@@ -91,6 +91,20 @@ fn parse_q(text: &str) -> Option<u16> {
         .then(|| (value * 1000.0).round() as u16)
 }
 
+/// The command the operator note names (the same in every language).
+pub const OPERATOR_COMMAND: &str = "resetctl mark-checked";
+
+/// A count in words: the text before and after the number, for a count of
+/// one and for every other count. A language without plural forms
+/// (Chinese) gives both the same words; [`Strings::count`] picks the form.
+#[derive(Debug, serde::Serialize)]
+pub struct Plural {
+    /// For 1.
+    pub one: (&'static str, &'static str),
+    /// For any other count.
+    pub other: (&'static str, &'static str),
+}
+
 /// Every string of the pages in one language.
 #[derive(Debug, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -121,10 +135,15 @@ pub struct Strings {
     pub distrust_never: &'static str,
     /// Why unknown: an old check.
     pub distrust_stale: &'static str,
-    /// Why unknown: the upstream's status (followed by the status word).
-    pub distrust_source: &'static str,
-    /// What an operator of a standalone instance does about it.
-    pub distrust_standalone_hint: &'static str,
+    /// Why unknown: the upstream's status, around its words.
+    pub distrust_source: (&'static str, &'static str),
+    /// Between a label and what follows it (`A reset was confirmed: …`).
+    pub colon: &'static str,
+    /// The note to the operator of a standalone instance whose check is
+    /// missing or too old: its label, and the words around the command.
+    pub operator_note_label: &'static str,
+    /// Before and after [`OPERATOR_COMMAND`] in the note.
+    pub operator_note: (&'static str, &'static str),
     /// The next reset section.
     pub next_heading: &'static str,
     /// No pending schedule.
@@ -163,6 +182,14 @@ pub struct Strings {
     pub last_sync: &'static str,
     /// Sync status.
     pub sync_status: &'static str,
+    /// Sync status words: ok.
+    pub status_ok: &'static str,
+    /// Stale.
+    pub status_stale: &'static str,
+    /// Error.
+    pub status_error: &'static str,
+    /// Pending (no sync yet).
+    pub status_pending: &'static str,
     /// Relative time: under a minute.
     pub just_now: &'static str,
     /// Relative time: "{n} minutes ago" as prefix and suffix around n.
@@ -203,8 +230,26 @@ pub struct Strings {
     pub state_unknown: &'static str,
     /// Scope: every plan.
     pub all_plans: &'static str,
+    /// Scope: plans not stated.
+    pub plans_unknown: &'static str,
+    /// Words of plan ids (`plus` → `Plus`); an id not listed is shown as it is.
+    /// (The script gets records in words already: not sent to it.)
+    #[serde(skip)]
+    pub plan_names: &'static [(&'static str, &'static str)],
+    /// Words of quota-window ids (`five_hour`, `weekly`…); `unknown` is
+    /// left out of a record's summary line.
+    #[serde(skip)]
+    pub window_names: &'static [(&'static str, &'static str)],
+    /// Quota windows not stated.
+    pub windows_unknown: &'static str,
+    /// Between the items of a list (`Plus, Pro`; `Plus、Pro`).
+    pub list_separator: &'static str,
     /// Scope label.
     pub scope: &'static str,
+    /// The plans of a record (record page).
+    pub plans: &'static str,
+    /// The quota windows of a record (record page).
+    pub windows: &'static str,
     /// Link to the source post.
     pub source_post: &'static str,
     /// Link to the record's page.
@@ -212,9 +257,19 @@ pub struct Strings {
     /// The heatmap heading.
     pub heatmap_heading: &'static str,
     /// The heatmap's summary, around the total.
-    pub heatmap_total: (&'static str, &'static str),
+    pub heatmap_total: Plural,
     /// One cell's label, around the count (the date follows).
-    pub heatmap_cell: (&'static str, &'static str),
+    pub heatmap_cell: Plural,
+    /// Month names, short, January first (the heatmap's columns).
+    pub months: [&'static str; 12],
+    /// Weekday names, short, Monday first (the heatmap's rows).
+    pub weekdays: [&'static str; 7],
+    /// The heatmap's legend: fewer completions.
+    pub legend_less: &'static str,
+    /// More completions.
+    pub legend_more: &'static str,
+    /// The label of the heatmap's scrolling area (narrow screens).
+    pub heatmap_scroll_label: &'static str,
     /// Subscribe section.
     pub subscribe_heading: &'static str,
     /// Atom.
@@ -263,6 +318,16 @@ pub struct Strings {
     pub times_note: &'static str,
     /// The footer.
     pub served_by: &'static str,
+    /// The label of a record's id (record page).
+    pub id: &'static str,
+    /// Words of a source's origin: a post on X.
+    pub origin_x: &'static str,
+    /// An operator's note.
+    pub origin_operator: &'static str,
+    /// A feed item.
+    pub origin_rss: &'static str,
+    /// A GitHub item.
+    pub origin_github: &'static str,
     /// The main navigation's label.
     pub nav_label: &'static str,
     /// A record page of an id that is not published.
@@ -285,9 +350,13 @@ pub static EN: Strings = Strings {
     distrust_never: "The data has never been checked successfully.",
     distrust_stale:
         "The last successful check is more than 30 hours old, so the data may be out of date.",
-    distrust_source: "The upstream source reports its data as",
-    distrust_standalone_hint:
-        "The operator of this instance confirms the data with resetctl mark-checked.",
+    distrust_source: ("The upstream source reports its data as ", "."),
+    colon: ": ",
+    operator_note_label: "For the operator of this site:",
+    operator_note: (
+        "after checking the source, run ",
+        " on the server, or let a monitor run it: the page trusts a check for 30 hours.",
+    ),
     next_heading: "Next reset",
     none_announced: "None announced.",
     starts_in: "Starts in",
@@ -307,6 +376,10 @@ pub static EN: Strings = Strings {
     source: "Source",
     last_sync: "Last sync",
     sync_status: "Sync status",
+    status_ok: "up to date",
+    status_stale: "out of date",
+    status_error: "failing",
+    status_pending: "not synced yet",
     just_now: "just now",
     minutes_ago: ("", " min ago"),
     hours_ago: ("", " h ago"),
@@ -327,12 +400,46 @@ pub static EN: Strings = Strings {
     state_fulfilled: "fulfilled",
     state_unknown: "unknown",
     all_plans: "all plans",
+    plans_unknown: "plans not stated",
+    plan_names: &[
+        ("free", "Free"),
+        ("go", "Go"),
+        ("plus", "Plus"),
+        ("pro", "Pro"),
+        ("team", "Team"),
+        ("business", "Business"),
+        ("enterprise", "Enterprise"),
+        ("edu", "Edu"),
+    ],
+    window_names: &[
+        ("five_hour", "5-hour limit"),
+        ("daily", "daily limit"),
+        ("weekly", "weekly limit"),
+        ("monthly", "monthly limit"),
+    ],
+    windows_unknown: "not stated",
+    list_separator: ", ",
     scope: "Scope",
+    plans: "Plans",
+    windows: "Limits",
     source_post: "source",
     details: "details",
     heatmap_heading: "Completions in the last year",
-    heatmap_total: ("", " completions in 53 weeks (UTC days)"),
-    heatmap_cell: ("", " completions on "),
+    heatmap_total: Plural {
+        one: ("", " completion in 53 weeks (UTC days)"),
+        other: ("", " completions in 53 weeks (UTC days)"),
+    },
+    heatmap_cell: Plural {
+        one: ("", " completion on "),
+        other: ("", " completions on "),
+    },
+    months: [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ],
+    weekdays: ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"],
+    legend_less: "Less",
+    legend_more: "More",
+    heatmap_scroll_label: "Completions per day, scrollable",
     subscribe_heading: "Subscribe",
     sub_atom: "Atom feed",
     sub_ics: "Calendar (ICS)",
@@ -357,6 +464,11 @@ pub static EN: Strings = Strings {
     not_known: "not known",
     times_note: "Times are in UTC; with JavaScript on they are also shown in your time zone.",
     served_by: "Served by resetctl",
+    id: "ID",
+    origin_x: "a post on X",
+    origin_operator: "an operator's note",
+    origin_rss: "a feed item",
+    origin_github: "a GitHub item",
     nav_label: "Site",
     record_not_found: "No such record",
 };
@@ -376,8 +488,13 @@ pub static ZH: Strings = Strings {
     no_detail: "这一天没有记录到重置。",
     distrust_never: "数据从未成功检查过。",
     distrust_stale: "上次成功检查已超过 30 小时，数据可能已过时。",
-    distrust_source: "上游数据源报告的状态为",
-    distrust_standalone_hint: "本实例的运营者用 resetctl mark-checked 确认数据。",
+    distrust_source: ("上游数据源报告的状态为“", "”。"),
+    colon: "：",
+    operator_note_label: "致本站运营者：",
+    operator_note: (
+        "核对来源后，请在服务器上运行 ",
+        "，或交由监控程序运行：页面对一次检查的信任期为 30 小时。",
+    ),
     next_heading: "下一次重置",
     none_announced: "暂无公告。",
     starts_in: "距开始还有",
@@ -397,11 +514,15 @@ pub static ZH: Strings = Strings {
     source: "来源",
     last_sync: "上次同步",
     sync_status: "同步状态",
+    status_ok: "正常",
+    status_stale: "已过时",
+    status_error: "出错",
+    status_pending: "尚未同步",
     just_now: "刚刚",
     minutes_ago: ("", " 分钟前"),
     hours_ago: ("", " 小时前"),
     days_ago: ("", " 天前"),
-    units: ["天", "时", "分", "秒"],
+    units: ["天", "小时", "分", "秒"],
     history_heading: "历史记录",
     filter_all: "全部",
     filter_schedules: "计划",
@@ -417,12 +538,47 @@ pub static ZH: Strings = Strings {
     state_fulfilled: "已兑现",
     state_unknown: "未知",
     all_plans: "所有套餐",
+    plans_unknown: "套餐未说明",
+    plan_names: &[
+        ("free", "免费版"),
+        ("go", "Go"),
+        ("plus", "Plus"),
+        ("pro", "Pro"),
+        ("team", "Team"),
+        ("business", "Business"),
+        ("enterprise", "企业版"),
+        ("edu", "教育版"),
+    ],
+    window_names: &[
+        ("five_hour", "5 小时限额"),
+        ("daily", "每日限额"),
+        ("weekly", "每周限额"),
+        ("monthly", "每月限额"),
+    ],
+    windows_unknown: "未说明",
+    list_separator: "、",
     scope: "范围",
+    plans: "套餐",
+    windows: "限额",
     source_post: "来源",
     details: "详情",
     heatmap_heading: "近一年的重置",
-    heatmap_total: ("53 周内共 ", " 次重置（按 UTC 日期）"),
-    heatmap_cell: ("", " 次重置，日期 "),
+    // Chinese has no plural form: one and other are the same words.
+    heatmap_total: Plural {
+        one: ("53 周内共 ", " 次重置（按 UTC 日期）"),
+        other: ("53 周内共 ", " 次重置（按 UTC 日期）"),
+    },
+    heatmap_cell: Plural {
+        one: ("", " 次重置，日期 "),
+        other: ("", " 次重置，日期 "),
+    },
+    months: [
+        "1月", "2月", "3月", "4月", "5月", "6月", "7月", "8月", "9月", "10月", "11月", "12月",
+    ],
+    weekdays: ["周一", "周二", "周三", "周四", "周五", "周六", "周日"],
+    legend_less: "少",
+    legend_more: "多",
+    heatmap_scroll_label: "每日重置次数（可横向滚动）",
     subscribe_heading: "订阅",
     sub_atom: "Atom 订阅源",
     sub_ics: "日历（ICS）",
@@ -447,11 +603,33 @@ pub static ZH: Strings = Strings {
     not_known: "未知",
     times_note: "时间以 UTC 显示；启用 JavaScript 后也会显示你所在时区的时间。",
     served_by: "由 resetctl 提供",
+    id: "ID",
+    origin_x: "X 上的帖子",
+    origin_operator: "运营者备注",
+    origin_rss: "订阅源条目",
+    origin_github: "GitHub 条目",
     nav_label: "站点",
     record_not_found: "没有这条记录",
 };
 
 impl Strings {
+    /// `n` in words, in the plural form `n` takes (English: one for 1,
+    /// other otherwise; a language without plurals gives both the same).
+    pub fn count(&self, words: &Plural, n: u64) -> String {
+        let (before, after) = if n == 1 { words.one } else { words.other };
+        format!("{before}{n}{after}")
+    }
+
+    /// The words of plan id `id` (itself when the table has none).
+    pub fn plan<'a>(&self, id: &'a str) -> &'a str {
+        lookup(self.plan_names, id)
+    }
+
+    /// The words of quota-window id `id` (itself when the table has none).
+    pub fn window<'a>(&self, id: &'a str) -> &'a str {
+        lookup(self.window_names, id)
+    }
+
     /// `secs` seconds ago, in words.
     pub fn ago(&self, secs: i64) -> String {
         let around = |(before, after): (&str, &str), n: i64| format!("{before}{n}{after}");
@@ -464,9 +642,37 @@ impl Strings {
     }
 }
 
+fn lookup<'a>(table: &'static [(&'static str, &'static str)], id: &'a str) -> &'a str {
+    table
+        .iter()
+        .find(|(key, _)| *key == id)
+        .map_or(id, |(_, words)| words)
+}
+
 #[cfg(test)]
 mod tests {
-    use super::Lang;
+    use super::{Lang, EN, ZH};
+
+    #[test]
+    fn counts_take_the_plural_form_of_their_language() {
+        assert_eq!(EN.count(&EN.heatmap_cell, 1), "1 completion on ");
+        assert_eq!(EN.count(&EN.heatmap_cell, 2), "2 completions on ");
+        assert_eq!(EN.count(&EN.heatmap_cell, 0), "0 completions on ");
+        assert_eq!(ZH.count(&ZH.heatmap_cell, 1), "1 次重置，日期 ");
+        assert_eq!(ZH.count(&ZH.heatmap_cell, 2), "2 次重置，日期 ");
+    }
+
+    #[test]
+    fn both_tables_name_the_same_identifiers() {
+        fn ids(table: &[(&'static str, &'static str)]) -> Vec<&'static str> {
+            table.iter().map(|(id, _)| *id).collect()
+        }
+        assert_eq!(ids(EN.plan_names), ids(ZH.plan_names));
+        assert_eq!(ids(EN.window_names), ids(ZH.window_names));
+        assert_eq!(EN.plan("plus"), "Plus");
+        assert_eq!(ZH.window("weekly"), "每周限额");
+        assert_eq!(EN.plan("mystery"), "mystery");
+    }
 
     #[test]
     fn accept_language_picks_the_highest_q_of_the_two() {

@@ -8,13 +8,19 @@
 //   NOW  the instant the server is frozen at (ISO 8601)
 //
 // What it reports:
-// - per viewport (1280x800 light, 390x844 dark): the verdict, whether the
-//   next reset and the history show, horizontal overflow, the countdown
-//   before and after the page's clock moves 3 s, axe-core's violations,
-//   console errors, every request made, a full-page screenshot;
+// - per viewport (1280x800 light, 390x844 dark) and language (/en/, /zh/):
+//   the verdict, whether the next reset and the history show, horizontal
+//   overflow (outside scrolling areas), dates and times that wrap, the
+//   width of the label column of each list of facts, the heatmap's month
+//   and weekday labels, legend, cell titles and scroll position, the
+//   visible text (for raw identifiers), the countdown before and after the
+//   page's clock moves 3 s, axe-core's violations, console errors, every
+//   request made, a full-page screenshot; a history "details" link
+//   (click, then the record page's path, h1 and axe-core's violations);
 // - the verdict in two time zones (Asia/Tokyo, America/New_York);
+// - the page 31 hours after NOW (the check is then too old): the verdict
+//   and whether the operator note shows;
 // - the language switch (click, then the new page's lang and verdict);
-// - a history "details" link (click, then the record page's path and h1);
 // - every dialog any page opened (hostile record texts must open none).
 
 import { createRequire } from 'node:module';
@@ -34,9 +40,9 @@ const VIEWPORTS = [
 const dialogs = [];
 
 // A page with the browser's clock frozen at NOW, in `timezoneId`.
-async function open(browser, options) {
+async function open(browser, options, at = new Date(now)) {
   const context = await browser.newContext(options);
-  await context.clock.install({ time: new Date(now) });
+  await context.clock.install({ time: at });
   const page = await context.newPage();
   const consoleErrors = [];
   const requests = [];
@@ -54,17 +60,65 @@ async function open(browser, options) {
 
 function measure() {
   const vw = document.documentElement.clientWidth;
+  // An element past the viewport's edge widens the page unless an
+  // ancestor below <body> scrolls or clips it (the heatmap on a phone).
+  const clipped = (el) => {
+    for (let e = el.parentElement; e && e !== document.body; e = e.parentElement) {
+      // An <svg> clips its own drawing; the question is what holds the <svg>.
+      if (e instanceof HTMLElement && getComputedStyle(e).overflowX !== 'visible') {
+        const r = e.getBoundingClientRect();
+        return r.left >= -0.5 && r.right <= vw + 0.5;
+      }
+    }
+    return false;
+  };
   const overflowing = [];
   for (const el of document.body.querySelectorAll('*')) {
     const r = el.getBoundingClientRect();
     if (r.width === 0 && r.height === 0) continue;
-    if (r.right > vw + 0.5 || r.left < -0.5) overflowing.push(el.tagName.toLowerCase() + (el.id ? '#' + el.id : ''));
+    if ((r.right > vw + 0.5 || r.left < -0.5) && !clipped(el)) {
+      overflowing.push(el.tagName.toLowerCase() + (el.id ? '#' + el.id : ''));
+    }
   }
+  // A date, a time or a parenthesised date that breaks over two lines
+  // has more than one client rect.
+  const wrapped = [...document.querySelectorAll('time, .nowrap, [data-local-of]')]
+    .filter((el) => el.textContent.trim() !== '' && el.getClientRects().length > 1)
+    .map((el) => el.textContent);
+  // The share of each list of facts that its label column takes.
+  const labelShares = [...document.querySelectorAll('dl.facts')].map((dl) => {
+    const dt = dl.querySelector('dt');
+    return dt ? dt.getBoundingClientRect().width / dl.getBoundingClientRect().width : 0;
+  });
+  const scroller = document.querySelector('.heatmap-scroll');
+  const grid = document.getElementById('heatmap');
+  const cellTitles = {};
+  for (const rect of document.querySelectorAll('#heatmap rect[data-count]')) {
+    cellTitles[rect.getAttribute('data-count')] = rect.querySelector('title').textContent;
+  }
+  // The visible text without record texts and code, where raw ids would show.
+  const body = document.body.cloneNode(true);
+  body.querySelectorAll('blockquote, code, script').forEach((e) => e.remove());
   const verdict = document.getElementById('verdict');
+  const note = document.getElementById('operator-note');
   return {
     innerWidth: window.innerWidth,
     scrollWidth: document.documentElement.scrollWidth,
     overflowing: overflowing.slice(0, 20),
+    wrapped,
+    labelShares,
+    months: [...document.querySelectorAll('#heatmap text.month')].map((t) => t.textContent),
+    weekdays: [...document.querySelectorAll('.heatmap-days text')].map((t) => t.textContent),
+    legend: (document.getElementById('heatmap-legend') || {}).textContent ?? null,
+    cellTitles,
+    heatmapScrolls: !!scroller && scroller.scrollWidth > scroller.clientWidth + 1,
+    // The newest week is in view: the grid's right edge is the scroller's.
+    heatmapAtNewest: !!scroller && !!grid &&
+      Math.abs(grid.getBoundingClientRect().right - scroller.getBoundingClientRect().right) < 1.5,
+    text: body.innerText,
+    title: document.title,
+    siteName: (document.getElementById('site-name') || {}).textContent ?? null,
+    operatorNote: note ? (note.hidden ? 'hidden' : note.textContent) : null,
     lang: document.documentElement.lang,
     verdict: verdict && verdict.getAttribute('data-verdict'),
     verdictText: verdict && verdict.textContent,
@@ -93,40 +147,53 @@ const browser = await chromium.launch({ executablePath, headless: true });
 report.browser = browser.version();
 try {
   for (const vp of VIEWPORTS) {
-    const { context, page, consoleErrors, requests } = await open(browser, {
-      viewport: { width: vp.width, height: vp.height },
-      colorScheme: vp.colorScheme,
-      timezoneId: 'UTC',
-      locale: 'en-US',
-    });
-    const response = await page.goto(origin + '/en/', { waitUntil: 'load' });
-    const before = await page.evaluate(measure);
-    await page.clock.runFor(3000);
-    const after = await page.evaluate(measure);
-    const violations = await axe(page);
-    const screenshot = join(outDir, `site-${vp.width}x${vp.height}-${vp.colorScheme}.png`);
-    await page.screenshot({ path: screenshot, fullPage: true });
-    // A history item's own page.
-    await Promise.all([page.waitForURL('**/records/**'), page.click('#history li a[href*="/records/"]')]);
-    const record = await page.evaluate(() => ({
-      path: location.pathname,
-      h1: document.querySelector('h1').textContent,
-      fields: document.querySelectorAll('#record dt').length,
-    }));
-    const recordViolations = await axe(page);
-    report.viewports.push({
-      name: vp.name,
-      width: vp.width,
-      status: response.status(),
-      ...before,
-      countdownAfter: after.countdown,
-      violations,
-      record,
-      recordViolations,
-      screenshot,
-      consoleErrors,
-      requests,
-    });
+    for (const lang of ['en', 'zh']) {
+      const { context, page, consoleErrors, requests } = await open(browser, {
+        viewport: { width: vp.width, height: vp.height },
+        colorScheme: vp.colorScheme,
+        timezoneId: 'UTC',
+        locale: lang === 'en' ? 'en-US' : 'zh-CN',
+      });
+      const response = await page.goto(origin + `/${lang}/`, { waitUntil: 'load' });
+      const before = await page.evaluate(measure);
+      await page.clock.runFor(3000);
+      const after = await page.evaluate(measure);
+      const violations = await axe(page);
+      const screenshot = join(outDir, `site-${lang}-${vp.width}x${vp.height}-${vp.colorScheme}.png`);
+      await page.screenshot({ path: screenshot, fullPage: true });
+      // A history item's own page.
+      await Promise.all([page.waitForURL('**/records/**'), page.click('#history li a[href*="/records/"]')]);
+      const record = await page.evaluate(() => ({
+        path: location.pathname,
+        h1: document.querySelector('h1').textContent,
+        fields: document.querySelectorAll('#record dt').length,
+      }));
+      const recordLayout = await page.evaluate(measure);
+      const recordViolations = await axe(page);
+      report.viewports.push({
+        name: vp.name,
+        width: vp.width,
+        langPath: lang,
+        status: response.status(),
+        ...before,
+        countdownAfter: after.countdown,
+        violations,
+        record,
+        recordLayout: { wrapped: recordLayout.wrapped, labelShares: recordLayout.labelShares, overflowing: recordLayout.overflowing, text: recordLayout.text },
+        recordViolations,
+        screenshot,
+        consoleErrors,
+        requests,
+      });
+      await context.close();
+    }
+  }
+  {
+    // 31 hours on, the check made 2 hours before NOW is too old.
+    const later = new Date(new Date(now).getTime() + 31 * 3600 * 1000);
+    const { context, page } = await open(browser, { timezoneId: 'UTC', locale: 'en-US' }, later);
+    await page.goto(origin + '/en/', { waitUntil: 'load' });
+    report.overdue = await page.evaluate(measure);
     await context.close();
   }
   for (const timezoneId of ['Asia/Tokyo', 'America/New_York']) {

@@ -28,7 +28,7 @@
     return [start.getTime(), end.getTime()];
   }
   function verdict(now) {
-    if (data.sourceStatus && data.sourceStatus !== "ok") return { name: "unknown", why: s.distrustSource + " " + data.sourceStatus + "." };
+    if (data.sourceStatus && data.sourceStatus !== "ok") return { name: "unknown", why: s.distrustSource[0] + data.sourceStatusWords + s.distrustSource[1] };
     if (data.lastCheck === null) return { name: "unknown", why: s.distrustNever };
     if (now - data.lastCheck > data.trustHours * 3600000) return { name: "unknown", why: s.distrustStale };
     var day = localDay(now), best = null;
@@ -51,7 +51,7 @@
       detail.textContent = "";
       if (v.name === "yes") {
         var words = { completed: s.hitCompleted, fulfilled: s.hitFulfilled, elapsed: s.hitElapsed, due: s.hitDue }[v.hit.how];
-        detail.appendChild(document.createTextNode(words + ": " + fmt.format(new Date(v.hit.at)) + " · " + v.hit.what + " "));
+        detail.appendChild(document.createTextNode(words + s.colon + fmt.format(new Date(v.hit.at)) + " · " + v.hit.what + " "));
         var a = document.createElement("a");
         a.href = v.hit.href;
         a.textContent = s.details;
@@ -61,6 +61,8 @@
       } else {
         detail.textContent = v.why;
       }
+      var note = document.getElementById("operator-note");
+      if (note) note.hidden = v.name !== "unknown";
     }
     document.querySelectorAll("time[data-local]").forEach(function (t) {
       var out = t.parentNode.querySelector("[data-local-of='" + t.id + "']");

@@ -52,29 +52,44 @@ fn verdict_section(ctx: &PageContext, verdict: &Verdict) -> Markup {
             p id="verdict-detail" {
                 @match verdict {
                     Verdict::Yes(Hit { record, at, kind }) => {
-                        (hit_words(s, *kind)) ": " (utc(*at)) " · " (what(s, record)) " "
+                        (hit_words(s, *kind)) (s.colon) (utc(*at)) " · " (what(s, record)) " "
                         a href=(ctx.link(&record_path(&record.id, Some(ctx.lang)))) { (s.details) }
                     }
                     Verdict::No => { (s.no_detail) }
-                    Verdict::Unknown(why) => { (distrust_words(ctx, *why)) }
+                    Verdict::Unknown(why) => { (distrust_words(s, *why)) }
                 }
             }
+            (operator_note(ctx, verdict))
         }
     }
 }
 
-fn distrust_words(ctx: &PageContext, why: Distrust) -> String {
-    let s = ctx.s();
-    let mut out = match why {
+fn distrust_words(s: &Strings, why: Distrust) -> String {
+    match why {
         Distrust::NeverChecked => s.distrust_never.to_owned(),
         Distrust::Stale { .. } => s.distrust_stale.to_owned(),
-        Distrust::Source(status) => format!("{} {}.", s.distrust_source, status_word(status)),
-    };
-    if ctx.view.mode() == Mode::Standalone {
-        out.push(' ');
-        out.push_str(s.distrust_standalone_hint);
+        Distrust::Source(status) => {
+            let (before, after) = s.distrust_source;
+            format!("{before}{}{after}", status_words(s, status))
+        }
     }
-    out
+}
+
+/// What the operator of a standalone instance runs when the check is
+/// missing or too old. Only a standalone page carries it (a mirror's
+/// trust is its upstream's); it is hidden while the data is trusted, and
+/// the script shows it when the visitor's clock passes the trust limit.
+fn operator_note(ctx: &PageContext, verdict: &Verdict) -> Markup {
+    let s = ctx.s();
+    let shown = matches!(verdict, Verdict::Unknown(_));
+    html! {
+        @if ctx.view.mode() == Mode::Standalone {
+            p.operator-note id="operator-note" role="note" hidden[!shown] {
+                strong { (s.operator_note_label) } " "
+                (s.operator_note.0) code { (crate::site::i18n::OPERATOR_COMMAND) } (s.operator_note.1)
+            }
+        }
+    }
 }
 
 fn next_section(ctx: &PageContext, next: Option<&Record>) -> Markup {
@@ -128,11 +143,11 @@ fn freshness_section(ctx: &PageContext) -> Markup {
             h2 id="freshness-heading" { (s.freshness_heading) }
             dl.facts {
                 dt { (s.generated_at) }
-                dd { (ago(s, view.generated_at(), ctx.now)) " (" (utc(view.generated_at())) ")" }
+                dd { (ago(s, view.generated_at(), ctx.now)) " " span.nowrap { "(" (utc(view.generated_at())) ")" } }
                 dt { (s.last_check) }
                 dd {
                     @match view.last_successful_check_at() {
-                        Some(at) => { (ago(s, at, ctx.now)) " (" (utc(at)) ")" }
+                        Some(at) => { (ago(s, at, ctx.now)) " " span.nowrap { "(" (utc(at)) ")" } }
                         None => { (s.never) }
                     }
                 }
@@ -147,12 +162,12 @@ fn freshness_section(ctx: &PageContext) -> Markup {
                     dt { (s.last_sync) }
                     dd {
                         @match source.last_synced_at.or(source.synced_at) {
-                            Some(at) => { (ago(s, at, ctx.now)) " (" (utc(at)) ")" }
+                            Some(at) => { (ago(s, at, ctx.now)) " " span.nowrap { "(" (utc(at)) ")" } }
                             None => { (s.never) }
                         }
                     }
                     dt { (s.sync_status) }
-                    dd { (status_word(source.status)) }
+                    dd { (status_words(s, source.status)) }
                 }
             }
         }
@@ -222,9 +237,13 @@ fn history_item(ctx: &PageContext, record: &Record, n: usize) -> Markup {
 fn heatmap_section(ctx: &PageContext, map: &Heatmap) -> Markup {
     const CELL: usize = 10;
     const STEP: usize = 12;
+    /// Room above the grid for the month labels.
+    const TOP: usize = 14;
+    /// The weekday labels' column (outside the scrolling grid).
+    const LABELS: usize = 32;
     let s = ctx.s();
     let width = map.weeks.len() * STEP;
-    let height = 7 * STEP;
+    let height = TOP + 7 * STEP;
     let level = |count: u32| -> u32 {
         if count == 0 || map.max == 0 {
             0
@@ -240,29 +259,50 @@ fn heatmap_section(ctx: &PageContext, map: &Heatmap) -> Markup {
                 empty.push_str(&format!(
                     "M{} {}h{CELL}v{CELL}h-{CELL}z",
                     w * STEP,
-                    d * STEP
+                    TOP + d * STEP
                 ));
             }
         }
     }
-    let summary = format!("{}{}{}", s.heatmap_total.0, map.total, s.heatmap_total.1);
+    let summary = s.count(&s.heatmap_total, u64::from(map.total));
     html! {
         section.heatmap aria-labelledby="heatmap-heading" {
             h2 id="heatmap-heading" { (s.heatmap_heading) }
-            svg xmlns="http://www.w3.org/2000/svg" viewBox=(format!("0 0 {width} {height}"))
-                role="img" aria-labelledby="heatmap-title" {
-                title id="heatmap-title" { (summary) }
-                path.l0 d=(empty) {}
-                @for (w, week) in map.weeks.iter().enumerate() {
-                    @for (d, cell) in week.iter().enumerate() {
-                        @if let Some(cell) = cell.filter(|c| c.count > 0) {
-                            rect class=(format!("l{}", level(cell.count))) x=(w * STEP) y=(d * STEP)
-                                width=(CELL) height=(CELL) data-date=(cell.date.to_string()) data-count=(cell.count) {
-                                title { (s.heatmap_cell.0) (cell.count) (s.heatmap_cell.1) (cell.date.to_string()) }
+            div.heatmap-grid {
+                // Monday, Wednesday and Friday name their rows, beside the
+                // grid so they stay in view when a narrow screen scrolls it.
+                svg.heatmap-days xmlns="http://www.w3.org/2000/svg" aria-hidden="true"
+                    width=(LABELS) height=(height) viewBox=(format!("0 0 {LABELS} {height}")) {
+                    @for d in [0usize, 2, 4] {
+                        text x="0" y=(TOP + d * STEP + CELL - 1) { (s.weekdays[d]) }
+                    }
+                }
+                // Scrolled to the newest weeks from the start (right to left).
+                div.heatmap-scroll tabindex="0" role="group" aria-label=(s.heatmap_scroll_label) {
+                    svg id="heatmap" xmlns="http://www.w3.org/2000/svg" width=(width) height=(height)
+                        viewBox=(format!("0 0 {width} {height}")) role="img" aria-labelledby="heatmap-title" {
+                        title id="heatmap-title" { (summary) }
+                        @for (w, month) in map.month_labels() {
+                            text.month x=(w * STEP) y="10" { (s.months[month as usize]) }
+                        }
+                        path.l0 d=(empty) {}
+                        @for (w, week) in map.weeks.iter().enumerate() {
+                            @for (d, cell) in week.iter().enumerate() {
+                                @if let Some(cell) = cell.filter(|c| c.count > 0) {
+                                    rect class=(format!("l{}", level(cell.count))) x=(w * STEP) y=(TOP + d * STEP)
+                                        width=(CELL) height=(CELL) data-date=(cell.date.to_string()) data-count=(cell.count) {
+                                        title { (s.count(&s.heatmap_cell, u64::from(cell.count))) (cell.date.to_string()) }
+                                    }
+                                }
                             }
                         }
                     }
                 }
+            }
+            p.legend id="heatmap-legend" {
+                (s.legend_less) " "
+                @for l in 0..=4 { span class=(format!("swatch l{l}")) aria-hidden="true" {} }
+                " " (s.legend_more)
             }
             p.muted { (summary) }
         }
@@ -289,7 +329,7 @@ fn subscribe_section(ctx: &PageContext) -> Markup {
                 li { a href=(ctx.link("/openapi/v1/docs#stream")) { (s.sub_stream) } " — " code { "GET /openapi/v1/records/stream" } }
                 li { a href=(ctx.link("/openapi/v1/docs#webhooks")) { (s.sub_webhooks) } }
                 li { a href=(ctx.link("/openapi/v1/docs")) { (s.sub_docs) } }
-                li { (s.sub_mcp) ": " code { (ctx.link("/mcp")) } }
+                li { (s.sub_mcp) (s.colon) code { (ctx.link("/mcp")) } }
                 li { a href=(ctx.link("/openapi/v1/badge.json")) { (s.sub_badge) } }
             }
         }

@@ -24,7 +24,7 @@ use crate::model::BaseUrl;
 use crate::model::KindFilter;
 use crate::model::Mode;
 use crate::model::{
-    DataSourceStatus, Kind, Link, Record, ResetType, ScheduleBasis, SchedulePrecision,
+    DataSourceStatus, Kind, Link, Origin, Record, ResetType, ScheduleBasis, SchedulePrecision,
     ScheduleState, Timestamp,
 };
 use crate::query::PublishedView;
@@ -70,6 +70,8 @@ pub struct PageContext<'a> {
     pub lang: Lang,
     /// The base of absolute links (empty: links relative to the server's root).
     pub base: &'a BaseUrl,
+    /// The site's name (`--site-name`): the header's and the titles' brand.
+    pub site_name: &'a str,
 }
 
 impl PageContext<'_> {
@@ -142,25 +144,58 @@ fn hit_name(kind: HitKind) -> &'static str {
     }
 }
 
-/// `Global reset · all plans · five_hour, weekly`.
+/// `Global reset · all plans · 5-hour limit, weekly limit`: every id in
+/// words; windows not stated are left out of this line.
 fn what(s: &Strings, record: &Record) -> String {
     let mut out = type_words(s, record.reset_type).to_owned();
     if let Some(scope) = &record.scope {
-        let plans = if scope.plans.iter().any(|p| p == "all") {
-            s.all_plans.to_owned()
-        } else {
-            scope.plans.join(", ")
-        };
+        let plans = plan_words(s, &scope.plans);
         if !plans.is_empty() {
             out.push_str(" · ");
             out.push_str(&plans);
         }
-        if !scope.windows.is_empty() {
+        let windows = window_words(s, &scope.windows);
+        if !windows.is_empty() {
             out.push_str(" · ");
-            out.push_str(&scope.windows.join(", "));
+            out.push_str(&windows);
         }
     }
     out
+}
+
+/// A scope's plans in words: every plan, not stated, or the plans' names.
+fn plan_words(s: &Strings, plans: &[String]) -> String {
+    if plans.iter().any(|p| p == "all") {
+        s.all_plans.to_owned()
+    } else if !plans.is_empty() && plans.iter().all(|p| p == "unknown") {
+        s.plans_unknown.to_owned()
+    } else {
+        let named: Vec<&str> = plans
+            .iter()
+            .filter(|p| *p != "unknown")
+            .map(|p| s.plan(p))
+            .collect();
+        named.join(s.list_separator)
+    }
+}
+
+/// A scope's quota windows in words; empty when none is stated.
+fn window_words(s: &Strings, windows: &[String]) -> String {
+    let named: Vec<&str> = windows
+        .iter()
+        .filter(|w| *w != "unknown")
+        .map(|w| s.window(w))
+        .collect();
+    named.join(s.list_separator)
+}
+
+fn origin_words(s: &Strings, origin: Origin) -> &'static str {
+    match origin {
+        Origin::X => s.origin_x,
+        Origin::Operator => s.origin_operator,
+        Origin::Rss => s.origin_rss,
+        Origin::Github => s.origin_github,
+    }
 }
 
 /// The time a record is listed at: its reset time, else its announcement.
@@ -209,7 +244,7 @@ fn head(ctx: &PageContext, title: &str) -> Markup {
             meta charset="utf-8";
             meta name="viewport" content="width=device-width, initial-scale=1";
             meta name="color-scheme" content="light dark";
-            title { (title) }
+            title { (title) " · " (ctx.site_name) }
             link rel="alternate" type="application/atom+xml" title=(s.sub_atom)
                 href=(ctx.link("/openapi/v1/records.atom"));
             @for lang in Lang::ALL {
@@ -225,7 +260,7 @@ fn header(ctx: &PageContext, other_path: &str) -> Markup {
     let other = ctx.lang.other();
     html! {
         header {
-            p { a href=(ctx.link(&format!("/{}/", ctx.lang.segment()))) { strong { "resetctl" } } }
+            p { a href=(ctx.link(&format!("/{}/", ctx.lang.segment()))) { strong id="site-name" { (ctx.site_name) } } }
             nav aria-label=(s.nav_label) {
                 ul {
                     li { a href=(ctx.link(other_path)) hreflang=(other.tag()) lang=(other.tag()) { (s.other_language) } }
@@ -285,6 +320,7 @@ fn script_data(ctx: &PageContext) -> String {
     let data = serde_json::json!({
         "lastCheck": ctx.view.last_successful_check_at().map(Timestamp::as_millis),
         "sourceStatus": ctx.view.sync_status().map(status_word),
+        "sourceStatusWords": ctx.view.sync_status().map(|st| status_words(s, st)),
         "trustHours": verdict::TRUST_HOURS,
         "candidates": candidates,
         "strings": s,
@@ -295,6 +331,17 @@ fn script_data(ctx: &PageContext) -> String {
         .replace('&', "\\u0026")
 }
 
+/// A sync status in the visitor's words.
+fn status_words(s: &Strings, status: DataSourceStatus) -> &'static str {
+    match status {
+        DataSourceStatus::Ok => s.status_ok,
+        DataSourceStatus::Stale => s.status_stale,
+        DataSourceStatus::Error => s.status_error,
+        DataSourceStatus::Pending => s.status_pending,
+    }
+}
+
+/// A sync status's wire name (the script's trust rule reads it).
 fn status_word(status: DataSourceStatus) -> &'static str {
     match status {
         DataSourceStatus::Ok => "ok",

@@ -22,11 +22,17 @@ pub fn record_page(ctx: &PageContext, index: u32) -> String {
                 main {
                     h1 { (what(s, record)) }
                     dl.facts id="record" {
-                        dt { "ID" } dd { code { (record.id) } }
+                        dt { (s.id) } dd { code { (record.id) } }
                         dt { (s.kind) } dd { @if record.is_schedule() { (s.kind_schedule) } @else { (s.kind_completion) } }
                         dt { (s.reset_type) } dd { (type_words(s, record.reset_type)) }
                         @if let Some(state) = record.schedule_state {
                             dt { (s.state) } dd { (state_words(s, state)) }
+                        }
+                        @if let Some(scope) = &record.scope {
+                            @let plans = plan_words(s, &scope.plans);
+                            @let windows = window_words(s, &scope.windows);
+                            dt { (s.plans) } dd { @if plans.is_empty() { (s.plans_unknown) } @else { (plans) } }
+                            dt { (s.windows) } dd { @if windows.is_empty() { (s.windows_unknown) } @else { (windows) } }
                         }
                         @if let Some(w) = record.schedule_window {
                             dt { (s.window) }
@@ -43,7 +49,7 @@ pub fn record_page(ctx: &PageContext, index: u32) -> String {
                         @if let Some(c) = record.confidence { dt { (s.confidence) } dd { (format!("{:.0} %", c * 100.0)) } }
                         dt { (s.source) }
                         dd {
-                            (record.source.origin.as_str())
+                            (origin_words(s, record.source.origin))
                             @if let Some(handle) = &record.source.handle { " @" (handle) }
                             @if let Some(url) = record.source.link() {
                                 " · " a href=(url.as_str()) rel="noopener noreferrer" { (s.source_post) }
