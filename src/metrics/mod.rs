@@ -17,6 +17,8 @@
 //! its sample (`foo_total`, where OpenMetrics names the family `foo`), and
 //! there are no `# UNIT` and `# EOF` lines.
 
+mod process;
+
 use std::sync::OnceLock;
 use std::time::Duration;
 
@@ -450,8 +452,8 @@ pub type SyncScrape = (&'static str, u64, Option<f64>, Option<f64>);
 
 /// The families made anew at each scrape, after the recorded ones: what
 /// this build is, the process (the standard `process_*` families every
-/// Prometheus exporter has, unprefixed, read from `/proc` by the
-/// `metrics-process` crate: a family it cannot read is left out), and the
+/// Prometheus exporter has, unprefixed, read from `/proc`: a family that
+/// cannot be read is left out), and the
 /// sync families, only where there is a sync state (an upstream mirror; a
 /// standalone instance has none, and a zero there would mean nothing).
 fn scraped_registry(sync: Option<SyncScrape>) -> Registry {
@@ -505,11 +507,11 @@ fn scraped_registry(sync: Option<SyncScrape>) -> Registry {
 }
 
 /// The standard process families (names and help as the Prometheus
-/// client libraries write them).
+/// client libraries write them), from [`process::collect`].
 fn process_families(registry: &mut Registry) {
-    let now = metrics_process::collector::collect();
+    let now = process::collect();
     let to_i64 = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
-    if let Some(seconds) = now.cpu_seconds_total {
+    if let Some(seconds) = now.cpu_seconds {
         registry.register(
             "process_cpu_seconds",
             "Total user and system CPU time spent in seconds.",
