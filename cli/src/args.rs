@@ -278,7 +278,7 @@ Examples:
 
 crontab, without serve:
   RESETCTL_DATA_DIR=/var/lib/resetctl
-  */5 * * * * /usr/local/bin/resetctl webhook deliver --once
+  */5 * * * * /usr/local/bin/resetctl webhook deliver --once > /dev/null
 
 Changes (record.created, record.updated, record.removed) are written to a
 durable outbox by every publish and delivered at least once, in order per
