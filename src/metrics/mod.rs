@@ -231,11 +231,28 @@ fn register<M: prometheus_client::registry::Metric + Clone>(
     help: &str,
     metric: M,
 ) -> M {
-    match unit {
-        Some(unit) => registry.register_with_unit(name, help, unit, metric.clone()),
-        None => registry.register(name, help, metric.clone()),
-    }
+    add(registry, name, unit, help, metric.clone());
     metric
+}
+
+/// Adds `metric` under `name`, with `unit` when it has one (a constant
+/// of one scrape, or the registry's copy of a handle).
+fn add(
+    registry: &mut Registry,
+    name: &str,
+    unit: Option<Unit>,
+    help: &str,
+    metric: impl prometheus_client::registry::Metric,
+) {
+    match unit {
+        Some(unit) => registry.register_with_unit(name, help, unit, metric),
+        None => registry.register(name, help, metric),
+    }
+}
+
+/// A count as a gauge's value (saturating: a gauge is an `i64`).
+fn gauge_value(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
 }
 
 /// Turns recording on for the rest of the process.
@@ -420,10 +437,9 @@ pub const OPENMETRICS_TEXT: &str = "application/openmetrics-text; version=1.0.0;
 /// (`openmetrics`) or the classic text format; `None` while recording is off.
 pub fn render(scrape: &Scrape, openmetrics: bool) -> Option<String> {
     let m = METRICS.get()?;
-    let to_i64 = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
     match scrape.snapshot {
         Some((sequence, age)) => {
-            m.snapshot_sequence.set(to_i64(sequence));
+            m.snapshot_sequence.set(gauge_value(sequence));
             m.snapshot_age.set(age);
         }
         None => {
@@ -432,11 +448,11 @@ pub fn render(scrape: &Scrape, openmetrics: bool) -> Option<String> {
         }
     }
     m.last_check.set(scrape.last_check.unwrap_or(0.0));
-    m.quota_clients.set(to_i64(scrape.quota_clients));
-    m.streams_open.set(to_i64(scrape.streams_open));
-    m.webhook_backlog.set(to_i64(scrape.webhook_backlog));
+    m.quota_clients.set(gauge_value(scrape.quota_clients));
+    m.streams_open.set(gauge_value(scrape.streams_open));
+    m.webhook_backlog.set(gauge_value(scrape.webhook_backlog));
     m.webhook_outbox_bytes
-        .set(to_i64(scrape.webhook_outbox_bytes));
+        .set(gauge_value(scrape.webhook_outbox_bytes));
     let scraped = scraped_registry(scrape.sync);
     let mut out = String::with_capacity(8192);
     let encoded = text::encode_registry(&mut out, &m.registry)
@@ -489,18 +505,20 @@ fn scraped_registry(sync: Option<SyncScrape>) -> Registry {
     ours.register(
         "sync_consecutive_failures",
         "Failed sync attempts since the last good one; absent in standalone mode",
-        ConstGauge::new(i64::try_from(failures).unwrap_or(i64::MAX)),
+        ConstGauge::new(gauge_value(failures)),
     );
-    ours.register_with_unit(
+    add(
+        ours,
         "sync_synced_at_timestamp",
+        Some(Unit::Seconds),
         "When the upstream was last fetched or revalidated (Unix time; 0: never); absent in standalone mode",
-        Unit::Seconds,
         ConstGauge::new(synced.unwrap_or(0.0)),
     );
-    ours.register_with_unit(
+    add(
+        ours,
         "sync_fetched_at_timestamp",
+        Some(Unit::Seconds),
         "When an upstream body was last fetched (Unix time; 0: never); absent in standalone mode",
-        Unit::Seconds,
         ConstGauge::new(fetched.unwrap_or(0.0)),
     );
     root
@@ -510,7 +528,6 @@ fn scraped_registry(sync: Option<SyncScrape>) -> Registry {
 /// client libraries write them), from [`process::collect`].
 fn process_families(registry: &mut Registry) {
     let now = process::collect();
-    let to_i64 = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
     if let Some(seconds) = now.cpu_seconds {
         registry.register(
             "process_cpu_seconds",
@@ -557,11 +574,14 @@ fn process_families(registry: &mut Registry) {
         ),
     ];
     for (name, help, unit, value) in gauges {
-        let Some(value) = value else { continue };
-        let gauge = ConstGauge::new(to_i64(value));
-        match unit {
-            Some(unit) => registry.register_with_unit(name, help, unit, gauge),
-            None => registry.register(name, help, gauge),
+        if let Some(value) = value {
+            add(
+                registry,
+                name,
+                unit,
+                help,
+                ConstGauge::new(gauge_value(value)),
+            );
         }
     }
 }

@@ -133,8 +133,9 @@ pub struct Strings {
     pub no_detail: &'static str,
     /// Why unknown: never checked.
     pub distrust_never: &'static str,
-    /// Why unknown: an old check.
-    pub distrust_stale: &'static str,
+    /// Why unknown: an old check; the words around the trust limit's
+    /// hours ([`TRUST_HOURS`](crate::site::verdict::TRUST_HOURS)).
+    pub distrust_stale: (&'static str, &'static str),
     /// Why unknown: the upstream's status, around its words.
     pub distrust_source: (&'static str, &'static str),
     /// Between a label and what follows it (`A reset was confirmed: …`).
@@ -142,8 +143,9 @@ pub struct Strings {
     /// The note to the operator of a standalone instance whose check is
     /// missing or too old: its label, and the words around the command.
     pub operator_note_label: &'static str,
-    /// Before and after [`OPERATOR_COMMAND`] in the note.
-    pub operator_note: (&'static str, &'static str),
+    /// Before [`OPERATOR_COMMAND`] in the note, between it and the trust
+    /// limit's hours, and after them.
+    pub operator_note: (&'static str, &'static str, &'static str),
     /// The next reset section.
     pub next_heading: &'static str,
     /// No pending schedule.
@@ -348,14 +350,17 @@ pub static EN: Strings = Strings {
     hit_due: "A scheduled reset is due now, not confirmed yet",
     no_detail: "No reset has been recorded for this day.",
     distrust_never: "The data has never been checked successfully.",
-    distrust_stale:
-        "The last successful check is more than 30 hours old, so the data may be out of date.",
+    distrust_stale: (
+        "The last successful check is more than ",
+        " hours old, so the data may be out of date.",
+    ),
     distrust_source: ("The upstream source reports its data as ", "."),
     colon: ": ",
     operator_note_label: "For the operator of this site:",
     operator_note: (
         "after checking the source, run ",
-        " on the server, or let a monitor run it: the page trusts a check for 30 hours.",
+        " on the server, or let a monitor run it: the page trusts a check for ",
+        " hours.",
     ),
     next_heading: "Next reset",
     none_announced: "None announced.",
@@ -487,13 +492,14 @@ pub static ZH: Strings = Strings {
     hit_due: "计划中的重置现在到期，尚未确认",
     no_detail: "这一天没有记录到重置。",
     distrust_never: "数据从未成功检查过。",
-    distrust_stale: "上次成功检查已超过 30 小时，数据可能已过时。",
+    distrust_stale: ("上次成功检查已超过 ", " 小时，数据可能已过时。"),
     distrust_source: ("上游数据源报告的状态为“", "”。"),
     colon: "：",
     operator_note_label: "致本站运营者：",
     operator_note: (
         "核对来源后，请在服务器上运行 ",
-        "，或交由监控程序运行：页面对一次检查的信任期为 30 小时。",
+        "，或交由监控程序运行：页面对一次检查的信任期为 ",
+        " 小时。",
     ),
     next_heading: "下一次重置",
     none_announced: "暂无公告。",

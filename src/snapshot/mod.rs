@@ -13,6 +13,5 @@ mod store;
 
 pub use format::{Mode, Snapshot, SNAPSHOT_FORMAT};
 pub use store::{
-    encode, Draft, SnapshotEntry, SnapshotError, SnapshotHead, SnapshotStore, SnapshotSummary,
-    DEFAULT_KEEP,
+    encode, Draft, SnapshotEntry, SnapshotError, SnapshotHead, SnapshotStore, DEFAULT_KEEP,
 };

@@ -97,7 +97,7 @@ pub enum SnapshotError {
 }
 
 /// One version on disk, as `snapshots list` shows it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SnapshotEntry {
     /// Its sequence number.
     pub sequence: u64,
@@ -108,21 +108,7 @@ pub struct SnapshotEntry {
     /// Whether the pointer names it.
     pub current: bool,
     /// What it holds, read from the file (`None`: unreadable or not a snapshot).
-    pub summary: Option<SnapshotSummary>,
-}
-
-/// A version's time and size, for listings: read from its file without
-/// building its records.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SnapshotSummary {
-    /// When it was published.
-    pub published_at: Timestamp,
-    /// Standalone or upstream-sync.
-    pub mode: Mode,
-    /// How many records it holds.
-    #[serde(deserialize_with = "count_elements")]
-    pub records: usize,
+    pub head: Option<SnapshotHead>,
 }
 
 /// The length of a JSON array, its elements skipped unbuilt.
@@ -144,14 +130,20 @@ fn count_elements<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<u
     deserializer.deserialize_seq(Count)
 }
 
-/// A snapshot's fields but its records ([`SnapshotStore::current_head`]).
-#[derive(Debug, Clone, serde::Deserialize)]
+/// A snapshot's fields but its records, which are counted, never built
+/// ([`SnapshotStore::current_head`], [`SnapshotStore::list`]).
+#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SnapshotHead {
     /// Its sequence number.
     pub sequence: u64,
+    /// When it was published.
+    pub published_at: Timestamp,
     /// Standalone or upstream-sync.
     pub mode: Mode,
+    /// How many records it holds.
+    #[serde(deserialize_with = "count_elements")]
+    pub records: usize,
     /// Standalone: the last ledger entry its records include.
     #[serde(default)]
     pub ledger_entry: Option<u64>,
@@ -397,15 +389,15 @@ impl SnapshotStore {
         let mut entries = Vec::new();
         for (sequence, path) in self.sequences()? {
             let bytes = fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
-            let summary = fs::read(&path)
+            let head = fs::read(&path)
                 .ok()
-                .and_then(|text| serde_json::from_slice::<SnapshotSummary>(&text).ok());
+                .and_then(|text| serde_json::from_slice::<SnapshotHead>(&text).ok());
             entries.push(SnapshotEntry {
                 sequence,
                 path,
                 bytes,
                 current: current == Some(sequence),
-                summary,
+                head,
             });
         }
         Ok(entries)

@@ -16,15 +16,15 @@ pub fn run(settings: &Settings, command: SnapshotsCommand) -> Result<(), CliErro
                 let list: Vec<_> = entries
                     .iter()
                     .map(|e| {
-                        let summary = e.summary.as_ref();
+                        let head = e.head.as_ref();
                         json!({
                             "sequence": e.sequence,
                             "path": e.path,
                             "bytes": e.bytes,
                             "current": e.current,
-                            "publishedAt": summary.map(|s| s.published_at),
-                            "mode": summary.map(|s| s.mode.as_str()),
-                            "records": summary.map(|s| s.records),
+                            "publishedAt": head.map(|h| h.published_at),
+                            "mode": head.map(|h| h.mode.as_str()),
+                            "records": head.map(|h| h.records),
                         })
                     })
                     .collect();
@@ -77,7 +77,7 @@ fn render_list(entries: &[resetctl::snapshot::SnapshotEntry]) -> String {
     for e in entries {
         let mark = if e.current { "*" } else { " " };
         let (published, mode, records) =
-            e.summary
+            e.head
                 .as_ref()
                 .map_or(("?".to_owned(), "?", "?".to_owned()), |s| {
                     (

@@ -30,7 +30,7 @@
   function verdict(now) {
     if (data.sourceStatus && data.sourceStatus !== "ok") return { name: "unknown", why: s.distrustSource[0] + data.sourceStatusWords + s.distrustSource[1] };
     if (data.lastCheck === null) return { name: "unknown", why: s.distrustNever };
-    if (now - data.lastCheck > data.trustHours * 3600000) return { name: "unknown", why: s.distrustStale };
+    if (now - data.lastCheck > data.trustHours * 3600000) return { name: "unknown", why: s.distrustStale[0] + data.trustHours + s.distrustStale[1] };
     var day = localDay(now), best = null;
     data.candidates.forEach(function (c) {
       if (c.at > now || c.at < day[0] || c.at >= day[1]) return;

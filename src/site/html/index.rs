@@ -67,7 +67,10 @@ fn verdict_section(ctx: &PageContext, verdict: &Verdict) -> Markup {
 fn distrust_words(s: &Strings, why: Distrust) -> String {
     match why {
         Distrust::NeverChecked => s.distrust_never.to_owned(),
-        Distrust::Stale { .. } => s.distrust_stale.to_owned(),
+        Distrust::Stale { .. } => {
+            let (before, after) = s.distrust_stale;
+            format!("{before}{}{after}", crate::site::verdict::TRUST_HOURS)
+        }
         Distrust::Source(status) => {
             let (before, after) = s.distrust_source;
             format!("{before}{}{after}", status_words(s, status))
@@ -86,7 +89,7 @@ fn operator_note(ctx: &PageContext, verdict: &Verdict) -> Markup {
         @if ctx.view.mode() == Mode::Standalone {
             p.operator-note id="operator-note" role="note" hidden[!shown] {
                 strong { (s.operator_note_label) } " "
-                (s.operator_note.0) code { (crate::site::i18n::OPERATOR_COMMAND) } (s.operator_note.1)
+                (s.operator_note.0) code { (crate::site::i18n::OPERATOR_COMMAND) } (s.operator_note.1) (crate::site::verdict::TRUST_HOURS) (s.operator_note.2)
             }
         }
     }

@@ -319,7 +319,7 @@ fn script_data(ctx: &PageContext) -> String {
         .collect();
     let data = serde_json::json!({
         "lastCheck": ctx.view.last_successful_check_at().map(Timestamp::as_millis),
-        "sourceStatus": ctx.view.sync_status().map(status_word),
+        "sourceStatus": ctx.view.sync_status().map(DataSourceStatus::as_str),
         "sourceStatusWords": ctx.view.sync_status().map(|st| status_words(s, st)),
         "trustHours": verdict::TRUST_HOURS,
         "candidates": candidates,
@@ -338,15 +338,5 @@ fn status_words(s: &Strings, status: DataSourceStatus) -> &'static str {
         DataSourceStatus::Stale => s.status_stale,
         DataSourceStatus::Error => s.status_error,
         DataSourceStatus::Pending => s.status_pending,
-    }
-}
-
-/// A sync status's wire name (the script's trust rule reads it).
-fn status_word(status: DataSourceStatus) -> &'static str {
-    match status {
-        DataSourceStatus::Ok => "ok",
-        DataSourceStatus::Stale => "stale",
-        DataSourceStatus::Error => "error",
-        DataSourceStatus::Pending => "pending",
     }
 }
