@@ -20,6 +20,7 @@
 //! - [`metrics`]: Prometheus metrics, recorded at the seams, off until enabled;
 //! - [`feeds`]: the Atom feed and the iCalendar calendar of a view (pure);
 //! - [`site`]: the status page, the record pages and the badge of a view (pure);
+//! - [`encoding`]: content codings of a body (gzip, brotli, zstd), made once, and their tags;
 //! - [`reload`]: watches the data dir and swaps the published view atomically;
 //! - [`api`]: warp routes, handlers, error bodies, the accept loop (translation only);
 //! - [`clock`]: the injectable clock;
@@ -51,6 +52,7 @@ pub mod clock;
 pub mod config;
 pub mod document;
 pub mod durable;
+pub mod encoding;
 pub mod feeds;
 pub mod history;
 pub mod ledger;

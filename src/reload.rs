@@ -36,11 +36,24 @@ pub struct ViewHandle(
 );
 
 /// Numbers every swap of the view and tells live streams about it.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct Swaps {
     /// The generation of the last view stored.
     generation: AtomicU64,
     live: LiveChanges,
+    /// The generation of the last view stored, for whoever prepares what
+    /// is made once per view (the server's coded bodies).
+    stored: tokio::sync::watch::Sender<u64>,
+}
+
+impl Default for Swaps {
+    fn default() -> Self {
+        Self {
+            generation: AtomicU64::new(0),
+            live: LiveChanges::default(),
+            stored: tokio::sync::watch::Sender::new(0),
+        }
+    }
 }
 
 /// The last good public status feed, byte for byte as it was validated and
@@ -79,6 +92,7 @@ impl ViewHandle {
         let to = self.2.generation.fetch_add(1, Ordering::Relaxed) + 1;
         let new = Arc::new(view.at_generation(to));
         let old = self.0.swap(Some(new.clone()));
+        self.2.stored.send_replace(to);
         if self.2.live.has_listeners() {
             let from = old.as_ref().map_or(0, |old| old.generation());
             self.2
@@ -90,6 +104,11 @@ impl ViewHandle {
     /// The broadcast of view swaps (subscribe before loading the view).
     pub fn live(&self) -> &LiveChanges {
         &self.2.live
+    }
+
+    /// Changes with every view stored (its generation): subscribe, then load.
+    pub fn stored(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.2.stored.subscribe()
     }
 
     /// Why the served version is not the one the pointer names, while it

@@ -29,7 +29,7 @@ fn an_idle_server_rests() {
     w.seed_bundled();
     let s = Server::start(&w, &["--log", "warn"], &[]);
     assert_eq!(s.get("/healthz").status, 200);
-    std::thread::sleep(Duration::from_millis(500));
+    s.settle();
     let (cpu_before, reads_before) = cpu_and_reads(s.child.id());
     std::thread::sleep(Duration::from_secs(10));
     let (cpu_after, reads_after) = cpu_and_reads(s.child.id());
@@ -103,6 +103,7 @@ fn a_full_quota_table_refuses_new_clients_only() {
         Some("3")
     );
     // Thousands of new clients: refused, logged once, and memory stays flat.
+    s.settle();
     let before = rss_kib(s.child.id());
     for n in 0..3000u32 {
         let ip = format!("10.{}.{}.{}", n >> 16, (n >> 8) & 255, n & 255);

@@ -6,6 +6,7 @@ mod architecture;
 mod cli;
 mod cli_io;
 mod command_line;
+mod compression;
 mod conditional;
 mod connections;
 mod crash;

@@ -38,10 +38,7 @@ fn served() -> Data {
             clock,
             flood: None,
         };
-        Data {
-            view,
-            quota: Arc::new(quota),
-        }
+        Data::new(view, Arc::new(quota))
     })
     .clone()
 }

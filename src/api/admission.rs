@@ -18,9 +18,10 @@ use serde_json::json;
 use warp::http::{header, HeaderName, HeaderValue, StatusCode};
 use warp::reply::Response;
 
-use super::conditional::{self, validator_headers, Conditionals};
+use super::conditional::{last_modified, Conditionals};
 use super::errors::{answer_panics, ApiError};
 use super::jsonrpc::{rpc_error, RpcAnswer, RATE_LIMITED, RATE_LIMIT_UNAVAILABLE};
+use super::representation::Representation;
 use crate::clock::Clock;
 use crate::limit::flood::FloodGuard;
 use crate::limit::{Limiter, QuotaDecision, QuotaPolicy, QuotaState};
@@ -133,28 +134,48 @@ async fn decide(quota: &Quota, client: IpAddr) -> Admission {
     }
 }
 
-/// A data route (the record endpoints, the feeds): 304 when `conditionals`
-/// match `current` (the validators of the view `respond` answers from, or
-/// `None` when no 304 is possible: no view yet, or a query that is refused),
-/// else counted; every answer carries `Cache-Control: no-cache`, and a 200
-/// its `ETag` and `Last-Modified`.
+/// A data route (the record endpoints, the feeds) for a valid query on a
+/// served view (`current`): 304, not counted, when `conditionals` match
+/// it; else counted, and answered (after `before`, the test hook) with the
+/// form of `representation()` the request accepts, or 406 when it accepts
+/// none. Every answer carries `Cache-Control: no-cache`; a 200 also
+/// `Last-Modified`.
 pub(crate) async fn rest_data(
     quota: &Quota,
     client: IpAddr,
     conditionals: &Conditionals,
-    current: Option<&Validators>,
-    respond: impl FnOnce() -> Response,
+    current: &Validators,
+    representation: impl Fn() -> Arc<Representation>,
+    before: impl FnOnce(),
 ) -> Response {
-    let mut response = match current {
-        Some(current) if conditionals.matches(current) => {
-            not_modified(quota, client, current).await
+    let chosen = conditionals
+        .matches(current)
+        .then(|| {
+            let representation = representation();
+            representation
+                .choose(conditionals.accept())
+                .map(|coding| (representation, coding))
+        })
+        .flatten();
+    let mut response = match chosen {
+        Some((representation, coding)) => {
+            not_modified(quota, client, representation.not_modified(coding)).await
         }
-        _ => {
-            let mut response = rest_counted(quota, client, respond).await;
-            if let (Some(current), StatusCode::OK) = (current, response.status()) {
-                validator_headers(response.headers_mut(), current);
-            }
-            response
+        None => {
+            rest_counted(quota, client, || {
+                before();
+                let representation = representation();
+                match representation.choose(conditionals.accept()) {
+                    Some(coding) => {
+                        let mut response = representation.response(coding);
+                        super::responses::cors(response.headers_mut());
+                        last_modified(response.headers_mut(), current);
+                        response
+                    }
+                    None => ApiError::NotAcceptable.response(),
+                }
+            })
+            .await
         }
     };
     response
@@ -163,12 +184,23 @@ pub(crate) async fn rest_data(
     response
 }
 
-/// A 304 for `current`: not counted, so it shows where the client's quota
+/// A refused data request (a bad query, no view yet): counted, never a 304.
+pub(crate) async fn rest_refused(
+    quota: &Quota,
+    client: IpAddr,
+    respond: impl FnOnce() -> Response,
+) -> Response {
+    let mut response = rest_counted(quota, client, respond).await;
+    response
+        .headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    response
+}
+
+/// The 304 `response`: not counted, so it shows where the client's quota
 /// stands; it passes the flood guard (it carries no [`QuotaDecided`]).
-async fn not_modified(quota: &Quota, client: IpAddr, current: &Validators) -> Response {
+async fn not_modified(quota: &Quota, client: IpAddr, mut response: Response) -> Response {
     crate::metrics::quota_decision(QuotaOutcome::NotModified);
-    let mut response = conditional::not_modified();
-    validator_headers(response.headers_mut(), current);
     match quota.limiter.peek(client, quota.clock.now()).await {
         Ok(Some(state)) => {
             if let Some(policy) = quota.limiter.policy() {

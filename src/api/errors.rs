@@ -40,6 +40,9 @@ pub enum ApiError {
     NotHere(&'static str),
     /// 405: the path exists, the method does not.
     MethodNotAllowed,
+    /// 406: the request's `Accept-Encoding` refuses every form this
+    /// answer has (`identity;q=0` or `*;q=0` and no coding offered).
+    NotAcceptable,
     /// 400: the request target is neither a path nor an absolute URL
     /// (authority form without CONNECT, or `*` without OPTIONS).
     BadTarget,
@@ -102,6 +105,12 @@ impl ApiError {
                 StatusCode::METHOD_NOT_ALLOWED,
                 "method_not_allowed",
                 "method not allowed; this path answers GET, HEAD and OPTIONS".into(),
+            ),
+            ApiError::NotAcceptable => (
+                StatusCode::NOT_ACCEPTABLE,
+                "not_acceptable",
+                "Accept-Encoding refuses every coding this answer has (br, zstd, gzip, identity)"
+                    .into(),
             ),
             ApiError::BadTarget => (
                 StatusCode::BAD_REQUEST,

@@ -9,14 +9,11 @@
 
 use std::sync::Arc;
 
-use warp::http::StatusCode;
 use warp::reply::Response;
 
 use super::filters::DataRequest;
-use super::handlers::{answer_data, Data};
-use super::responses::with_body;
+use super::handlers::{answer_data, Data, DataBody, FeedBase};
 use super::site::Site;
-use crate::feeds::{atom, ics, BaseUrl};
 use crate::query::{parse_atom_query, parse_ics_query};
 
 /// `GET /openapi/v1/records.atom?kind=&plan=`; `host` is the request's
@@ -28,34 +25,16 @@ pub(crate) async fn atom(
     site: &Site,
 ) -> Response {
     let query = parse_atom_query(&request.query);
-    answer_data(&data, &request, query, |view, query| {
-        let from_host;
-        let (base, fixed) = match &site.public_base_url {
-            Some(base) => (base, true),
-            None => {
-                from_host = BaseUrl::from_host(host.as_deref());
-                (&from_host, false)
-            }
-        };
-        let body = atom::render_shared(view, &query, base, fixed, site.record_pages());
-        with_body(
-            StatusCode::OK,
-            atom::CONTENT_TYPE,
-            warp::http::Response::new(body),
-        )
-    })
-    .await
+    let base = match site.public_base_url {
+        Some(_) => FeedBase::Configured,
+        None => FeedBase::Host(host),
+    };
+    let body = |query| DataBody::Atom(query, base);
+    answer_data(&data, &request, query, body, site.links()).await
 }
 
 /// `GET /openapi/v1/records.ics?kind=&plan=&alarm=`.
 pub(crate) async fn ics(request: DataRequest, data: Arc<Data>, site: &Site) -> Response {
     let query = parse_ics_query(&request.query);
-    answer_data(&data, &request, query, |view, query| {
-        with_body(
-            StatusCode::OK,
-            ics::CONTENT_TYPE,
-            warp::http::Response::new(ics::render(view, &query, site.record_pages())),
-        )
-    })
-    .await
+    answer_data(&data, &request, query, DataBody::Ics, site.links()).await
 }

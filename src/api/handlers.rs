@@ -6,22 +6,28 @@
 
 use std::io::Write;
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use warp::http::{header, HeaderMap, HeaderValue, StatusCode};
 use warp::reply::Response;
 
-use super::admission::{rest_data, Quota};
+use bytes::Bytes;
+
+use super::admission::{rest_data, rest_refused, Quota};
 use super::assets::{DOCS_CSP, DOCS_HTML, OPENAPI_JSON, SKILL_MD};
 use super::conditional::{rest_uncounted, Conditionals};
 use super::errors::ApiError;
 use super::filters::DataRequest;
 use super::jsonrpc::RpcAnswer;
+use super::representation::{Representation, ViewBodies};
 use super::responses::{json, with_body};
+use crate::encoding::Effort;
+use crate::model::{BaseUrl, KindFilter};
 use crate::query::{
-    parse_latest_query, parse_list_query, LatestQuery, ListQuery, PublishedView, Validators,
+    parse_latest_query, parse_list_query, AtomQuery, IcsQuery, LatestQuery, ListQuery,
+    PublishedView, DEFAULT_PAGE_SIZE,
 };
-use crate::reload::ViewHandle;
+use crate::reload::{MirroredFeed, ViewHandle};
 use crate::snapshot::Mode;
 
 /// The paths this server answers (for 405 versus 404).
@@ -39,21 +45,182 @@ pub const KNOWN_PATHS: &[&str] = &[
     "/openapi/v1/badge.json",
 ];
 
-/// What the data routes answer from and count against: the served view
-/// and the quota (with the clock both go by).
+/// What the data routes answer from and count against: the served view,
+/// the quota (with the clock both go by), and the bodies made of the view.
 #[derive(Clone, Debug)]
 pub struct Data {
     /// The published view, swapped atomically by the reloader.
     pub view: ViewHandle,
     /// The quota, the flood guard and the clock.
     pub quota: Arc<Quota>,
+    /// The data routes' bodies made from the served view, coded forms included.
+    pub(crate) bodies: Arc<ViewBodies<DataBody>>,
 }
 
 impl Data {
+    /// The data routes' state over `view` and `quota`, with no body made yet.
+    pub fn new(view: ViewHandle, quota: Arc<Quota>) -> Self {
+        Self {
+            view,
+            quota,
+            bodies: Default::default(),
+        }
+    }
+
     /// Now, by the server's clock (`/healthz` ages, the pages' verdicts).
     pub fn now(&self) -> crate::model::Timestamp {
         self.quota.clock.now()
     }
+
+    /// Bytes held by the bodies made from the served view (`/metrics`).
+    pub fn body_bytes(&self) -> usize {
+        self.bodies.held_bytes()
+    }
+}
+
+/// What a data route's body is a function of besides the view: the key of
+/// its representation in [`Data::bodies`].
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum DataBody {
+    /// `/records/latest`.
+    Latest(LatestQuery),
+    /// `/records`.
+    List(ListQuery),
+    /// `/records.atom`, and the base of its links.
+    Atom(AtomQuery, FeedBase),
+    /// `/records.ics`.
+    Ics(IcsQuery),
+    /// `/api/status.json`: the mirrored feed of this entity tag.
+    StatusFeed(Bytes),
+}
+
+/// The base of the Atom feed's links.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum FeedBase {
+    /// `--public-base-url`.
+    Configured,
+    /// The request's host (`None`: it named none, so links are relative).
+    Host(Option<String>),
+}
+
+/// The links the feeds are made with: the configured base URL (`None`:
+/// the request's host) and the record pages' base.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Links<'a> {
+    /// `--public-base-url`.
+    pub base: Option<&'a BaseUrl>,
+    /// Where the record pages are, when the feeds link to them.
+    pub pages: Option<&'a BaseUrl>,
+}
+
+impl DataBody {
+    /// The hot set: the bodies nearly every client asks for (each filter's
+    /// latest record, first page at the default size, calendar, and Atom
+    /// feed when its links do not depend on the request), made when a view
+    /// is published, at the encoders' best levels, and kept whatever the
+    /// cache's bound.
+    pub(crate) fn hot_set(links: Links<'_>) -> Vec<DataBody> {
+        let mut hot = Vec::new();
+        for kind in KindFilter::ALL {
+            hot.push(DataBody::Latest(LatestQuery { kind }));
+            hot.push(DataBody::List(ListQuery {
+                kind,
+                page: 1,
+                page_size: DEFAULT_PAGE_SIZE,
+            }));
+            hot.push(DataBody::Ics(IcsQuery {
+                kind,
+                plan: None,
+                alarm: None,
+            }));
+            if links.base.is_some() {
+                hot.push(DataBody::Atom(
+                    AtomQuery { kind, plan: None },
+                    FeedBase::Configured,
+                ));
+            }
+        }
+        hot
+    }
+
+    fn is_hot(&self) -> bool {
+        match self {
+            DataBody::Latest(_) => true,
+            DataBody::List(query) => query.page == 1 && query.page_size == DEFAULT_PAGE_SIZE,
+            DataBody::Atom(query, base) => query.plan.is_none() && *base == FeedBase::Configured,
+            DataBody::Ics(query) => query.plan.is_none() && query.alarm.is_none(),
+            DataBody::StatusFeed(_) => true,
+        }
+    }
+
+    /// Its representation made from `view` (hot: coded at the best
+    /// levels; else quickly, on the request that first needs it).
+    fn render(&self, view: &PublishedView, links: Links<'_>) -> Representation {
+        let (content_type, body) = match self {
+            DataBody::Latest(query) => (
+                "application/json",
+                Bytes::from(latest_envelope(view, *query)),
+            ),
+            DataBody::List(query) => ("application/json", Bytes::from(list_envelope(view, *query))),
+            DataBody::Atom(query, base) => {
+                let from_host;
+                let (base, fixed) = match (base, links.base) {
+                    (FeedBase::Configured, Some(base)) => (base, true),
+                    (FeedBase::Host(host), _) => {
+                        from_host = BaseUrl::from_host(host.as_deref());
+                        (&from_host, false)
+                    }
+                    (FeedBase::Configured, None) => {
+                        from_host = BaseUrl::from_host(None);
+                        (&from_host, false)
+                    }
+                };
+                (
+                    crate::feeds::atom::CONTENT_TYPE,
+                    crate::feeds::atom::render_shared(view, query, base, fixed, links.pages),
+                )
+            }
+            DataBody::Ics(query) => (
+                crate::feeds::ics::CONTENT_TYPE,
+                crate::feeds::ics::render(view, query, links.pages),
+            ),
+            DataBody::StatusFeed(_) => {
+                unreachable!("the mirrored feed is made by status_feed_body")
+            }
+        };
+        let effort = if self.is_hot() {
+            Effort::Best
+        } else {
+            Effort::Quick
+        };
+        Representation::new(content_type, body, &view.validators().etag, effort)
+    }
+}
+
+/// Makes the hot set of `view` and every coded form of it (a blocking
+/// task's work, when a view is published).
+pub(crate) fn warm(data: &Data, view: &PublishedView, links: Links<'_>) {
+    for key in DataBody::hot_set(links) {
+        data.bodies
+            .get(view.generation(), &key, true, || key.render(view, links))
+            .warm();
+    }
+    if let Some(feed) = data.view.feed().filter(|_| view.mode() == Mode::Upstream) {
+        status_feed_body(data, view, &feed).warm();
+    }
+}
+
+/// The mirrored feed's representation: its stored bytes, under its own tag.
+fn status_feed_body(data: &Data, view: &PublishedView, feed: &MirroredFeed) -> Arc<Representation> {
+    let key = DataBody::StatusFeed(feed.etag.clone());
+    data.bodies.get(view.generation(), &key, true, || {
+        Representation::new(
+            "application/json",
+            feed.bytes.clone(),
+            &feed.etag,
+            Effort::Best,
+        )
+    })
 }
 
 /// The test hook: a data request whose raw query equals the configured text panics.
@@ -64,71 +231,68 @@ fn maybe_panic(raw_query: &str) {
 /// `GET /openapi/v1/records/latest`.
 pub(crate) async fn latest(request: DataRequest, data: Arc<Data>) -> Response {
     let query = parse_latest_query(&request.query);
-    answer_data(&data, &request, query, |view, query| {
-        json(StatusCode::OK, latest_envelope(view, query))
-    })
-    .await
+    answer_data(&data, &request, query, DataBody::Latest, NO_LINKS).await
 }
 
 /// `GET /openapi/v1/records`.
 pub(crate) async fn list(request: DataRequest, data: Arc<Data>) -> Response {
     crate::testhook::hold(&request.query).await;
     let query = parse_list_query(&request.query);
-    answer_data(&data, &request, query, |view, query| {
-        json(StatusCode::OK, list_envelope(view, query))
-    })
-    .await
+    answer_data(&data, &request, query, DataBody::List, NO_LINKS).await
 }
 
-/// The answer of a data route from the view served now: 304 when the
-/// client's copy is current, else counted and answered by [`respond`]
-/// (422, 503, or what `render` makes of the view). The panic test hook
-/// runs once the request is counted, whatever it is answered.
+/// The links of a body that has none.
+const NO_LINKS: Links<'static> = Links {
+    base: None,
+    pages: None,
+};
+
+/// The answer of a data route from the view served now: 422 for a bad
+/// query and 503 before the first snapshot (counted, never a 304), else
+/// what [`rest_data`] makes of the body `body(query)` names. The panic
+/// test hook runs once the request is counted, whatever it is answered.
 pub(crate) async fn answer_data<Q, E: std::fmt::Display>(
     data: &Data,
     request: &DataRequest,
     query: Result<Q, E>,
-    render: impl FnOnce(&PublishedView, Q) -> Response,
+    body: impl FnOnce(Q) -> DataBody,
+    links: Links<'_>,
 ) -> Response {
-    let view = data.view.load_full();
-    let current = fresh(&query, view.as_deref());
     let DataRequest {
         query: raw_query,
         client,
         conditionals,
     } = request;
-    rest_data(&data.quota, *client, conditionals, current, || {
-        maybe_panic(raw_query);
-        respond(query, view.as_deref(), render)
-    })
+    let (view, query) = match (data.view.load_full(), query) {
+        (Some(view), Ok(query)) => (view, query),
+        (view, query) => {
+            let error = match query {
+                Err(e) => ApiError::InvalidQuery(e.to_string()),
+                Ok(_) if view.is_none() => ApiError::DataUnavailable,
+                Ok(_) => unreachable!("a valid query on a served view is answered below"),
+            };
+            return rest_refused(&data.quota, *client, || {
+                maybe_panic(raw_query);
+                error.response()
+            })
+            .await;
+        }
+    };
+    let key = body(query);
+    let hot = key.is_hot();
+    let representation = || {
+        data.bodies
+            .get(view.generation(), &key, hot, || key.render(&view, links))
+    };
+    rest_data(
+        &data.quota,
+        *client,
+        conditionals,
+        view.validators(),
+        representation,
+        || maybe_panic(raw_query),
+    )
     .await
-}
-
-/// The validators a conditional request is compared with: those of the
-/// view, when the query is valid and a view is served (else no 304).
-fn fresh<'v, Q, E>(
-    query: &Result<Q, E>,
-    view: Option<&'v PublishedView>,
-) -> Option<&'v Validators> {
-    view.filter(|_| query.is_ok())
-        .map(PublishedView::validators)
-}
-
-/// The answer of a data request: 422 for a bad query, 503 before the first
-/// snapshot, else what `render` makes of the view (a 200).
-fn respond<Q, E: std::fmt::Display>(
-    query: Result<Q, E>,
-    view: Option<&PublishedView>,
-    render: impl FnOnce(&PublishedView, Q) -> Response,
-) -> Response {
-    let query = match query {
-        Ok(query) => query,
-        Err(e) => return ApiError::InvalidQuery(e.to_string()).response(),
-    };
-    let Some(view) = view else {
-        return ApiError::DataUnavailable.response();
-    };
-    render(view, query)
 }
 
 /// `{ok: true, data: Record|null, meta}` for `/records/latest` (and the MCP tool).
@@ -170,52 +334,95 @@ fn push_meta(body: &mut Vec<u8>, view: &PublishedView) {
 
 /// `GET /api/status.json`: the last good public status feed, byte for
 /// byte, in upstream mode with the public feed as upstream; not counted.
-pub(crate) fn status_feed(conditionals: Conditionals, view: &ViewHandle) -> Response {
-    let mode = view.load().as_ref().map(|v| v.mode());
-    match (mode, view.feed()) {
+pub(crate) fn status_feed(conditionals: Conditionals, data: &Data) -> Response {
+    let view = data.view.load_full();
+    match (view, data.view.feed()) {
         (None, _) => ApiError::DataUnavailable.response(),
-        (Some(Mode::Upstream), Some(feed)) => rest_uncounted(&conditionals, &feed.etag, || {
-            // The stored bytes, shared: no copy per request.
-            let mut response = Response::new(feed.bytes.clone().into());
-            let headers = response.headers_mut();
-            headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
-            super::responses::cors(headers);
-            response
-        }),
-        (Some(Mode::Standalone), _) => ApiError::NotHere(
+        (Some(view), Some(feed)) if view.mode() == Mode::Upstream => {
+            let representation = status_feed_body(data, &view, &feed);
+            rest_uncounted(&conditionals, &representation, |headers| {
+                super::responses::cors(headers);
+                headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+            })
+        }
+        (Some(view), _) if view.mode() == Mode::Standalone => ApiError::NotHere(
             "this instance runs in standalone mode: it has no upstream status feed to mirror",
         )
         .response(),
-        (Some(Mode::Upstream), None) => ApiError::NotHere(
+        (Some(_), _) => ApiError::NotHere(
             "this instance's upstream is not the public status feed (or no good feed has been fetched yet): nothing to mirror",
         )
         .response(),
     }
 }
 
+/// A fixed document: made, with its coded forms at the best levels, once
+/// per process (the first request, or [`warm_documents`] at start).
+fn document(
+    slot: &'static OnceLock<Representation>,
+    content_type: &'static str,
+    body: &'static str,
+) -> &'static Representation {
+    slot.get_or_init(|| {
+        let representation = Representation::tagged_by_bytes(
+            content_type,
+            Bytes::from_static(body.as_bytes()),
+            Effort::Best,
+        );
+        representation.warm();
+        representation
+    })
+}
+
+static OPENAPI: OnceLock<Representation> = OnceLock::new();
+static DOCS: OnceLock<Representation> = OnceLock::new();
+static SKILL: OnceLock<Representation> = OnceLock::new();
+
+fn openapi_document() -> &'static Representation {
+    document(&OPENAPI, "application/json", OPENAPI_JSON)
+}
+
+fn docs_document() -> &'static Representation {
+    document(&DOCS, "text/html; charset=utf-8", DOCS_HTML)
+}
+
+fn skill_document() -> &'static Representation {
+    document(&SKILL, "text/markdown; charset=utf-8", SKILL_MD)
+}
+
+/// Makes the fixed documents and their coded forms (a blocking task's
+/// work, when the server starts).
+pub(crate) fn warm_documents() {
+    openapi_document();
+    docs_document();
+    skill_document();
+}
+
 /// `GET /openapi/v1/openapi.json`.
-pub fn openapi() -> Response {
-    with_body(StatusCode::OK, "application/json", OPENAPI_JSON)
+pub(crate) fn openapi(conditionals: &Conditionals) -> Response {
+    rest_uncounted(conditionals, openapi_document(), super::responses::cors)
 }
 
 /// `GET /openapi/v1/docs`, under its own strict Content-Security-Policy.
-pub fn docs() -> Response {
-    let mut response = with_body(StatusCode::OK, "text/html; charset=utf-8", DOCS_HTML);
-    response.headers_mut().insert(
-        header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_static(DOCS_CSP),
-    );
-    response
+pub(crate) fn docs(conditionals: &Conditionals) -> Response {
+    rest_uncounted(conditionals, docs_document(), |headers| {
+        super::responses::cors(headers);
+        headers.insert(
+            header::CONTENT_SECURITY_POLICY,
+            HeaderValue::from_static(DOCS_CSP),
+        );
+    })
 }
 
 /// `GET /openapi/v1/skill.md`: offered as a download.
-pub fn skill() -> Response {
-    let mut response = with_body(StatusCode::OK, "text/markdown; charset=utf-8", SKILL_MD);
-    response.headers_mut().insert(
-        header::CONTENT_DISPOSITION,
-        HeaderValue::from_static("attachment; filename=\"reset-records-api-skill.md\""),
-    );
-    response
+pub(crate) fn skill(conditionals: &Conditionals) -> Response {
+    rest_uncounted(conditionals, skill_document(), |headers| {
+        super::responses::cors(headers);
+        headers.insert(
+            header::CONTENT_DISPOSITION,
+            HeaderValue::from_static("attachment; filename=\"reset-records-api-skill.md\""),
+        );
+    })
 }
 
 /// `GET /healthz`: 200 while a snapshot is served, 503 while none is.

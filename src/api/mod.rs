@@ -6,9 +6,12 @@
 //! - **Floor**: `responses` (content types, CORS), [`errors`] (the
 //!   section 7 bodies and the one panic guard), `jsonrpc` (`/mcp`'s
 //!   envelopes), `assets` (the bundled documents).
+//! - **Representations**: `representation` (a body and its coded forms,
+//!   made once; `Accept-Encoding` and the choice of coding; the per-view
+//!   cache of bodies).
 //! - **Request facts**: `conditional` (validators and conditional
-//!   requests: the one `If-None-Match` matcher), `clients` (the client
-//!   key of a request).
+//!   requests: the one `If-None-Match` matcher, the answer of an
+//!   uncounted route), `clients` (the client key of a request).
 //! - **Admission**: `admission` decides, for every route, whether a
 //!   request is answered 304, counted, refused or flood-guarded ([`Quota`]).
 //! - **Transport**: `transport/` (the accept loop, connection caps,
@@ -34,6 +37,7 @@ mod filters;
 pub mod handlers;
 mod jsonrpc;
 pub mod mcp;
+mod representation;
 mod responses;
 pub mod routes;
 mod server;

@@ -13,6 +13,7 @@ use warp::{Filter, Rejection};
 
 use super::admission::flood_guarded;
 use super::clients::ClientKeys;
+use super::conditional::Conditionals;
 use super::errors::{answer_panics_async as guard, ApiError};
 use super::filters::{
     client, conditionals, data_request, exact_path, optional_header, raw_query, read_method,
@@ -181,15 +182,20 @@ fn ics(api: &Api) -> impl Route {
 
 /// The fixed documents: `openapi.json`, the docs page, the skill file.
 fn fixed(_api: &Api) -> impl Route {
-    let document = |respond: fn() -> Response| move || guard(internal, async move { respond() });
+    let document = |respond: fn(&Conditionals) -> Response| {
+        move |conditionals: Conditionals| guard(internal, async move { respond(&conditionals) })
+    };
     let openapi = warp::path!("openapi" / "v1" / "openapi.json")
         .and(read_method())
+        .and(conditionals())
         .and_then(document(handlers::openapi));
     let docs = warp::path!("openapi" / "v1" / "docs")
         .and(read_method())
+        .and(conditionals())
         .and_then(document(handlers::docs));
     let skill = warp::path!("openapi" / "v1" / "skill.md")
         .and(read_method())
+        .and(conditionals())
         .and_then(document(handlers::skill));
     openapi.or(docs).unify().or(skill).unify()
 }
@@ -216,7 +222,7 @@ fn status_feed(api: &Api) -> impl Route {
         .and(with(api.data.clone()))
         .and_then(|conditionals, data: Arc<Data>| {
             guard(internal, async move {
-                handlers::status_feed(conditionals, &data.view)
+                handlers::status_feed(conditionals, &data)
             })
         })
 }

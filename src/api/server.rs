@@ -83,10 +83,7 @@ pub async fn serve(
             .flood
             .map(|(rate, burst)| FloodGuard::new(rate, burst)),
     });
-    let data = Data {
-        view,
-        quota: quota.clone(),
-    };
+    let data = Data::new(view, quota.clone());
     let slots = Arc::new(StreamSlots::new(options.streams));
     let snapshots = SnapshotStore::new(&options.data_dir);
     let api = Api {
@@ -107,6 +104,7 @@ pub async fn serve(
         data_dir: Arc::new(options.data_dir.clone()),
     };
     let evictor = tokio::spawn(evict_idle(quota));
+    let warmer = tokio::spawn(warm_bodies(api.data.clone(), api.site.clone()));
     // Streams never end by themselves: on shutdown they are told to, so
     // the accept loop's drain waits only for ordinary requests.
     let shutdown = async move {
@@ -133,7 +131,29 @@ pub async fn serve(
     }
     reloader.abort();
     evictor.abort();
+    warmer.abort();
     Ok(())
+}
+
+/// Makes the fixed documents' coded forms at start, and the hot set of
+/// every view as it is published (off the request path, one view at a
+/// time: a view replaced meanwhile is skipped for the newest).
+async fn warm_bodies(data: Arc<Data>, site: Arc<Site>) {
+    let mut stored = data.view.stored();
+    let _ = tokio::task::spawn_blocking(super::handlers::warm_documents).await;
+    loop {
+        stored.borrow_and_update();
+        if let Some(view) = data.view.load_full() {
+            let (data, site) = (data.clone(), site.clone());
+            let _ = tokio::task::spawn_blocking(move || {
+                super::handlers::warm(&data, &view, site.links());
+            })
+            .await;
+        }
+        if stored.changed().await.is_err() {
+            return;
+        }
+    }
 }
 
 /// Keeps quota memory bounded by the clients active in the last window.

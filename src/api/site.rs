@@ -9,15 +9,18 @@
 //! countdown move with the clock), so a request copies bytes.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
-use warp::http::{header, HeaderValue, StatusCode};
+use warp::http::{header, HeaderMap, HeaderValue, StatusCode};
 use warp::reply::Response;
 
 use super::conditional::{rest_uncounted, Conditionals};
 use super::errors::ApiError;
 use super::handlers::Data;
+use super::handlers::Links;
+use super::representation::Representation;
+use crate::encoding::Effort;
 use crate::model::BaseUrl;
 use crate::query::{parse_latest_query, KindFilter, PublishedView};
 use crate::site::html::{self, PageContext};
@@ -39,8 +42,7 @@ enum PageKey {
 #[derive(Clone, Debug)]
 struct Kept {
     minute: i64,
-    body: Bytes,
-    etag: Bytes,
+    representation: Arc<Representation>,
 }
 
 /// The human side's state: whether the pages are served, the base of
@@ -58,6 +60,14 @@ pub struct Site {
 }
 
 impl Site {
+    /// The links the feeds are made with.
+    pub(crate) fn links(&self) -> Links<'_> {
+        Links {
+            base: self.public_base_url.as_ref(),
+            pages: self.record_pages(),
+        }
+    }
+
     /// The base of the record pages feeds link to ([`crate::model::record_pages_base`]).
     pub fn record_pages(&self) -> Option<&BaseUrl> {
         crate::model::record_pages_base(self.public_base_url.as_ref(), self.pages)
@@ -72,31 +82,45 @@ pub struct SiteCache {
 
 impl SiteCache {
     /// The page `key` of `view` for the minute of `now`, rendered by
-    /// `render` when not kept.
+    /// `render` when not kept. A page rendered again in a new minute with
+    /// the same bytes keeps its representation (and the coded forms made).
     fn get(
         &self,
         view: &PublishedView,
         key: PageKey,
         minute: i64,
+        content_type: &'static str,
         render: impl FnOnce() -> String,
-    ) -> Kept {
-        {
+    ) -> Arc<Representation> {
+        let before = {
             let inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-            if inner.0 == view.generation() {
-                if let Some(kept) = inner.1.get(&key).filter(|k| k.minute == minute) {
-                    return kept.clone();
-                }
+            let kept = (inner.0 == view.generation())
+                .then(|| inner.1.get(&key).cloned())
+                .flatten();
+            match kept {
+                Some(kept) if kept.minute == minute => return kept.representation,
+                kept => kept,
             }
-        }
+        };
         let body = Bytes::from(render());
-        let etag = crate::query::entity_tag_of(&body);
-        let kept = Kept { minute, body, etag };
+        let representation = match before {
+            Some(kept) if kept.representation.identity() == &body => kept.representation,
+            _ => Arc::new(Representation::tagged_by_bytes(
+                content_type,
+                body,
+                Effort::Quick,
+            )),
+        };
+        let kept = Kept {
+            minute,
+            representation: representation.clone(),
+        };
         let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
         if inner.0 != view.generation() || inner.1.len() >= MAX_ENTRIES {
             *inner = (view.generation(), HashMap::new());
         }
-        inner.1.insert(key, kept.clone());
-        kept
+        inner.1.insert(key, kept);
+        representation
     }
 }
 
@@ -199,23 +223,28 @@ pub(crate) fn answer(
         SitePath::Record(_, id) => match view.find(id) {
             Some(index) => PageKey::Record(lang, index),
             None => {
-                let mut response = page(Bytes::from(html::not_found_page(&ctx, id)));
+                let mut response = Response::new(html::not_found_page(&ctx, id).into());
+                response
+                    .headers_mut()
+                    .insert(header::CONTENT_TYPE, HeaderValue::from_static(HTML));
+                page_headers(response.headers_mut());
                 *response.status_mut() = StatusCode::NOT_FOUND;
                 return with_page_headers(response, lang, negotiated);
             }
         },
         _ => PageKey::Index(lang, filter),
     };
-    let kept = site.cache.get(&view, key, minute, || match key {
+    let representation = site.cache.get(&view, key, minute, HTML, || match key {
         PageKey::Record(_, index) => html::record_page(&ctx, index),
         _ => html::index(&ctx, filter),
     });
-    let response = rest_uncounted(conditionals, &kept.etag, || page(kept.body.clone()));
+    let response = rest_uncounted(conditionals, &representation, page_headers);
     with_page_headers(response, lang, negotiated)
 }
 
-/// The headers every page answer carries: revalidate, its language, and
-/// `Vary` when the language came from `Accept-Language`.
+/// The headers every page answer carries, 304s included: revalidate,
+/// its language, and `Vary`: `Accept-Encoding` (the page's own, when it is
+/// negotiable) and `Accept-Language` when the language came from it.
 fn with_page_headers(mut response: Response, lang: Lang, negotiated: bool) -> Response {
     let headers = response.headers_mut();
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
@@ -224,19 +253,22 @@ fn with_page_headers(mut response: Response, lang: Lang, negotiated: bool) -> Re
         HeaderValue::from_static(lang.tag()),
     );
     if negotiated {
-        headers.insert(header::VARY, HeaderValue::from_static("Accept-Language"));
+        let vary = if headers.contains_key(header::VARY) {
+            "Accept-Language, Accept-Encoding"
+        } else {
+            "Accept-Language"
+        };
+        headers.insert(header::VARY, HeaderValue::from_static(vary));
     }
     response
 }
 
-/// An HTML page under the pages' Content-Security-Policy.
-fn page(body: Bytes) -> Response {
-    let mut response = Response::new(body.into());
-    let headers = response.headers_mut();
-    headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/html; charset=utf-8"),
-    );
+/// The type of every page.
+const HTML: &str = "text/html; charset=utf-8";
+
+/// The headers of an HTML page: the pages' Content-Security-Policy and
+/// the rest of their safety headers.
+fn page_headers(headers: &mut HeaderMap) {
     headers.insert(
         header::CONTENT_SECURITY_POLICY,
         HeaderValue::from_static(html::content_security_policy()),
@@ -249,7 +281,6 @@ fn page(body: Bytes) -> Response {
         header::REFERRER_POLICY,
         HeaderValue::from_static("no-referrer"),
     );
-    response
 }
 
 fn text(status: StatusCode, message: String) -> Response {
@@ -277,10 +308,11 @@ pub(crate) fn badge(data: &Data, site: &Site, conditionals: &Conditionals) -> Re
         return ApiError::DataUnavailable.response();
     };
     let now = data.now();
-    let kept = site.cache.get(
+    let representation = site.cache.get(
         &view,
         PageKey::Badge,
         now.as_millis().div_euclid(60_000),
+        "application/json",
         || {
             let visible = view
                 .ordered(KindFilter::All)
@@ -294,14 +326,7 @@ pub(crate) fn badge(data: &Data, site: &Site, conditionals: &Conditionals) -> Re
                 .expect("a badge serialises")
         },
     );
-    let mut response = rest_uncounted(conditionals, &kept.etag, || {
-        let mut response = Response::new(kept.body.clone().into());
-        response.headers_mut().insert(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/json"),
-        );
-        response
-    });
+    let mut response = rest_uncounted(conditionals, &representation, |_| {});
     let headers = response.headers_mut();
     super::responses::cors(headers);
     headers.insert(

@@ -22,10 +22,7 @@ fn state(clock: Arc<ManualClock>) -> Api {
         flood: None,
     };
     Api {
-        data: Arc::new(Data {
-            view: ViewHandle::default(),
-            quota: Arc::new(quota),
-        }),
+        data: Arc::new(Data::new(ViewHandle::default(), Arc::new(quota))),
         keys: Default::default(),
         site: Default::default(),
         streams: Arc::new(Streams {

@@ -4,7 +4,7 @@
 
 use serde_json::{Map, Value};
 
-use super::{KindFilter, LatestQuery, ListQuery};
+use super::{KindFilter, LatestQuery, ListQuery, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE};
 
 /// A tool argument refused; the `Display` text is the tool error's text.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -87,6 +87,7 @@ pub fn list_query_from_args(args: &Map<String, Value>) -> Result<ListQuery, Argu
     Ok(ListQuery {
         kind: kind_arg(args)?,
         page: integer_arg(args, "page", u64::from(u32::MAX))?.unwrap_or(1),
-        page_size: integer_arg(args, "pageSize", 10)?.unwrap_or(10),
+        page_size: integer_arg(args, "pageSize", u64::from(MAX_PAGE_SIZE))?
+            .unwrap_or(DEFAULT_PAGE_SIZE),
     })
 }

@@ -11,25 +11,31 @@ use std::fmt;
 pub use crate::model::{KindFilter, PlanId};
 
 /// The parameters of `GET /records/latest`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct LatestQuery {
     /// The filter (default `all`).
     pub kind: KindFilter,
 }
 
 /// The parameters of `GET /records`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ListQuery {
     /// The filter (default `all`).
     pub kind: KindFilter,
     /// 1-based page (default 1), at most `u32::MAX`.
     pub page: u32,
-    /// 1..=10 (default 10).
+    /// 1..=[`MAX_PAGE_SIZE`] (default [`DEFAULT_PAGE_SIZE`]).
     pub page_size: u32,
 }
 
+/// `pageSize` when the query has none.
+pub const DEFAULT_PAGE_SIZE: u32 = 10;
+
+/// The largest `pageSize`.
+pub const MAX_PAGE_SIZE: u32 = 10;
+
 /// The parameters of `GET /records.atom`.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct AtomQuery {
     /// The filter (default `all`).
     pub kind: KindFilter,
@@ -38,7 +44,7 @@ pub struct AtomQuery {
 }
 
 /// The parameters of `GET /records.ics`.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct IcsQuery {
     /// The filter (default `all`).
     pub kind: KindFilter,
@@ -145,7 +151,9 @@ pub fn parse_list_query(raw: &str) -> Result<ListQuery, QueryError> {
     for_each_pair(raw, |name, value| match name.as_ref() {
         "kind" => set_once(&mut kind, "kind", value, parse_kind),
         "page" => set_once(&mut page, "page", value, |v| parse_number(v, u32::MAX)),
-        "pageSize" => set_once(&mut page_size, "pageSize", value, |v| parse_number(v, 10)),
+        "pageSize" => set_once(&mut page_size, "pageSize", value, |v| {
+            parse_number(v, MAX_PAGE_SIZE)
+        }),
         _ => Err(QueryError::Unknown {
             name: name.into_owned(),
             allowed: "kind, page, pageSize",
@@ -154,7 +162,7 @@ pub fn parse_list_query(raw: &str) -> Result<ListQuery, QueryError> {
     Ok(ListQuery {
         kind: kind.unwrap_or(KindFilter::All),
         page: page.unwrap_or(1),
-        page_size: page_size.unwrap_or(10),
+        page_size: page_size.unwrap_or(DEFAULT_PAGE_SIZE),
     })
 }
 

@@ -63,6 +63,25 @@ impl Nginx {
         )
     }
 
+    /// A caching reverse proxy to `backend`: a shared cache keyed by the
+    /// URL and, as nginx does, by the request headers the stored answer's
+    /// `Vary` names. It stores every 200 for ten minutes, whatever its
+    /// `Cache-Control` says (so a test sees what a cache would serve from
+    /// it), and says `HIT` or `MISS` in `X-Cache`.
+    pub fn caching_proxy_to(backend: std::net::SocketAddr) -> Self {
+        Self::start_with(
+            "proxy_cache_path {root}/cache keys_zone=shared:1m;",
+            |_| {
+                format!(
+                    "location / {{ proxy_pass http://{backend}; proxy_cache shared; \
+                     proxy_cache_valid 200 10m; proxy_ignore_headers Cache-Control Expires; \
+                     add_header X-Cache $upstream_cache_status always; }}"
+                )
+            },
+            |_| {},
+        )
+    }
+
     fn start(server: impl Fn(&str) -> String, prepare: impl Fn(&std::path::Path)) -> Self {
         Self::start_with("", server, prepare)
     }
@@ -110,6 +129,7 @@ impl Nginx {
     /// Starts nginx on `port`; `None` when it exited (the port was taken).
     fn spawn(root: &std::path::Path, http: &str, server: &str, port: u16) -> Option<Child> {
         let r = root.display().to_string();
+        let http = http.replace("{root}", &r);
         let _ = std::fs::remove_file(root.join("nginx.pid"));
         let conf = format!(
             "worker_processes 1; daemon off; pid {r}/nginx.pid; error_log {r}/error.log warn;\n\
