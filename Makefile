@@ -141,11 +141,13 @@ fresh-test:
 	@tmp=$$(mktemp -d) && git clone --quiet "$(CURDIR)" "$$tmp/resetctl" && \
 	$(MAKE) -C "$$tmp/resetctl" test; status=$$?; rm -rf "$$tmp"; exit $$status
 
-## bench-deps: install wrk, nginx, redis-server, GNU time and taskset with apt-get when they are missing
+## bench-deps: install wrk, nginx with its brotli_static module, brotli, redis-server, GNU time and taskset with apt-get when they are missing
 bench-deps:
 	@missing=""; \
 	command -v wrk >/dev/null 2>&1 || missing="$$missing wrk"; \
 	command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || missing="$$missing nginx"; \
+	[ -f /usr/lib/nginx/modules/ngx_http_brotli_static_module.so ] || missing="$$missing libnginx-mod-http-brotli-static"; \
+	command -v brotli >/dev/null 2>&1 || missing="$$missing brotli"; \
 	command -v redis-server >/dev/null 2>&1 || missing="$$missing redis-server"; \
 	[ -x /usr/bin/time ] || missing="$$missing time"; \
 	command -v taskset >/dev/null 2>&1 || missing="$$missing util-linux"; \
