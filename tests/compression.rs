@@ -33,6 +33,9 @@ fn server(args: &[&str]) -> (World, Server) {
     let mut all = vec!["--now", NOW, "--public-base-url", "https://resets.example"];
     all.extend_from_slice(args);
     let s = Server::start(&w, &all, &[]);
+    // The hot set is compressed off the request path once the view is
+    // served; until then it is answered as it is.
+    s.settle();
     (w, s)
 }
 

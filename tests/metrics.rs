@@ -407,3 +407,63 @@ fn metrics_say_which_build_and_how_the_process_is_doing_in_both_formats() {
         assert!(cpu >= 0.0);
     }
 }
+
+#[test]
+fn metrics_count_the_bytes_of_the_bodies_made_from_the_served_view() {
+    let w = World::new();
+    let s = started(
+        &w,
+        &[
+            "--no-rate-limit",
+            "--public-base-url",
+            "https://resets.example",
+        ],
+    );
+    let held = |s: &Server| {
+        let m = parse("text", &s.admin_get("/metrics", &[]).body);
+        value(
+            &m,
+            "resetctl_view_bodies_bytes",
+            "resetctl_view_bodies_bytes",
+            &[],
+        )
+    };
+    // The hot set, made when the view was served: each filter's latest
+    // record, first page, calendar and (its links fixed) Atom feed, every
+    // form of each. Reading them back makes nothing new.
+    s.settle();
+    let mut expected = 0;
+    for kind in ["", "?kind=reset_scheduled", "?kind=reset_completed"] {
+        for path in [
+            "/openapi/v1/records/latest",
+            "/openapi/v1/records",
+            "/openapi/v1/records.ics",
+            "/openapi/v1/records.atom",
+        ] {
+            for coding in ["identity", "br", "zstd", "gzip"] {
+                let r = s.request(
+                    "GET",
+                    &format!("{path}{kind}"),
+                    &[("Accept-Encoding", coding)],
+                );
+                assert_eq!(r.status, 200, "{path}{kind} {coding}");
+                if coding == "identity" || r.header("content-encoding") == Some(coding) {
+                    expected += r.body.len();
+                }
+            }
+        }
+    }
+    assert_eq!(held(&s), Some(expected as f64), "the hot set, every form");
+    // A cold body adds its identity form, then each coded form asked for.
+    let page = s.request(
+        "GET",
+        "/openapi/v1/records?page=2",
+        &[("Accept-Encoding", "gzip")],
+    );
+    assert_eq!(page.header("content-encoding"), Some("gzip"));
+    let identity = s.get("/openapi/v1/records?page=2").body.len();
+    assert_eq!(
+        held(&s),
+        Some((expected + identity + page.body.len()) as f64)
+    );
+}

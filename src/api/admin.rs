@@ -175,6 +175,7 @@ async fn scrape(state: &Admin) -> Scrape {
         sync,
         webhook_backlog: backlog,
         webhook_outbox_bytes: outbox_bytes,
+        view_bodies_bytes: state.data.body_bytes() as u64,
     }
 }
 

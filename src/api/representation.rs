@@ -97,14 +97,14 @@ impl AcceptEncoding {
         Self { weights }
     }
 
-    /// The coding to answer with when the coded forms are offered
-    /// (`coded`) or not: the highest weight; among equal weights a coded
+    /// The coding to answer with among identity and the coded forms
+    /// `offered` says are: the highest weight; among equal weights a coded
     /// form before identity, in [`Coding::COMPRESSED`]'s order. `None`:
     /// nothing offered is acceptable (identity refused), a 406.
-    pub(crate) fn choose(&self, coded: bool) -> Option<Coding> {
+    pub(crate) fn choose(&self, offered: impl Fn(Coding) -> bool) -> Option<Coding> {
         let offered = Coding::COMPRESSED
             .into_iter()
-            .filter(|_| coded)
+            .filter(|&c| offered(c))
             .chain([Coding::Identity]);
         let mut best: Option<(u16, Coding)> = None;
         for coding in offered {
@@ -210,9 +210,22 @@ impl Representation {
         self.identity.len() >= MIN_CODED_BYTES
     }
 
+    /// Whether the form in `coding` (not identity) is offered now: made
+    /// already, or made quickly by the request that asks for it. A form
+    /// made at the best levels is made off the request path (when its view
+    /// is published): until then its representation answers identity
+    /// rather than keep a request waiting.
+    fn offers(&self, coding: Coding) -> bool {
+        self.coded_offered()
+            && (self.effort == Effort::Quick
+                || coding
+                    .slot()
+                    .is_some_and(|slot| self.coded[slot].get().is_some()))
+    }
+
     /// The coding `accept` gets (`None`: a 406).
     pub(crate) fn choose(&self, accept: &AcceptEncoding) -> Option<Coding> {
-        accept.choose(self.coded_offered())
+        accept.choose(|coding| self.offers(coding))
     }
 
     /// The entity tag of the form in `coding`.
@@ -392,7 +405,7 @@ mod tests {
     }
 
     fn chosen(lines: &[&str]) -> Option<&'static str> {
-        accept(lines).choose(true).map(Coding::token)
+        accept(lines).choose(|_| true).map(Coding::token)
     }
 
     #[test]
@@ -405,7 +418,7 @@ mod tests {
         assert_eq!(chosen(&["deflate, gzip, br, zstd"]), Some("br"));
         assert_eq!(chosen(&["zstd"]), Some("zstd"));
         assert_eq!(
-            AcceptEncoding::of(&HeaderMap::new()).choose(true),
+            AcceptEncoding::of(&HeaderMap::new()).choose(|_| true),
             Some(Coding::Identity)
         );
     }
@@ -443,8 +456,13 @@ mod tests {
         assert_eq!(chosen(&["br;q, gzip"]), Some("gzip"));
         assert_eq!(chosen(&["br;q=-0, gzip"]), Some("gzip"));
         // A small body is offered as it is, to everyone who takes identity.
-        assert_eq!(accept(&["br"]).choose(false), Some(Coding::Identity));
-        assert_eq!(accept(&["br, identity;q=0"]).choose(false), None);
+        assert_eq!(accept(&["br"]).choose(|_| false), Some(Coding::Identity));
+        assert_eq!(accept(&["br, identity;q=0"]).choose(|_| false), None);
+        // Only what is offered: gzip when br is not made yet.
+        assert_eq!(
+            accept(&["br, gzip"]).choose(|c| c == Coding::Gzip),
+            Some(Coding::Gzip)
+        );
     }
 
     #[test]
@@ -466,6 +484,26 @@ mod tests {
             .headers()
             .get("content-encoding")
             .is_none());
+    }
+
+    #[test]
+    fn a_form_made_off_the_request_path_is_offered_once_made() {
+        let body = Bytes::from("{\"ok\":true}".repeat(100));
+        let best = Representation::new("application/json", body.clone(), b"\"ab\"", Effort::Best);
+        let br = accept(&["br"]);
+        assert_eq!(
+            best.choose(&br),
+            Some(Coding::Identity),
+            "not made yet: identity"
+        );
+        best.warm();
+        assert_eq!(best.choose(&br), Some(Coding::Brotli));
+        let quick = Representation::new("application/json", body, b"\"ab\"", Effort::Quick);
+        assert_eq!(
+            quick.choose(&br),
+            Some(Coding::Brotli),
+            "made by the request"
+        );
     }
 
     #[test]

@@ -135,9 +135,14 @@ pub async fn serve(
     Ok(())
 }
 
+/// How long a newly served view must stay before its hot set is made: a
+/// burst of publishes is compressed once, at its end.
+const WARM_AFTER: std::time::Duration = std::time::Duration::from_millis(200);
+
 /// Makes the fixed documents' coded forms at start, and the hot set of
-/// every view as it is published (off the request path, one view at a
-/// time: a view replaced meanwhile is skipped for the newest).
+/// every view that stays served (off the request path, one view at a
+/// time: a view replaced meanwhile is skipped for the newest). Until its
+/// hot set is made, a view answers those bodies as they are.
 async fn warm_bodies(data: Arc<Data>, site: Arc<Site>) {
     let mut stored = data.view.stored();
     let _ = tokio::task::spawn_blocking(super::handlers::warm_documents).await;
@@ -153,6 +158,7 @@ async fn warm_bodies(data: Arc<Data>, site: Arc<Site>) {
         if stored.changed().await.is_err() {
             return;
         }
+        tokio::time::sleep(WARM_AFTER).await;
     }
 }
 

@@ -95,6 +95,7 @@ struct Metrics {
     webhook_deliveries: Family<Outcome, Counter>,
     webhook_backlog: Gauge,
     webhook_outbox_bytes: Gauge,
+    view_bodies_bytes: Gauge,
 }
 
 static METRICS: OnceLock<Metrics> = OnceLock::new();
@@ -215,6 +216,13 @@ impl Metrics {
                 "webhook_outbox",
                 Some(Unit::Bytes),
                 "Size of the webhook outbox file (at most 32 MiB plus one publish's changes)",
+                Gauge::default(),
+            ),
+            view_bodies_bytes: register(
+                &mut registry,
+                "view_bodies",
+                Some(Unit::Bytes),
+                "Bytes of the data routes' bodies made from the served view, identity and coded forms",
                 Gauge::default(),
             ),
             registry,
@@ -426,6 +434,8 @@ pub struct Scrape {
     pub webhook_backlog: u64,
     /// The outbox file's size in bytes.
     pub webhook_outbox_bytes: u64,
+    /// Bytes of the data routes' bodies made from the served view.
+    pub view_bodies_bytes: u64,
 }
 
 /// The content type of the classic Prometheus text format.
@@ -453,6 +463,8 @@ pub fn render(scrape: &Scrape, openmetrics: bool) -> Option<String> {
     m.webhook_backlog.set(gauge_value(scrape.webhook_backlog));
     m.webhook_outbox_bytes
         .set(gauge_value(scrape.webhook_outbox_bytes));
+    m.view_bodies_bytes
+        .set(gauge_value(scrape.view_bodies_bytes));
     let scraped = scraped_registry(scrape.sync);
     let mut out = String::with_capacity(8192);
     let encoded = text::encode_registry(&mut out, &m.registry)

@@ -19,9 +19,10 @@ const paths = JSON.parse(pathsJson);
 const browser = await chromium.launch({ executablePath, args: ['--no-sandbox'] });
 const page = await browser.newPage();
 const sent = new Map();
-page.on('request', async (request) => {
-  const headers = await request.allHeaders();
-  sent.set(new URL(request.url()).pathname + new URL(request.url()).search, headers['accept-encoding'] ?? null);
+// The headers each request went out with, as a promise (read at the end).
+page.on('request', (request) => {
+  const url = new URL(request.url());
+  sent.set(url.pathname + url.search, request.allHeaders());
 });
 const sha = (bytes) => createHash('sha256').update(bytes).digest('hex');
 const results = [];
@@ -46,6 +47,6 @@ for (const path of paths) {
   }, path);
   results.push({ path, status: got.status, contentEncoding: got.contentEncoding, sha256: sha(Buffer.from(got.bytes)) });
 }
-for (const r of results) r.acceptEncoding = sent.get(r.path) ?? null;
+for (const r of results) r.acceptEncoding = (await sent.get(r.path))?.['accept-encoding'] ?? null;
 console.log(JSON.stringify({ browser: browser.version(), results }));
 await browser.close();
