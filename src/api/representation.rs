@@ -13,8 +13,9 @@
 //!   of them matches (one base names them all).
 //! - [`ViewBodies`]: the representations made from one published view,
 //!   bounded in bytes, dropped with their view; the hot set (what nearly
-//!   every client asks for) is made when a view is published, at the
-//!   encoders' best levels, and survives the bound.
+//!   every client asks for) is coded off the request path when a view is
+//!   published, at the encoders' best levels (answered as it is until
+//!   then, never by a request waiting), and survives the bound.
 //!
 //! Every negotiable answer carries `Vary: Accept-Encoding`, coded or not,
 //! and `Content-Length` (its body is whole); HEAD gets the same headers as

@@ -3,10 +3,12 @@
 //! and the badge (`/openapi/v1/badge.json`).
 //!
 //! None of them counts against the quota; every answer passes the flood
-//! guard (in `routes`), and carries a strong `ETag` (a hash of its bytes)
-//! with `If-None-Match` answered 304. What [`crate::site`] renders is kept
-//! per served view and per minute (the verdict, the relative times and the
-//! countdown move with the clock), so a request copies bytes.
+//! guard (in `routes`), is negotiated like every body a client reads
+//! again ([`super::representation`]), and carries a strong `ETag` per form
+//! (a hash of its bytes, the coding appended) with `If-None-Match`
+//! answered 304. What [`crate::site`] renders is kept per served view and
+//! per minute (the verdict, the relative times and the countdown move with
+//! the clock), with its coded forms, so a request copies bytes.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
