@@ -54,7 +54,7 @@ pub struct Data {
     /// The quota, the flood guard and the clock.
     pub quota: Arc<Quota>,
     /// The data routes' bodies made from the served view, coded forms included.
-    pub(crate) bodies: Arc<ViewBodies<DataBody>>,
+    pub(crate) bodies: Arc<ViewBodies<BodyKey>>,
 }
 
 impl Data {
@@ -90,6 +90,14 @@ pub(crate) enum DataBody {
     Atom(AtomQuery, FeedBase),
     /// `/records.ics`.
     Ics(IcsQuery),
+}
+
+/// The key of a body in [`Data::bodies`]: one a data route renders from
+/// the view, or the mirrored feed as stored.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum BodyKey {
+    /// A data route's body.
+    Data(DataBody),
     /// `/api/status.json`: the mirrored feed of this entity tag.
     StatusFeed(Bytes),
 }
@@ -149,7 +157,6 @@ impl DataBody {
             DataBody::List(query) => query.page == 1 && query.page_size == DEFAULT_PAGE_SIZE,
             DataBody::Atom(query, base) => query.plan.is_none() && *base == FeedBase::Configured,
             DataBody::Ics(query) => query.plan.is_none() && query.alarm.is_none(),
-            DataBody::StatusFeed(_) => true,
         }
     }
 
@@ -184,9 +191,6 @@ impl DataBody {
                 crate::feeds::ics::CONTENT_TYPE,
                 crate::feeds::ics::render(view, query, links.pages),
             ),
-            DataBody::StatusFeed(_) => {
-                unreachable!("the mirrored feed is made by status_feed_body")
-            }
         };
         let effort = if self.is_hot() {
             Effort::Best
@@ -202,7 +206,9 @@ impl DataBody {
 pub(crate) fn warm(data: &Data, view: &PublishedView, links: Links<'_>) {
     for key in DataBody::hot_set(links) {
         data.bodies
-            .get(view.generation(), &key, true, || key.render(view, links))
+            .get(view.generation(), &BodyKey::Data(key.clone()), true, || {
+                key.render(view, links)
+            })
             .warm();
     }
     if let Some(feed) = data.view.feed().filter(|_| view.mode() == Mode::Upstream) {
@@ -212,7 +218,7 @@ pub(crate) fn warm(data: &Data, view: &PublishedView, links: Links<'_>) {
 
 /// The mirrored feed's representation: its stored bytes, under its own tag.
 fn status_feed_body(data: &Data, view: &PublishedView, feed: &MirroredFeed) -> Arc<Representation> {
-    let key = DataBody::StatusFeed(feed.etag.clone());
+    let key = BodyKey::StatusFeed(feed.etag.clone());
     data.bodies.get(view.generation(), &key, true, || {
         Representation::new(
             "application/json",
@@ -263,14 +269,14 @@ pub(crate) async fn answer_data<Q, E: std::fmt::Display>(
         client,
         conditionals,
     } = request;
-    let (view, query) = match (data.view.load_full(), query) {
-        (Some(view), Ok(query)) => (view, query),
-        (view, query) => {
-            let error = match query {
-                Err(e) => ApiError::InvalidQuery(e.to_string()),
-                Ok(_) if view.is_none() => ApiError::DataUnavailable,
-                Ok(_) => unreachable!("a valid query on a served view is answered below"),
-            };
+    let served = match (data.view.load_full(), query) {
+        (Some(view), Ok(query)) => Ok((view, query)),
+        (_, Err(e)) => Err(ApiError::InvalidQuery(e.to_string())),
+        (None, Ok(_)) => Err(ApiError::DataUnavailable),
+    };
+    let (view, query) = match served {
+        Ok(served) => served,
+        Err(error) => {
             return rest_refused(&data.quota, *client, || {
                 maybe_panic(raw_query);
                 error.response()
@@ -278,11 +284,12 @@ pub(crate) async fn answer_data<Q, E: std::fmt::Display>(
             .await;
         }
     };
-    let key = body(query);
-    let hot = key.is_hot();
+    let body = body(query);
+    let hot = body.is_hot();
+    let key = BodyKey::Data(body.clone());
     let representation = || {
         data.bodies
-            .get(view.generation(), &key, hot, || key.render(&view, links))
+            .get(view.generation(), &key, hot, || body.render(&view, links))
     };
     rest_data(
         &data.quota,
