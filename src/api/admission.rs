@@ -178,9 +178,7 @@ pub(crate) async fn rest_data(
             .await
         }
     };
-    response
-        .headers_mut()
-        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    revalidate(&mut response);
     response
 }
 
@@ -191,10 +189,15 @@ pub(crate) async fn rest_refused(
     respond: impl FnOnce() -> Response,
 ) -> Response {
     let mut response = rest_counted(quota, client, respond).await;
+    revalidate(&mut response);
+    response
+}
+
+/// `Cache-Control: no-cache`, on every answer of a data route.
+fn revalidate(response: &mut Response) {
     response
         .headers_mut()
         .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    response
 }
 
 /// The 304 `response`: not counted, so it shows where the client's quota

@@ -204,16 +204,26 @@ impl DataBody {
 /// Makes the hot set of `view` and every coded form of it (a blocking
 /// task's work, when a view is published).
 pub(crate) fn warm(data: &Data, view: &PublishedView, links: Links<'_>) {
-    for key in DataBody::hot_set(links) {
-        data.bodies
-            .get(view.generation(), &BodyKey::Data(key.clone()), true, || {
-                key.render(view, links)
-            })
-            .warm();
+    for body in DataBody::hot_set(links) {
+        data_body(data, view, &body, links).warm();
     }
     if let Some(feed) = data.view.feed().filter(|_| view.mode() == Mode::Upstream) {
         status_feed_body(data, view, &feed).warm();
     }
+}
+
+/// The representation of `body` made from `view`: kept in [`Data::bodies`]
+/// (past the bound when hot), made on first need.
+fn data_body(
+    data: &Data,
+    view: &PublishedView,
+    body: &DataBody,
+    links: Links<'_>,
+) -> Arc<Representation> {
+    let key = BodyKey::Data(body.clone());
+    data.bodies.get(view.generation(), &key, body.is_hot(), || {
+        body.render(view, links)
+    })
 }
 
 /// The mirrored feed's representation: its stored bytes, under its own tag.
@@ -285,12 +295,7 @@ pub(crate) async fn answer_data<Q, E: std::fmt::Display>(
         }
     };
     let body = body(query);
-    let hot = body.is_hot();
-    let key = BodyKey::Data(body.clone());
-    let representation = || {
-        data.bodies
-            .get(view.generation(), &key, hot, || body.render(&view, links))
-    };
+    let representation = || data_body(data, &view, &body, links);
     rest_data(
         &data.quota,
         *client,

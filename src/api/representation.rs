@@ -175,12 +175,15 @@ impl Representation {
         Self {
             content_type: HeaderValue::from_static(content_type),
             identity,
-            tags: [
-                tag_of(Coding::Brotli),
-                tag_of(Coding::Zstd),
-                tag_of(Coding::Gzip),
-                tag_of(Coding::Identity),
-            ],
+            // In `index` order: the coded slots, then identity.
+            tags: std::array::from_fn(|i| {
+                tag_of(
+                    Coding::COMPRESSED
+                        .get(i)
+                        .copied()
+                        .unwrap_or(Coding::Identity),
+                )
+            }),
             effort,
             coded: Default::default(),
         }
