@@ -38,7 +38,7 @@ BROWSER_PKGS := $(CURDIR)/tests/browser/package.json $(CURDIR)/tests/browser/pac
 # so it is passed on the command line (sudo VAR=value cmd), never inherited.
 APT_GET  := $(shell [ "$$(id -u)" = 0 ] && echo "env DEBIAN_FRONTEND=noninteractive apt-get" || echo "sudo DEBIAN_FRONTEND=noninteractive apt-get")
 
-## test-deps: install what the tests need, then fail naming any tool that is still missing: redis-server, redis-cli (redis-tools), nginx, chromium and a CJK font for it (fonts-noto-cjk), systemd-analyze (systemd), strace, ip (iproute2), unshare, prlimit, mount (util-linux, mount), git, gzip, make, sudo, curl, python3 and python3-venv, nodejs and npm (apt-get, when missing), the pinned PyPI tools of tests/requirements.txt (into .venv), the pinned npm packages of tests/browser/package-lock.json (into .browser)
+## test-deps: install what the tests need, then fail naming any tool that is still missing: redis-server, redis-cli (redis-tools), redis-sentinel, nginx, chromium and a CJK font for it (fonts-noto-cjk), systemd-analyze (systemd), strace, ip (iproute2), unshare, prlimit, mount (util-linux, mount), git, gzip, make, sudo, curl, python3 and python3-venv, nodejs and npm (apt-get, when missing), the pinned PyPI tools of tests/requirements.txt (into .venv), the pinned npm packages of tests/browser/package-lock.json (into .browser)
 # Each line: a command the tests run (or, starting with /, a file they
 # need), and the Debian package that has it. The CJK font is what chromium
 # draws the Chinese pages (and their screenshots) with, instead of boxes.
@@ -47,7 +47,7 @@ TEST_TOOLS := redis-server:redis-server nginx:nginx chromium:chromium \
 	$(CJK_FONT):fonts-noto-cjk \
 	systemd-analyze:systemd strace:strace ip:iproute2 unshare:util-linux \
 	prlimit:util-linux mount:mount git:git gzip:gzip mkfifo:coreutils make:make \
-	sudo:sudo curl:curl redis-cli:redis-tools
+	sudo:sudo curl:curl redis-cli:redis-tools redis-sentinel:redis-sentinel
 test-deps: $(VENV)/.installed $(BROWSER)/.installed
 	@missing=""; \
 	for pair in $(TEST_TOOLS); do \
@@ -149,6 +149,7 @@ bench-deps:
 	[ -f /usr/lib/nginx/modules/ngx_http_brotli_static_module.so ] || missing="$$missing libnginx-mod-http-brotli-static"; \
 	command -v brotli >/dev/null 2>&1 || missing="$$missing brotli"; \
 	command -v redis-server >/dev/null 2>&1 || missing="$$missing redis-server"; \
+	command -v redis-cli >/dev/null 2>&1 || missing="$$missing redis-tools"; \
 	[ -x /usr/bin/time ] || missing="$$missing time"; \
 	command -v taskset >/dev/null 2>&1 || missing="$$missing util-linux"; \
 	if [ -n "$$missing" ]; then \
@@ -162,11 +163,12 @@ bench: bench-deps
 	$(CARGO) bench --locked --bench limiter_memory > bench-out/limiter-memory.md
 	$(CARGO) build --release --locked
 	PATH="$$PATH:/usr/sbin" python3 bench/http_bench.py > bench-out/http.md
+	python3 bench/redis_quota_bench.py > bench-out/redis-quota.md
 	PATH="$$PATH:/usr/sbin" python3 bench/sync_bench.py > bench-out/sync.md
 	python3 bench/reload_bench.py > bench-out/reload.md
 	python3 bench/stream_bench.py > bench-out/stream.md
 	python3 bench/feed_sizes.py > bench-out/feed-sizes.md
-	cat bench-out/limiter-memory.md bench-out/http.md bench-out/sync.md bench-out/reload.md bench-out/stream.md bench-out/feed-sizes.md
+	cat bench-out/limiter-memory.md bench-out/http.md bench-out/redis-quota.md bench-out/sync.md bench-out/reload.md bench-out/stream.md bench-out/feed-sizes.md
 
 ## screenshots: remake docs/screenshots/ (the README's) from the bundled history in chromium, at 1280 and 390 px, English and Chinese
 screenshots: test-deps

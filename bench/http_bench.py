@@ -12,8 +12,9 @@ libnginx-mod-http-brotli-static, brotli, gzip, taskset (`make bench` installs th
 
 Every measurement is repeated (--runs, at least 3), alternating the two sides,
 after a warm-up of each side; the table gives the median and the spread
-(min-max) of the runs. Servers (resetctl, nginx with one worker, redis-server)
-are pinned to --server-cpu and wrk/redis-benchmark to --client-cpu with taskset.
+(min-max) of the runs. Servers (resetctl, nginx with one worker) are pinned
+to --server-cpu and wrk to --client-cpu with taskset. The quota in Redis is
+measured by bench/redis_quota_bench.py.
 A run with a socket error or any answer other than the expected one (200, or
 304 for the conditional rows) aborts the benchmark.
 Prints Markdown, headed by the commit measured; `make bench` writes it to
@@ -302,23 +303,6 @@ def hot_set_bytes(port):
     return sizes
 
 
-def redis_benchmark(args, rport):
-    lua = open(os.path.join(ROOT, "src", "limit", "redis.rs")).read().split('r#"')[1].split('"#')[0]
-    rates = []
-    for _ in range(args.runs):
-        proc = subprocess.run(pinned(args.client_cpu, [
-            "redis-benchmark", "-p", str(rport), "-n", "200000", "-c", str(args.connections), "-r", str(args.limiter_clients), "-q",
-            "EVAL", lua, "2", "{c:__rand_int__}:log", "{c:__rand_int__}:n", "1000000000", "3600000",
-            # ARGV[3]: the deadline on Redis's clock (far away: never late here).
-            "99999999999999"]),
-            capture_output=True, text=True)
-        m = re.search(r"([\d.]+) requests per second", proc.stdout)
-        if proc.returncode != 0 or not m or "ERR" in proc.stdout:
-            sys.exit(f"redis-benchmark failed:\n{proc.stdout}{proc.stderr}")
-        rates.append(float(m.group(1)))
-    return statistics.median(rates), min(rates), max(rates)
-
-
 def fmt_range(median, low, high, digits=0):
     return f"{median:,.{digits}f} ({low:,.{digits}f}–{high:,.{digits}f})"
 
@@ -345,7 +329,7 @@ def main():
     cpus = os.sched_getaffinity(0)
     if args.server_cpu == args.client_cpu or not {args.server_cpu, args.client_cpu} <= cpus:
         sys.exit(f"--server-cpu and --client-cpu must be two different CPUs of {sorted(cpus)}")
-    rows, redis_direct, sizes, wires, memory = [], None, {}, {}, {}
+    rows, sizes, wires, memory = [], {}, {}, {}
     for n in [int(x) for x in args.records.split(",")]:
         tmp = tempfile.mkdtemp(prefix="resetctl-bench-")
         os.chmod(tmp, 0o755)  # nginx workers run as an unprivileged user
@@ -451,19 +435,6 @@ end
                                  "off": (f"http://127.0.0.1:{off_port}", script)})
             stop(on)
             rows.append((n, f"resetctl, quota on (40/1), {args.limiter_clients:,} clients", got["on"], "quota off", got["off"]))
-            if n == min(int(x) for x in args.records.split(",")) and shutil.which("redis-server"):
-                rport = free_port()
-                redis = subprocess.Popen(pinned(args.server_cpu, ["redis-server", "--port", str(rport), "--save", "", "--appendonly", "no"]),
-                                         stdout=subprocess.DEVNULL)
-                wait_port(rport)
-                red, red_port = start_server(args, data, ["--rate-limit", "40/1", "--trust-proxy", "127.0.0.1/32",
-                                                          "--rate-limit-store", f"redis://127.0.0.1:{rport}/0"])
-                got = bench.measure({"redis": (f"http://127.0.0.1:{red_port}", script),
-                                     "off": (f"http://127.0.0.1:{off_port}", script)})
-                stop(red)
-                rows.append((n, f"resetctl, quota in Redis (40/1), {args.limiter_clients:,} clients", got["redis"], "quota off", got["off"]))
-                redis_direct = redis_benchmark(args, rport)
-                stop(redis)
             stop(off)
         if nginx:
             stop(nginx, signal.SIGQUIT)
@@ -502,9 +473,6 @@ end
             before, after = memory[n]
             print(f"| {n:,} | {s_['identity']:,} | {s_['br']:,} | {s_['zstd']:,} | {s_['gzip']:,} | {coded:,} "
                   f"| {before:.1f} MiB | {after:.1f} MiB |")
-    if redis_direct:
-        print(f"\nredis-benchmark running the same sliding-log Lua script directly ({args.limiter_clients:,} keys, "
-              f"{args.connections} clients, pinned like wrk): {fmt_range(*redis_direct)} requests/s")
 
 
 if __name__ == "__main__":

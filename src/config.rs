@@ -241,6 +241,12 @@ settings_keys! {
     rate_limit_max_clients: u64,
     /// `--rate-limit-store`.
     rate_limit_store: String,
+    /// `--redis-ca-file`: the private CA of a TLS quota store.
+    redis_ca_file: PathBuf,
+    /// `--redis-cert-file`: the client certificate for a TLS quota store.
+    redis_cert_file: PathBuf,
+    /// `--redis-key-file`: its private key.
+    redis_key_file: PathBuf,
     /// `--trust-proxy` (a list).
     trust_proxy: Vec<String>,
     /// `--client-ip-header`.

@@ -17,8 +17,29 @@ pub fn redact_url(url: &str) -> String {
             parsed.set_fragment(None);
             parsed.to_string()
         }
-        Err(_) => "(not a URL)".to_owned(),
+        Err(_) => redact_node_list(url).unwrap_or_else(|| "(not a URL)".to_owned()),
     }
+}
+
+/// A URL naming several nodes (`redis+cluster://:pw@a:1,b:2/0`), which
+/// the URL standard does not read, redacted the same way.
+fn redact_node_list(url: &str) -> Option<String> {
+    let (scheme, rest) = url.split_once("://")?;
+    let rest = rest.split(['?', '#']).next().unwrap_or_default();
+    let (authority, path) = match rest.find('/') {
+        Some(at) => rest.split_at(at),
+        None => (rest, ""),
+    };
+    let hosts = authority
+        .rsplit_once('@')
+        .map_or(authority, |(_, hosts)| hosts);
+    let well_formed = |text: &str| {
+        !text.is_empty()
+            && text
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+    };
+    (well_formed(scheme) && hosts.contains(',')).then(|| format!("{scheme}://{hosts}{path}"))
 }
 
 #[cfg(test)]
@@ -40,5 +61,13 @@ mod tests {
             "https://didcodexreset.com/api/status.json"
         );
         assert_eq!(redact_url("s3cret"), "(not a URL)");
+        assert_eq!(
+            redact_url("rediss+sentinel://u:s3cret@a:26379,b:26379/mymaster/0?x=s3cret"),
+            "rediss+sentinel://a:26379,b:26379/mymaster/0"
+        );
+        assert_eq!(
+            redact_url("redis+cluster://:s3cret@a:7000,[::1]:7001"),
+            "redis+cluster://a:7000,[::1]:7001"
+        );
     }
 }

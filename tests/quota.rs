@@ -367,9 +367,7 @@ fn no_rate_limit_drops_the_headers_and_custom_limits_show() {
         .run(&["serve", "--rate-limit-store", "memcached://x"])
         .code(64);
     assert!(
-        store
-            .stderr
-            .contains("must be \"memory\" or a redis:// URL"),
+        store.stderr.contains("must be \"memory\" or a Redis URL"),
         "{}",
         store.stderr
     );

@@ -54,7 +54,7 @@ fn both_limiters_agree_with_a_naive_sliding_log() {
             limit: 1 + rng.below(5) as u32,
             window_seconds: 1 + rng.below(12) as u32,
         };
-        let redis_limiter = RedisLimiter::new(&redis.url(), policy).unwrap();
+        let redis_limiter = RedisLimiter::new(&redis.url(), &Default::default(), policy).unwrap();
         let memory = MemoryLimiter::new(policy);
         let mut model = Model::default();
         // Fresh addresses per case, so Redis keys of earlier cases never meet these.

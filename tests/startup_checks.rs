@@ -113,7 +113,8 @@ fn a_bad_redis_url_is_refused_before_anything_listens() {
     let w = World::new();
     for url in [
         "redis://:secret@host:notaport/0",
-        "rediss://:secret@127.0.0.1:1/0",
+        "redis+sentinel://:secret@127.0.0.1:1,127.0.0.1:2",
+        "rediss+cluster://:secret@127.0.0.1:1,127.0.0.1:notaport",
     ] {
         let refused = w
             .run_refused(&[

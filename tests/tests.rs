@@ -36,6 +36,7 @@ mod power_loss;
 mod promises_over_time;
 mod quota;
 mod quota_model;
+mod quota_stores;
 mod reload;
 mod schemathesis;
 mod seed;

@@ -188,7 +188,7 @@ pub enum Command {
     #[command(
         after_help = "Examples:\n  resetctl --data-dir /var/lib/resetctl serve --listen 0.0.0.0:8080\n  RUST_LOG=resetctl::access=info resetctl serve"
     )]
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Fetch the upstream document (conditional GET), validate it and publish it when it changed.
     ///
     /// --once runs one attempt (for cron); --daemon repeats every interval, backing off
@@ -678,10 +678,24 @@ pub struct LimiterArgs {
     /// Turn the quota off (and drop the X-RateLimit-* headers).
     #[arg(long, env = "RESETCTL_NO_RATE_LIMIT", conflicts_with = "rate_limit")]
     pub no_rate_limit: bool,
-    /// Where the quota lives: memory, or a Redis URL shared by instances. "memory" (default)
-    /// or redis://HOST:PORT/DB to share it between instances.
+    /// Where the quota lives: memory, or a Redis URL shared by instances. "memory" (default);
+    /// redis://HOST:PORT/DB (rediss:// with TLS) for one server;
+    /// redis+cluster://HOST:PORT,HOST:PORT… for a Redis Cluster;
+    /// redis+sentinel://HOST:PORT,HOST:PORT…/MASTER[/DB] for the master the sentinels name
+    /// (rediss+cluster://, rediss+sentinel:// with TLS).
     #[arg(long, env = "RESETCTL_RATE_LIMIT_STORE", value_name = "URL")]
     pub rate_limit_store: Option<String>,
+    /// A TLS quota store's certificates are checked against this CA (PEM) instead of the
+    /// system's roots.
+    #[arg(long, env = "RESETCTL_REDIS_CA_FILE", value_name = "PEM")]
+    pub redis_ca_file: Option<PathBuf>,
+    /// The client certificate (PEM) shown to a TLS quota store that asks for one (mutual
+    /// TLS); with --redis-key-file.
+    #[arg(long, env = "RESETCTL_REDIS_CERT_FILE", value_name = "PEM")]
+    pub redis_cert_file: Option<PathBuf>,
+    /// The client certificate's private key (PEM); with --redis-cert-file.
+    #[arg(long, env = "RESETCTL_REDIS_KEY_FILE", value_name = "PEM")]
+    pub redis_key_file: Option<PathBuf>,
     /// The in-process quota tracks at most this many clients; past it, new clients get
     /// 503 rate_limit_unavailable (clients already tracked are unaffected) until idle
     /// ones leave the window. Default: 4000000 (about 256 MiB).

@@ -148,7 +148,11 @@ impl From<resetctl::webhook::EndpointError> for CliError {
 
 impl From<resetctl::limit::SettingError> for CliError {
     fn from(err: resetctl::limit::SettingError) -> Self {
-        CliError::new(Code::Usage, err.to_string())
+        let code = match err {
+            resetctl::limit::SettingError::RedisRefused { .. } => Code::Unavailable,
+            _ => Code::Usage,
+        };
+        CliError::new(code, err.to_string())
     }
 }
 

@@ -196,6 +196,9 @@ fn limiter(layer: &mut FileConfig, args: &LimiterArgs) {
     layer.rate_limit = args.rate_limit.clone();
     layer.no_rate_limit = switch(args.no_rate_limit);
     layer.rate_limit_store = args.rate_limit_store.clone();
+    layer.redis_ca_file = args.redis_ca_file.clone();
+    layer.redis_cert_file = args.redis_cert_file.clone();
+    layer.redis_key_file = args.redis_key_file.clone();
     layer.rate_limit_max_clients = args.rate_limit_max_clients;
     layer.trust_proxy = (!args.trust_proxy.is_empty()).then(|| args.trust_proxy.clone());
     layer.client_ip_header = args.client_ip_header.clone();

@@ -58,14 +58,14 @@ pub async fn serve(
     listener: TcpListener,
     admin: Option<TcpListener>,
     options: ServeOptions,
+    limiter: crate::limit::Limiter,
     clock: Arc<dyn Clock>,
     shutdown: impl Future<Output = ()> + Send + 'static,
-) -> Result<(), crate::limit::SettingError> {
+) {
     if admin.is_some() {
         // Before the reloader's first load, so it is counted too.
         crate::metrics::enable();
     }
-    let limiter = options.limits.build()?;
     let (closing_tx, closing_rx) = tokio::sync::watch::channel(false);
     let view = ViewHandle::default();
     let reloader = spawn_reloader(
@@ -132,7 +132,6 @@ pub async fn serve(
     reloader.abort();
     evictor.abort();
     warmer.abort();
-    Ok(())
 }
 
 /// How long a newly served view must stay before its hot set is made: a

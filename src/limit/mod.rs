@@ -12,7 +12,7 @@
 pub mod client;
 pub mod flood;
 mod memory;
-mod redis;
+pub mod redis;
 mod rings;
 mod settings;
 
@@ -20,6 +20,7 @@ use std::fmt;
 use std::net::IpAddr;
 
 pub use self::memory::{Full, MemoryLimiter, DEFAULT_MAX_CLIENTS};
+pub use self::redis::connection::RedisTlsFiles;
 pub use self::redis::RedisLimiter;
 pub use self::settings::LimiterSettings;
 
@@ -69,6 +70,36 @@ pub enum SettingError {
         /// The URL, redacted.
         url: String,
         /// The library's words.
+        why: String,
+    },
+    /// A TLS file of the Redis store that cannot be read.
+    #[error("{key} {}: {why}", .path.display())]
+    RedisTlsFile {
+        /// The setting (`redis-ca-file`, …).
+        key: &'static str,
+        /// The file.
+        path: std::path::PathBuf,
+        /// Why.
+        why: String,
+    },
+    /// A client certificate without its key, or a key without its certificate.
+    #[error(
+        "redis-cert-file and redis-key-file go together: give both for mutual TLS, or neither"
+    )]
+    RedisTlsPair,
+    /// TLS files for a store URL without TLS.
+    #[error(
+        "redis-ca-file, redis-cert-file and redis-key-file are for a TLS store, but the quota \
+         store is {0}; use rediss:// (or rediss+cluster://, rediss+sentinel://)"
+    )]
+    RedisTlsUnused(String),
+    /// A store that refuses us for good at start: its TLS handshake fails
+    /// or it refuses the credentials.
+    #[error("the quota store at {url} refuses the connection: {why}")]
+    RedisRefused {
+        /// The URL, redacted.
+        url: String,
+        /// What failed, in the library's words.
         why: String,
     },
     /// A Redis client that cannot be set up.

@@ -3,7 +3,11 @@
 //! one line per setting that the start-up log and `status` show.
 
 use super::client::ClientKeyPolicy;
-use super::{Limiter, MemoryLimiter, QuotaPolicy, RedisLimiter, SettingError, DEFAULT_MAX_CLIENTS};
+use super::redis::address::RedisAddress;
+use super::{
+    Limiter, MemoryLimiter, QuotaPolicy, RedisLimiter, RedisTlsFiles, SettingError,
+    DEFAULT_MAX_CLIENTS,
+};
 
 /// The quota settings of a server (and of `resetctl status`). Its `Debug`
 /// shows the Redis URL redacted.
@@ -13,6 +17,8 @@ pub struct LimiterSettings {
     pub policy: Option<QuotaPolicy>,
     /// `None` for the in-process store, else the Redis URL.
     pub redis_url: Option<String>,
+    /// The TLS files of a `rediss…` store.
+    pub redis_tls: RedisTlsFiles,
     /// Client keys.
     pub client_keys: ClientKeyPolicy,
     /// Flood guard: (per second, burst), `None` when off.
@@ -26,6 +32,7 @@ impl Default for LimiterSettings {
         Self {
             policy: Some(QuotaPolicy::default()),
             redis_url: None,
+            redis_tls: RedisTlsFiles::default(),
             client_keys: ClientKeyPolicy::default(),
             flood: Some((
                 std::num::NonZeroU32::new(50).unwrap(),
@@ -46,10 +53,14 @@ impl LimiterSettings {
                 p.limit, p.window_seconds, self.max_clients
             ),
             (Some(p), Some(url)) => format!(
-                "{} requests per {} s per client, in Redis at {}",
+                "{} requests per {} s per client, in Redis at {}{}",
                 p.limit,
                 p.window_seconds,
-                crate::redact::redact_url(url)
+                crate::redact::redact_url(url),
+                match &self.redis_tls.ca_file {
+                    Some(ca) => format!(" (CA {})", ca.display()),
+                    None => String::new(),
+                }
             ),
         };
         let proxies = if self.client_keys.trusted_proxies.is_empty() {
@@ -84,23 +95,32 @@ impl LimiterSettings {
     }
 
     /// Checks what can be checked before anything starts (the Redis URL
-    /// parses, and names a scheme this build speaks), so a bad setting is
+    /// parses into a form this build speaks; TLS files only with a TLS
+    /// store, readable, a certificate with its key), so a bad setting is
     /// refused before a listener is bound.
     pub fn check(&self) -> Result<(), SettingError> {
         match &self.redis_url {
-            Some(url) => RedisLimiter::check_url(url),
+            Some(url) => self
+                .redis_tls
+                .for_address(&RedisAddress::parse(url)?)
+                .map(drop),
+            None if self.redis_tls.any() => Err(SettingError::RedisTlsUnused("memory".to_owned())),
             None => Ok(()),
         }
     }
 
-    /// Builds the limiter these settings describe.
-    pub fn build(&self) -> Result<Limiter, SettingError> {
+    /// Builds the limiter these settings describe; a Redis store is asked
+    /// once (see [`RedisLimiter::connect`]): one that refuses us for good is
+    /// an error before anything listens.
+    pub async fn connect(&self) -> Result<Limiter, SettingError> {
         Ok(match (&self.policy, &self.redis_url) {
             (None, _) => Limiter::Off,
             (Some(p), None) => {
                 Limiter::Memory(MemoryLimiter::with_max_clients(*p, self.max_clients))
             }
-            (Some(p), Some(url)) => Limiter::Redis(RedisLimiter::new(url, *p)?),
+            (Some(p), Some(url)) => {
+                Limiter::Redis(RedisLimiter::connect(url, &self.redis_tls, *p).await?)
+            }
         })
     }
 }
@@ -113,6 +133,7 @@ impl std::fmt::Debug for LimiterSettings {
                 "redis_url",
                 &self.redis_url.as_deref().map(crate::redact::redact_url),
             )
+            .field("redis_tls", &self.redis_tls)
             .field("client_keys", &self.client_keys)
             .field("flood", &self.flood)
             .field("max_clients", &self.max_clients)

@@ -6,10 +6,8 @@ use std::num::NonZeroU32;
 
 use super::{Raw, SettingsError};
 use crate::limit::client::{Cidr, ClientIpHeader, ClientKeyPolicy};
-use crate::limit::{LimiterSettings, QuotaPolicy};
-
-/// The URL schemes of a Redis store.
-const REDIS_SCHEMES: [&str; 2] = ["redis://", "rediss://"];
+use crate::limit::redis::address::is_store_url;
+use crate::limit::{LimiterSettings, QuotaPolicy, RedisTlsFiles};
 
 pub(super) fn build(raw: &Raw) -> Result<LimiterSettings, SettingsError> {
     let v = raw.values();
@@ -29,13 +27,14 @@ pub(super) fn build(raw: &Raw) -> Result<LimiterSettings, SettingsError> {
     let off = v.no_rate_limit == Some(true) && !outranked;
     let redis_url = match v.rate_limit_store.as_deref() {
         None | Some("memory") => None,
-        Some(url) if is_redis_url(url) => Some(url.to_owned()),
+        Some(url) if is_store_url(url) => Some(url.to_owned()),
         Some(other) => {
             // The value may hold a password: it is named by its redacted form only.
             return Err(raw.invalid(
                 "rate_limit_store",
                 format!(
-                    "rate-limit-store {} must be \"memory\" or a redis:// URL",
+                    "rate-limit-store {} must be \"memory\" or a Redis URL (redis://, rediss://, \
+                     redis+cluster://, redis+sentinel://, …)",
                     crate::redact::redact_url(other)
                 ),
             ));
@@ -78,6 +77,11 @@ pub(super) fn build(raw: &Raw) -> Result<LimiterSettings, SettingsError> {
     let settings = LimiterSettings {
         policy: if off { None } else { policy },
         redis_url,
+        redis_tls: RedisTlsFiles {
+            ca_file: v.redis_ca_file.clone(),
+            cert_file: v.redis_cert_file.clone(),
+            key_file: v.redis_key_file.clone(),
+        },
         client_keys: ClientKeyPolicy {
             ipv6_prefix,
             trusted_proxies,
@@ -94,14 +98,6 @@ pub(super) fn build(raw: &Raw) -> Result<LimiterSettings, SettingsError> {
         .check()
         .map_err(|e| raw.invalid("rate_limit_store", e.to_string()))?;
     Ok(settings)
-}
-
-/// Whether `url` names a Redis store (scheme in any case).
-fn is_redis_url(url: &str) -> bool {
-    REDIS_SCHEMES.iter().any(|scheme| {
-        url.get(..scheme.len())
-            .is_some_and(|head| head.eq_ignore_ascii_case(scheme))
-    })
 }
 
 /// `PER_SECOND/BURST`, both at least 1.

@@ -15,7 +15,7 @@ fn from(pairs: &[(&str, &str)]) -> Result<FileConfig, crate::config::EnvError> {
 
 #[test]
 fn every_key_is_read_from_its_variable() {
-    assert_eq!(FileConfig::KEYS.len(), 49);
+    assert_eq!(FileConfig::KEYS.len(), 52);
     assert_eq!(
         env_variable("rate_limit_store"),
         "RESETCTL_RATE_LIMIT_STORE"

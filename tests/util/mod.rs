@@ -6,6 +6,7 @@
 pub mod disk;
 pub mod namespace;
 pub mod nginx;
+pub mod pki;
 pub mod powerloss;
 pub mod receiver;
 pub mod redis;

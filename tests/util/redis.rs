@@ -1,11 +1,43 @@
 //! A real `redis-server` on a free loopback port, owned by the test.
 
 use std::net::TcpListener;
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+/// A free loopback port (redis-server cannot be given port 0).
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// `redis-cli -p PORT ARGS…`: its output, trimmed; panics when it fails.
+pub fn redis_cli(port: u16, args: &[&str]) -> String {
+    let cli = super::tool(&["redis-cli"], "--version", "redis-tools");
+    let out = Command::new(cli)
+        .args(["-h", "127.0.0.1", "-p", &port.to_string()])
+        .args(args)
+        .output()
+        .expect("run redis-cli");
+    assert!(
+        out.status.success(),
+        "redis-cli -p {port} {args:?}: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
 pub struct Redis {
+    /// The plain-TCP port (the test's own way in, also for a TLS server).
     pub port: u16,
+    /// The TLS port, for a server started with [`Redis::start_tls`].
+    pub tls_port: Option<u16>,
+    /// Arguments beyond the port, the address and persistence.
+    extra: Vec<String>,
     child: Option<Child>,
     dir: tempfile::TempDir,
 }
@@ -20,17 +52,40 @@ impl Redis {
     /// process takes it first (redis-server exits, or someone else
     /// answers), it is started again on another one.
     pub fn start() -> Self {
+        Self::start_with(Vec::new(), false)
+    }
+
+    /// Starts a server that also listens with TLS on [`tls_port`](Self::tls_port),
+    /// presenting `cert` and `key`, and asking clients for a certificate
+    /// signed by `client_ca` (`--tls-auth-clients`: `yes` or `optional`).
+    pub fn start_tls(cert: &Path, key: &Path, client_ca: &Path, auth_clients: &str) -> Self {
+        let extra = [
+            "--tls-cert-file",
+            &cert.display().to_string(),
+            "--tls-key-file",
+            &key.display().to_string(),
+            "--tls-ca-cert-file",
+            &client_ca.display().to_string(),
+            "--tls-auth-clients",
+            auth_clients,
+        ]
+        .map(String::from)
+        .to_vec();
+        Self::start_with(extra, true)
+    }
+
+    /// Starts a server with `extra` arguments (and a TLS port when `tls`).
+    pub fn start_with(extra: Vec<String>, tls: bool) -> Self {
         let mut redis = Redis {
             port: 0,
+            tls_port: None,
+            extra,
             child: None,
             dir: tempfile::tempdir().unwrap(),
         };
         for _attempt in 0..5 {
-            redis.port = TcpListener::bind("127.0.0.1:0")
-                .unwrap()
-                .local_addr()
-                .unwrap()
-                .port();
+            redis.port = free_port();
+            redis.tls_port = tls.then(free_port);
             if redis.spawn() {
                 return redis;
             }
@@ -55,17 +110,22 @@ impl Redis {
     /// Starts the server on `self.port`; whether it is the one answering
     /// there (false: it exited, or another process holds the port).
     fn spawn(&mut self) -> bool {
-        let child = Command::new(redis_server())
-            .args([
-                "--port",
-                &self.port.to_string(),
-                "--bind",
-                "127.0.0.1",
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-            ])
+        let mut command = Command::new(redis_server());
+        command.args([
+            "--port",
+            &self.port.to_string(),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+        ]);
+        if let Some(tls_port) = self.tls_port {
+            command.args(["--tls-port", &tls_port.to_string()]);
+        }
+        let child = command
+            .args(&self.extra)
             .arg("--dir")
             .arg(self.dir.path())
             .stdout(Stdio::null())
@@ -112,6 +172,11 @@ impl Redis {
         text.lines().nth(4).map(|l| l.trim().to_owned())
     }
 
+    /// `redis-cli` against this server's plain port: its output, trimmed.
+    pub fn cli(&self, args: &[&str]) -> String {
+        redis_cli(self.port, args)
+    }
+
     /// Kills the server (SIGKILL) and waits for it.
     pub fn kill(&mut self) {
         if let Some(mut child) = self.child.take() {
@@ -145,5 +210,265 @@ impl Redis {
             .status()
             .unwrap();
         assert!(status.success(), "kill {signal} {pid}");
+    }
+}
+
+/// A Redis Cluster of `masters` masters on loopback, made with
+/// `redis-cli --cluster create` (no replicas).
+pub struct RedisCluster {
+    pub nodes: Vec<Redis>,
+}
+
+impl RedisCluster {
+    pub fn start(masters: usize) -> Self {
+        let nodes: Vec<Redis> = (0..masters)
+            .map(|_| {
+                Redis::start_with(
+                    [
+                        "--cluster-enabled",
+                        "yes",
+                        "--cluster-config-file",
+                        "nodes.conf",
+                    ]
+                    .map(String::from)
+                    .to_vec(),
+                    false,
+                )
+            })
+            .collect();
+        let addresses: Vec<String> = nodes
+            .iter()
+            .map(|node| format!("127.0.0.1:{}", node.port))
+            .collect();
+        let mut args = vec!["--cluster", "create"];
+        args.extend(addresses.iter().map(String::as_str));
+        args.extend(["--cluster-replicas", "0", "--cluster-yes"]);
+        redis_cli(nodes[0].port, &args);
+        let cluster = RedisCluster { nodes };
+        super::wait_until(Duration::from_secs(20), "the cluster to be ok", || {
+            cluster
+                .nodes
+                .iter()
+                .all(|node| node.cli(&["CLUSTER", "INFO"]).contains("cluster_state:ok"))
+        });
+        cluster
+    }
+
+    /// `redis+cluster://` naming the first node only: the client finds the rest.
+    pub fn url(&self) -> String {
+        format!("redis+cluster://127.0.0.1:{}", self.nodes[0].port)
+    }
+
+    /// The node id of node `i`.
+    pub fn id(&self, i: usize) -> String {
+        self.nodes[i].cli(&["CLUSTER", "MYID"])
+    }
+
+    /// The slot of `key`.
+    pub fn slot(&self, key: &str) -> u16 {
+        self.nodes[0]
+            .cli(&["CLUSTER", "KEYSLOT", key])
+            .parse()
+            .unwrap()
+    }
+
+    /// The index of the node that owns `slot`, and the first slot of its range holding it.
+    pub fn owner(&self, slot: u16) -> (usize, u16) {
+        for (i, node) in self.nodes.iter().enumerate() {
+            let text = node.cli(&["CLUSTER", "NODES"]);
+            let mine = text
+                .lines()
+                .find(|line| line.contains("myself"))
+                .expect("CLUSTER NODES names myself");
+            for range in mine.split_whitespace().skip(8) {
+                if range.starts_with('[') {
+                    continue;
+                }
+                let (from, to) = range.split_once('-').unwrap_or((range, range));
+                let (from, to): (u16, u16) = (from.parse().unwrap(), to.parse().unwrap());
+                if (from..=to).contains(&slot) {
+                    return (i, from);
+                }
+            }
+        }
+        panic!("no node owns slot {slot}")
+    }
+}
+
+/// A master, a replica and three sentinels (quorum 2) watching them as
+/// `mymaster`, on loopback; the sentinels declare the master down after 1 s.
+pub struct RedisSentinels {
+    pub master: Redis,
+    pub replica: Redis,
+    pub sentinels: Vec<Sentinel>,
+}
+
+/// One `redis-sentinel` process.
+pub struct Sentinel {
+    pub port: u16,
+    child: Child,
+    _dir: tempfile::TempDir,
+}
+
+impl Drop for Sentinel {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl RedisSentinels {
+    pub fn start() -> Self {
+        let master = Redis::start();
+        let replica = Redis::start_with(
+            vec![
+                "--replicaof".into(),
+                "127.0.0.1".into(),
+                master.port.to_string(),
+            ],
+            false,
+        );
+        super::wait_until(Duration::from_secs(20), "the replica to sync", || {
+            replica
+                .cli(&["INFO", "replication"])
+                .contains("master_link_status:up")
+        });
+        let sentinel_bin = super::tool(&["redis-sentinel"], "--version", "redis-sentinel");
+        let sentinels = (0..3)
+            .map(|_| {
+                let dir = tempfile::tempdir().unwrap();
+                let port = free_port();
+                let config = dir.path().join("sentinel.conf");
+                std::fs::write(
+                    &config,
+                    format!(
+                        "port {port}\nbind 127.0.0.1\ndir {}\n\
+                         sentinel monitor mymaster 127.0.0.1 {} 2\n\
+                         sentinel down-after-milliseconds mymaster 1000\n\
+                         sentinel failover-timeout mymaster 5000\n\
+                         sentinel parallel-syncs mymaster 1\n",
+                        dir.path().display(),
+                        master.port
+                    ),
+                )
+                .unwrap();
+                let child = Command::new(&sentinel_bin)
+                    .arg(&config)
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .spawn()
+                    .expect("start redis-sentinel");
+                Sentinel {
+                    port,
+                    child,
+                    _dir: dir,
+                }
+            })
+            .collect::<Vec<_>>();
+        let group = RedisSentinels {
+            master,
+            replica,
+            sentinels,
+        };
+        super::wait_until(
+            Duration::from_secs(30),
+            "the sentinels to know each other and the replica",
+            || {
+                group.sentinels.iter().all(|s| {
+                    redis_cli(s.port, &["INFO", "sentinel"]).contains("slaves=1,sentinels=3")
+                })
+            },
+        );
+        group
+    }
+
+    /// `redis+sentinel://` naming the three sentinels and the master `mymaster`.
+    pub fn url(&self) -> String {
+        let hosts: Vec<String> = self
+            .sentinels
+            .iter()
+            .map(|s| format!("127.0.0.1:{}", s.port))
+            .collect();
+        format!("redis+sentinel://{}/mymaster/0", hosts.join(","))
+    }
+
+    /// The port the sentinels name as the master now.
+    pub fn master_port(&self) -> u16 {
+        let out = redis_cli(
+            self.sentinels[0].port,
+            &["SENTINEL", "GET-MASTER-ADDR-BY-NAME", "mymaster"],
+        );
+        out.lines().nth(1).unwrap().trim().parse().unwrap()
+    }
+}
+
+/// A TCP proxy between resetctl and Redis that the test controls: armed,
+/// it drops the next array reply (a script's answer) on the wire and cuts
+/// that connection, as a network failure after Redis ran the script would.
+pub struct DroppingProxy {
+    pub port: u16,
+    armed: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    dropped: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl DroppingProxy {
+    pub fn start(upstream: u16) -> Self {
+        use std::io::{Read, Write};
+        use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+        use std::sync::Arc;
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let armed = Arc::new(AtomicBool::new(false));
+        let dropped = Arc::new(AtomicUsize::new(0));
+        let (armed_at, dropped_at) = (armed.clone(), dropped.clone());
+        std::thread::spawn(move || {
+            for client in listener.incoming() {
+                let Ok(client) = client else { return };
+                let Ok(server) = std::net::TcpStream::connect(("127.0.0.1", upstream)) else {
+                    continue;
+                };
+                let (mut client_in, mut server_out) =
+                    (client.try_clone().unwrap(), server.try_clone().unwrap());
+                std::thread::spawn(move || {
+                    let _ = std::io::copy(&mut client_in, &mut server_out);
+                    let _ = server_out.shutdown(std::net::Shutdown::Both);
+                });
+                let (armed, dropped) = (armed_at.clone(), dropped_at.clone());
+                std::thread::spawn(move || {
+                    let (mut server_in, mut client_out) = (server, client);
+                    let mut buf = [0u8; 16384];
+                    loop {
+                        let n = match server_in.read(&mut buf) {
+                            Ok(0) | Err(_) => break,
+                            Ok(n) => n,
+                        };
+                        if buf[0] == b'*' && armed.swap(false, Ordering::SeqCst) {
+                            dropped.fetch_add(1, Ordering::SeqCst);
+                            break;
+                        }
+                        if client_out.write_all(&buf[..n]).is_err() {
+                            break;
+                        }
+                    }
+                    let _ = client_out.shutdown(std::net::Shutdown::Both);
+                    let _ = server_in.shutdown(std::net::Shutdown::Both);
+                });
+            }
+        });
+        DroppingProxy {
+            port,
+            armed,
+            dropped,
+        }
+    }
+
+    /// Drops the next script answer.
+    pub fn arm(&self) {
+        self.armed.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// How many answers were dropped.
+    pub fn dropped(&self) -> usize {
+        self.dropped.load(std::sync::atomic::Ordering::SeqCst)
     }
 }

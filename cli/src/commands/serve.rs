@@ -32,6 +32,9 @@ pub fn run(settings: &Settings, args: &ServeArgs) -> Result<(), CliError> {
         .build()
         .map_err(|e| CliError::new(Code::IoErr, format!("cannot start the runtime: {e}")))?;
     runtime.block_on(async move {
+        // The quota store first: one that refuses us for good (TLS,
+        // credentials) stops the start before anything listens.
+        let limiter = options.limits.connect().await?;
         let listener = bind(&listen, backlog).await?;
         let local = listener
             .local_addr()
@@ -76,11 +79,11 @@ pub fn run(settings: &Settings, args: &ServeArgs) -> Result<(), CliError> {
         ));
         let mut drained = stop_rx.clone();
         let mut stop = stop_rx;
-        let server = serve(listener, admin, options, clock, async move {
+        let server = serve(listener, admin, options, limiter, clock, async move {
             let _ = stop.wait_for(|s| *s).await;
         });
         tokio::select! {
-            result = server => result?,
+            () = server => {}
             _ = async {
                 let _ = drained.wait_for(|s| *s).await;
                 tokio::time::sleep(DRAIN_TIMEOUT).await;

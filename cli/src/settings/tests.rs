@@ -134,7 +134,7 @@ fn an_invalid_key_is_one_error_for_every_subcommand_naming_where_it_came_from() 
         (
             &[],
             "rate-limit-store = \"memcached://x\"",
-            "must be \"memory\" or a redis:// URL",
+            "must be \"memory\" or a Redis URL",
         ),
     ];
     for (env_pairs, file, needle) in cases {

@@ -3,10 +3,19 @@
 //! One round trip per request: a Lua script (atomic in Redis) trims the
 //! client's sorted set to the window, counts it, adds this request if there
 //! is room and returns the decision. It reads Redis's own clock (`TIME`), so
-//! instances with skewed clocks agree. Keys expire with the window. A short
-//! timeout bounds every call; when Redis cannot answer the caller fails
-//! closed, and the lazily reconnecting connection manager picks Redis up
-//! again when it returns, without a restart.
+//! instances with skewed clocks agree. Keys expire with the window. The
+//! store may be one server, a Redis Cluster or a master behind sentinels,
+//! over TLS or not ([`address`], [`connection`]); calls of concurrent
+//! requests share one multiplexed connection per node. A short timeout
+//! bounds every call; when Redis cannot answer the caller fails closed, and
+//! the connection is picked up again when Redis returns, without a restart.
+//!
+//! Each check carries an id of its own, and the log's member is that id: a
+//! script sent again after its answer was lost on the wire finds its id in
+//! the log and answers what the first run decided, counting nothing more.
+//! So a call is retried (once by us after a dead connection; by the
+//! cluster client on a redirect or a reconnect) without ever counting a
+//! request twice.
 //!
 //! A request answered 503 must never count, not even later: a script sent
 //! to a stalled Redis still runs when Redis resumes. So each call carries
@@ -19,54 +28,66 @@
 //! restarted) is replaced and the call retried once within the same
 //! deadline, so the first request after a restart is answered.
 
+pub mod address;
+pub mod connection;
+
 use std::net::IpAddr;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use redis::Script;
 
+use self::address::RedisAddress;
+use self::connection::{ProbeFailure, RedisTlsFiles, StoreConnection};
 use super::{
     retry_after_seconds, LimiterUnavailable, QuotaDecision, QuotaPolicy, QuotaState, SettingError,
 };
 use crate::model::Timestamp;
 
-/// The sliding log in Lua. KEYS[1] = the log (sorted set), KEYS[2] = its
-/// member counter; both share a hash tag so the script is cluster-safe.
-/// ARGV[3] = the caller's deadline on Redis's clock (ms): a script that
-/// starts later writes nothing and returns admitted = -1 (the caller has
-/// already answered 503, so the request must not count). ARGV[4], when
+/// The sliding log in Lua. KEYS[1] = the log (a sorted set of check ids
+/// scored by time, in milliseconds). ARGV[1] = the limit, ARGV[2] = the
+/// window (ms), ARGV[3] = the caller's deadline on Redis's clock (ms),
+/// ARGV[4] = this check's id. A check whose id is already in the log was
+/// counted by an earlier run whose answer was lost: it is answered as
+/// admitted and nothing is written. Otherwise a script that starts after
+/// the deadline writes nothing and returns admitted = -1 (the caller has
+/// already answered 503, so the request must not count). ARGV[5], when
 /// given, is the time to use instead of Redis's clock (the injectable
 /// clock of [`RedisLimiter::check_at`], for tests).
 /// Returns {admitted (1/0/-1), count after, oldest score, now} in milliseconds.
 const SLIDING_LOG: &str = r#"
 local limit = tonumber(ARGV[1])
 local window = tonumber(ARGV[2])
-local deadline = tonumber(ARGV[3])
 local now
-if ARGV[4] then
-  now = tonumber(ARGV[4])
+if ARGV[5] then
+  now = tonumber(ARGV[5])
 else
   local t = redis.call('TIME')
   now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
-if now > deadline then
-  return {-1, 0, 0, now}
-end
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
-local count = redis.call('ZCARD', KEYS[1])
-local admitted = 0
-if count < limit then
-  local n = redis.call('INCR', KEYS[2])
-  redis.call('ZADD', KEYS[1], now, now .. '-' .. n)
-  redis.call('PEXPIRE', KEYS[1], window)
-  redis.call('PEXPIRE', KEYS[2], window)
-  count = count + 1
-  admitted = 1
-end
-local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+local admitted = 1
+local count
 local first = now
-if oldest[2] then first = tonumber(oldest[2]) end
+local counted = redis.call('ZSCORE', KEYS[1], ARGV[4])
+if counted then
+  count = redis.call('ZCARD', KEYS[1])
+else
+  if now > tonumber(ARGV[3]) then
+    return {-1, 0, 0, now}
+  end
+  redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
+  count = redis.call('ZCARD', KEYS[1])
+  if count < limit then
+    redis.call('ZADD', KEYS[1], now, ARGV[4])
+    redis.call('PEXPIRE', KEYS[1], window)
+    count = count + 1
+  else
+    admitted = 0
+  end
+end
+if counted or count > 1 or admitted == 0 then
+  first = tonumber(redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')[2])
+end
 return {admitted, count, first, now}
 "#;
 
@@ -102,11 +123,14 @@ pub struct RedisLimiter {
     policy: QuotaPolicy,
     /// The URL without its password, for messages.
     url: String,
-    manager: ConnectionManager,
+    connection: StoreConnection,
     script: Script,
     peek_script: Script,
     /// Redis's clock minus ours, in ms, as last observed (0 until the first reply).
     clock_offset_ms: AtomicI64,
+    /// The next check's id. It starts at a random point, so the ids of
+    /// instances sharing a Redis do not meet (2^64 apart on average).
+    next_id: AtomicU64,
 }
 
 /// What one run of the script said.
@@ -133,46 +157,58 @@ impl std::fmt::Debug for RedisLimiter {
     }
 }
 
+/// How long [`RedisLimiter::connect`] waits for the store's first answer.
+const PROBE_WAIT: Duration = Duration::from_secs(3);
+
 impl RedisLimiter {
-    /// A limiter on `url` (`redis://HOST:PORT/DB`). Connects lazily: a Redis
-    /// that is down at start only makes data requests fail closed until it is up.
-    pub fn new(url: &str, policy: QuotaPolicy) -> Result<Self, SettingError> {
-        let shown = crate::redact::redact_url(url);
-        let client = Self::client(url)?;
-        let config = ConnectionManagerConfig::new()
-            .set_connection_timeout(Some(Duration::from_millis(250)))
-            // No response timeout of its own: ours (TIMEOUT) governs, and the
-            // script's deadline is set from it.
-            .set_response_timeout(None)
-            .set_number_of_retries(1)
-            .set_max_delay(Duration::from_millis(500));
-        let manager = ConnectionManager::new_lazy_with_config(client, config).map_err(|e| {
-            SettingError::RedisSetup {
-                url: shown.clone(),
-                why: e.to_string(),
-            }
+    /// A limiter on `url` (any form [`address`] reads), with `tls`'s
+    /// files for a `rediss…` URL. Connects lazily: a Redis that is down at
+    /// start only makes data requests fail closed until it is up.
+    pub fn new(url: &str, tls: &RedisTlsFiles, policy: QuotaPolicy) -> Result<Self, SettingError> {
+        let address = RedisAddress::parse(url)?;
+        let connection = StoreConnection::new(&address, tls)?;
+        let mut seed = [0u8; 8];
+        getrandom::fill(&mut seed).map_err(|e| SettingError::RedisSetup {
+            url: address.shown.clone(),
+            why: format!("no randomness for check ids: {e}"),
         })?;
         Ok(Self {
             policy,
-            url: shown,
-            manager,
+            url: address.shown,
+            connection,
             script: Script::new(SLIDING_LOG),
             peek_script: Script::new(PEEK),
             clock_offset_ms: AtomicI64::new(0),
+            next_id: AtomicU64::new(u64::from_le_bytes(seed)),
         })
     }
 
-    /// Whether `url` is a Redis URL this build can use (nothing is
-    /// connected); the error names the URL by its redacted form.
-    pub fn check_url(url: &str) -> Result<(), SettingError> {
-        Self::client(url).map(drop)
-    }
-
-    fn client(url: &str) -> Result<redis::Client, SettingError> {
-        redis::Client::open(url).map_err(|e| SettingError::RedisUrl {
-            url: crate::redact::redact_url(url),
-            why: e.to_string(),
-        })
+    /// [`new`](Self::new), then one `PING` within 3 s: a store that
+    /// refuses us for good (a TLS handshake that fails, credentials
+    /// refused) is an error; one that does not answer yet is only logged,
+    /// and data requests fail closed until it does.
+    pub async fn connect(
+        url: &str,
+        tls: &RedisTlsFiles,
+        policy: QuotaPolicy,
+    ) -> Result<Self, SettingError> {
+        let limiter = Self::new(url, tls, policy)?;
+        let address = RedisAddress::parse(url)?;
+        match limiter.connection.probe(&address, PROBE_WAIT).await {
+            Ok(()) => {}
+            Err(ProbeFailure::Refused(why)) => {
+                return Err(SettingError::RedisRefused {
+                    url: limiter.url.clone(),
+                    why,
+                })
+            }
+            Err(ProbeFailure::Unreachable(why)) => tracing::warn!(
+                "the quota store at {} does not answer yet ({why}); data requests are \
+                 answered 503 until it does",
+                limiter.url
+            ),
+        }
+        Ok(limiter)
     }
 
     /// The policy.
@@ -203,23 +239,28 @@ impl RedisLimiter {
         client: IpAddr,
         now: Timestamp,
     ) -> Result<QuotaDecision, LimiterUnavailable> {
-        match self.run_script(client, None, Some(now.as_millis())).await {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        match self
+            .run_script(client, id, None, Some(now.as_millis()))
+            .await
+        {
             Ok(ScriptReply::Decided(decision)) => Ok(decision),
             Ok(ScriptReply::Late) => unreachable!("no deadline was set"),
             Err(e) => Err(LimiterUnavailable(format!("Redis at {}: {e}", self.url))),
         }
     }
 
-    /// Runs the script, and once more if the first try met a dead
-    /// connection or a stale clock estimate.
+    /// Runs the script, and once more (with the same id) if the first try
+    /// met a dead connection or a stale clock estimate.
     async fn check_until(
         &self,
         client: IpAddr,
         deadline: Instant,
     ) -> Result<QuotaDecision, LimiterUnavailable> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let mut retried = false;
         loop {
-            match self.run_script(client, Some(deadline), None).await {
+            match self.run_script(client, id, Some(deadline), None).await {
                 Ok(ScriptReply::Decided(decision)) => return Ok(decision),
                 Ok(ScriptReply::Late) if !retried => {}
                 Ok(ScriptReply::Late) => {
@@ -228,12 +269,10 @@ impl RedisLimiter {
                         self.url
                     )))
                 }
-                // Never after a timeout: that script may still run (and
-                // count) within its deadline. After a dead connection the
-                // script most likely never ran; if the connection broke
-                // while the reply was on its way, the retry counts the
-                // request twice, which errs towards refusing, never
-                // towards letting a client through.
+                // After a dead connection, the script may have run with
+                // its answer lost on the way: the retry carries the same
+                // id, so it answers what that run decided and counts
+                // nothing twice.
                 Err(e)
                     if !retried
                         && !e.is_timeout()
@@ -264,9 +303,8 @@ impl RedisLimiter {
             if let Some(now) = now {
                 invocation.arg(now.as_millis());
             }
-            let mut connection = self.manager.clone();
             let (count, oldest, _now): (i64, i64, i64) =
-                invocation.invoke_async(&mut connection).await?;
+                self.connection.invoke(&invocation).await?;
             Ok::<_, redis::RedisError>(QuotaState {
                 remaining: self.policy.limit.saturating_sub(count as u32),
                 reset_at: Timestamp::from_millis(oldest + self.policy.window_millis()),
@@ -292,11 +330,12 @@ impl RedisLimiter {
         )
     }
 
-    /// One run of the script with `deadline` passed on Redis's clock (none:
-    /// no deadline), at `now` (none: Redis's clock).
+    /// One run of the script for check `id` with `deadline` passed on
+    /// Redis's clock (none: no deadline), at `now` (none: Redis's clock).
     async fn run_script(
         &self,
         client: IpAddr,
+        id: u64,
         deadline: Option<Instant>,
         now: Option<i64>,
     ) -> Result<ScriptReply, redis::RedisError> {
@@ -307,20 +346,18 @@ impl RedisLimiter {
                 .as_millis() as i64;
             local_millis() + self.clock_offset_ms.load(Ordering::Relaxed) + left
         });
-        let tag = self.key_tag(client);
         let mut invocation = self.script.prepare_invoke();
         invocation
-            .key(format!("{tag}:log"))
-            .key(format!("{tag}:n"))
+            .key(format!("{}:log", self.key_tag(client)))
             .arg(self.policy.limit)
             .arg(self.policy.window_millis())
-            .arg(redis_deadline);
+            .arg(redis_deadline)
+            .arg(&id.to_be_bytes()[..]);
         if let Some(now) = now {
             invocation.arg(now);
         }
-        let mut connection = self.manager.clone();
         let (admitted, count, oldest, now): (i64, i64, i64, i64) =
-            invocation.invoke_async(&mut connection).await?;
+            self.connection.invoke(&invocation).await?;
         // Redis read `now` before we received it, so this errs by at most
         // the round trip, towards refusing late scripts a little early.
         if deadline.is_some() {

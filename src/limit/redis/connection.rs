@@ -1,0 +1,366 @@
+//! The way to the Redis that holds a client's keys, whatever the
+//! deployment: one server (a reconnecting multiplexed connection), a
+//! Redis Cluster (slot routing, following MOVED and ASK while slots move)
+//! or the master that the sentinels name (found again after a failover).
+//! Every form pipelines the calls of concurrent requests on one
+//! multiplexed connection per node, speaks TLS when the URL says
+//! `rediss…`, and connects lazily: a store that is down at start only
+//! makes checks fail until it is up. [`StoreConnection::probe`] tells a
+//! store that refuses us for good (TLS, credentials) from one that is
+//! only unreachable for now.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use arc_swap::ArcSwapOption;
+use redis::aio::{ConnectionManager, ConnectionManagerConfig, MultiplexedConnection};
+use redis::cluster::ClusterClientBuilder;
+use redis::cluster_async::ClusterConnection;
+use redis::sentinel::{SentinelClient, SentinelClientBuilder, SentinelServerType};
+use redis::{
+    AsyncConnectionConfig, ClientTlsConfig, ErrorKind, FromRedisValue, RedisError, RedisResult,
+    ScriptInvocation, ServerErrorKind, TlsCertificates, TlsMode,
+};
+
+use super::address::{RedisAddress, Topology};
+use crate::limit::SettingError;
+
+/// How long one connection attempt may take.
+const CONNECT_TIMEOUT: Duration = Duration::from_millis(250);
+
+/// The certificate files of a TLS store: a private CA (none: the system's
+/// roots) and a client certificate with its key (mutual TLS).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RedisTlsFiles {
+    /// `--redis-ca-file`: PEM, the only roots trusted when given.
+    pub ca_file: Option<PathBuf>,
+    /// `--redis-cert-file`: PEM, the client certificate.
+    pub cert_file: Option<PathBuf>,
+    /// `--redis-key-file`: PEM, its private key.
+    pub key_file: Option<PathBuf>,
+}
+
+impl RedisTlsFiles {
+    /// Whether any file is named.
+    pub fn any(&self) -> bool {
+        self.ca_file.is_some() || self.cert_file.is_some() || self.key_file.is_some()
+    }
+
+    /// The files read for `address` (none when it is not TLS); an error
+    /// when files are named for a store without TLS, when a certificate
+    /// comes without its key or a key without its certificate, or when a
+    /// file cannot be read (naming the setting and the file).
+    pub fn for_address(
+        &self,
+        address: &RedisAddress,
+    ) -> Result<Option<TlsCertificates>, SettingError> {
+        if !address.tls {
+            return match self.any() {
+                true => Err(SettingError::RedisTlsUnused(address.shown.clone())),
+                false => Ok(None),
+            };
+        }
+        self.certificates().map(Some)
+    }
+
+    fn certificates(&self) -> Result<TlsCertificates, SettingError> {
+        let read = |key: &'static str, path: &PathBuf| {
+            std::fs::read(path).map_err(|e| SettingError::RedisTlsFile {
+                key,
+                path: path.clone(),
+                why: e.to_string(),
+            })
+        };
+        let client_tls = match (&self.cert_file, &self.key_file) {
+            (Some(cert), Some(key)) => Some(ClientTlsConfig {
+                client_cert: read("redis-cert-file", cert)?,
+                client_key: read("redis-key-file", key)?,
+            }),
+            (None, None) => None,
+            (Some(_), None) | (None, Some(_)) => {
+                return Err(SettingError::RedisTlsPair);
+            }
+        };
+        let root_cert = self
+            .ca_file
+            .as_ref()
+            .map(|path| read("redis-ca-file", path))
+            .transpose()?;
+        Ok(TlsCertificates {
+            client_tls,
+            root_cert,
+        })
+    }
+}
+
+/// A connection to the store, by topology. Cheap to share: each form is
+/// a handle onto connections its library drives.
+pub enum StoreConnection {
+    /// One server.
+    Single(ConnectionManager),
+    /// A Redis Cluster.
+    Cluster(ClusterConnection),
+    /// The master the sentinels name.
+    Sentinel(Arc<SentinelMaster>),
+}
+
+impl StoreConnection {
+    /// The connection `address` names (nothing is connected yet).
+    pub fn new(address: &RedisAddress, tls: &RedisTlsFiles) -> Result<Self, SettingError> {
+        let setup = |e: RedisError| SettingError::RedisSetup {
+            url: address.shown.clone(),
+            why: e.to_string(),
+        };
+        let certificates = tls.for_address(address)?;
+        Ok(match &address.topology {
+            Topology::Single(info) => {
+                let client = match certificates {
+                    Some(certificates) => redis::Client::build_with_tls(info.clone(), certificates),
+                    None => redis::Client::open(info.clone()),
+                }
+                .map_err(setup)?;
+                let config = ConnectionManagerConfig::new()
+                    .set_connection_timeout(Some(CONNECT_TIMEOUT))
+                    // No response timeout of its own: the limiter's governs.
+                    .set_response_timeout(None)
+                    .set_number_of_retries(1)
+                    .set_max_delay(Duration::from_millis(500));
+                StoreConnection::Single(
+                    ConnectionManager::new_lazy_with_config(client, config).map_err(setup)?,
+                )
+            }
+            Topology::Cluster(nodes) => {
+                let mut builder = ClusterClientBuilder::new(nodes.clone())
+                    .connection_timeout(CONNECT_TIMEOUT)
+                    // The limiter's timeout governs; redirects and a
+                    // moving slot's TRYAGAIN are retried within it.
+                    .response_timeout(Duration::from_secs(1))
+                    .retries(8)
+                    .min_retry_wait(5)
+                    .max_retry_wait(50);
+                if let Some(user) = &address.username {
+                    builder = builder.username(user);
+                }
+                if let Some(password) = &address.password {
+                    builder = builder.password(password);
+                }
+                if let Some(certificates) = certificates {
+                    builder = builder.tls(TlsMode::Secure).certs(certificates);
+                }
+                let client = builder.build().map_err(setup)?;
+                StoreConnection::Cluster(client.get_pending_async_connection_with_config(
+                    redis::cluster::ClusterConfig::new().set_connection_timeout(CONNECT_TIMEOUT),
+                ))
+            }
+            Topology::Sentinel {
+                sentinels,
+                master,
+                db,
+            } => {
+                let mut builder = SentinelClientBuilder::new(
+                    sentinels.clone(),
+                    master,
+                    SentinelServerType::Master,
+                )
+                .map_err(setup)?
+                .set_client_to_redis_db(*db);
+                if let Some(user) = &address.username {
+                    builder = builder.set_client_to_redis_username(user);
+                }
+                if let Some(password) = &address.password {
+                    builder = builder.set_client_to_redis_password(password);
+                }
+                if let Some(certificates) = certificates {
+                    builder = builder
+                        .set_client_to_redis_tls_mode(TlsMode::Secure)
+                        .set_client_to_redis_certificates(certificates.clone())
+                        .set_client_to_sentinel_tls_mode(TlsMode::Secure)
+                        .set_client_to_sentinel_certificates(certificates);
+                }
+                StoreConnection::Sentinel(Arc::new(SentinelMaster {
+                    sentinels: tokio::sync::Mutex::new(builder.build().map_err(setup)?),
+                    master: ArcSwapOption::empty(),
+                }))
+            }
+        })
+    }
+
+    /// Runs `invocation` on the node that holds its keys.
+    pub async fn invoke<T: FromRedisValue>(
+        &self,
+        invocation: &ScriptInvocation<'_>,
+    ) -> RedisResult<T> {
+        match self {
+            StoreConnection::Single(manager) => invocation.invoke_async(&mut manager.clone()).await,
+            StoreConnection::Cluster(cluster) => {
+                invocation.invoke_async(&mut cluster.clone()).await
+            }
+            StoreConnection::Sentinel(master) => master.invoke(invocation).await,
+        }
+    }
+
+    /// One `PING` within `wait`: `Err(Refused)` when the store refuses us
+    /// in a way that will not heal by itself (a TLS handshake that fails,
+    /// credentials refused, a TLS URL naming a port that accepts TCP but
+    /// never completes a handshake: a plain-TCP server), `Err(Unreachable)`
+    /// when it does not answer.
+    pub async fn probe(&self, address: &RedisAddress, wait: Duration) -> Result<(), ProbeFailure> {
+        let answer = self.ping(wait).await;
+        match answer {
+            Err(ProbeFailure::Unreachable(why)) if address.tls && why.contains("timed out") => {
+                match plain_tcp_node(address).await {
+                    Some(node) => Err(ProbeFailure::Refused(format!(
+                        "{node} accepts TCP connections but completed no TLS handshake \
+                         ({why}): is it a plain-TCP port? (a rediss URL never falls back to \
+                         plain text)"
+                    ))),
+                    None => Err(ProbeFailure::Unreachable(why)),
+                }
+            }
+            answer => answer,
+        }
+    }
+
+    async fn ping(&self, wait: Duration) -> Result<(), ProbeFailure> {
+        let ping = async {
+            let ping = redis::cmd("PING");
+            match self {
+                StoreConnection::Single(manager) => {
+                    ping.query_async::<()>(&mut manager.clone()).await
+                }
+                StoreConnection::Cluster(cluster) => {
+                    ping.query_async::<()>(&mut cluster.clone()).await
+                }
+                StoreConnection::Sentinel(master) => {
+                    let mut connection = master.connection().await?;
+                    let result = ping.query_async::<()>(&mut connection).await;
+                    master.after(&result);
+                    result
+                }
+            }
+        };
+        match tokio::time::timeout(wait, ping).await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) if refuses_for_good(&e) => Err(ProbeFailure::Refused(e.to_string())),
+            Ok(Err(e)) => Err(ProbeFailure::Unreachable(e.to_string())),
+            Err(_) => Err(ProbeFailure::Unreachable(format!(
+                "no answer within {wait:?}"
+            ))),
+        }
+    }
+}
+
+/// The first node `address` names that accepts a TCP connection, as
+/// `HOST:PORT`.
+async fn plain_tcp_node(address: &RedisAddress) -> Option<String> {
+    let nodes: Vec<(String, u16)> = match &address.topology {
+        Topology::Single(info) => vec![host_port(info.addr())?],
+        Topology::Cluster(nodes) => nodes.iter().filter_map(|n| host_port(n.addr())).collect(),
+        Topology::Sentinel { sentinels, .. } => sentinels.iter().filter_map(host_port).collect(),
+    };
+    for (host, port) in nodes {
+        let connect = tokio::net::TcpStream::connect((host.as_str(), port));
+        if let Ok(Ok(_)) = tokio::time::timeout(CONNECT_TIMEOUT, connect).await {
+            return Some(format!("{host}:{port}"));
+        }
+    }
+    None
+}
+
+fn host_port(addr: &redis::ConnectionAddr) -> Option<(String, u16)> {
+    match addr {
+        redis::ConnectionAddr::Tcp(host, port)
+        | redis::ConnectionAddr::TcpTls { host, port, .. } => Some((host.clone(), *port)),
+        _ => None,
+    }
+}
+
+/// Why a probe failed.
+#[derive(Debug)]
+pub enum ProbeFailure {
+    /// Refused for good: the TLS handshake or the credentials.
+    Refused(String),
+    /// Not reachable now (it may be later).
+    Unreachable(String),
+}
+
+/// Whether `error` is one no retry will cure: a TLS handshake that fails
+/// (an unknown CA, an expired or misnamed certificate, a server that does
+/// not speak TLS) or credentials the server refuses.
+fn refuses_for_good(error: &RedisError) -> bool {
+    if matches!(
+        error.kind(),
+        ErrorKind::AuthenticationFailed | ErrorKind::Server(ServerErrorKind::NoPerm)
+    ) {
+        return true;
+    }
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    while let Some(cause) = source {
+        // The client library keeps its I/O errors behind an `Arc<dyn Error>`.
+        let io = cause.downcast_ref::<std::io::Error>().or_else(|| {
+            cause
+                .downcast_ref::<Arc<dyn std::error::Error + Send + Sync>>()
+                .and_then(|inner| inner.downcast_ref::<std::io::Error>())
+        });
+        let tls = io
+            .and_then(std::io::Error::get_ref)
+            .is_some_and(|inner| inner.is::<rustls::Error>());
+        if tls || cause.is::<rustls::Error>() {
+            return true;
+        }
+        source = cause.source();
+    }
+    let text = error.to_string();
+    text.contains("WRONGPASS") || text.contains("NOAUTH")
+}
+
+/// The master the sentinels name, followed across failovers: the current
+/// connection is dropped when it fails or turns out to be a replica
+/// (READONLY), and the next call asks the sentinels again, one caller at a
+/// time.
+pub struct SentinelMaster {
+    sentinels: tokio::sync::Mutex<SentinelClient>,
+    master: ArcSwapOption<MultiplexedConnection>,
+}
+
+impl SentinelMaster {
+    async fn invoke<T: FromRedisValue>(&self, invocation: &ScriptInvocation<'_>) -> RedisResult<T> {
+        let mut connection = self.connection().await?;
+        let result = invocation.invoke_async(&mut connection).await;
+        self.after(&result);
+        result
+    }
+
+    /// The current master's connection, asking the sentinels when there is none.
+    async fn connection(&self) -> RedisResult<MultiplexedConnection> {
+        if let Some(connection) = self.master.load_full() {
+            return Ok((*connection).clone());
+        }
+        let mut sentinels = self.sentinels.lock().await;
+        if let Some(connection) = self.master.load_full() {
+            return Ok((*connection).clone());
+        }
+        let client = sentinels.async_get_client().await?;
+        let connection = client
+            .get_multiplexed_async_connection_with_config(
+                &AsyncConnectionConfig::new().set_connection_timeout(Some(CONNECT_TIMEOUT)),
+            )
+            .await?;
+        self.master.store(Some(Arc::new(connection.clone())));
+        Ok(connection)
+    }
+
+    /// Forgets the master after an answer that says it is gone or demoted.
+    fn after<T>(&self, result: &RedisResult<T>) {
+        if let Err(e) = result {
+            if e.is_io_error()
+                || e.is_connection_dropped()
+                || e.is_unrecoverable_error()
+                || e.kind() == ErrorKind::Server(ServerErrorKind::ReadOnly)
+            {
+                self.master.store(None);
+            }
+        }
+    }
+}
