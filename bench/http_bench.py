@@ -45,6 +45,19 @@ end
 """
 
 
+def clients(n_clients, path=PATH):
+    """A wrk script requesting `path` as one of `n_clients` clients in turn
+    (10.x.y.z in X-Forwarded-For, which a server trusting wrk's address reads)."""
+    return f"""
+local n = 0
+request = function()
+  n = n + 1
+  local c = n % {n_clients}
+  return wrk.format("GET", "{path}", {{["X-Forwarded-For"] = "10." .. math.floor(c / 65536) .. "." .. (math.floor(c / 256) % 256) .. "." .. (c % 256)}})
+end
+"""
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -404,15 +417,6 @@ def main():
             # The same client script (one of N X-Forwarded-For addresses per request) against
             # the quota off and on, and against nginx with no quota at all. Every server trusts
             # wrk's address, so reads the forwarding header: the only difference is the quota.
-            def clients(n_clients):
-                return f"""
-local n = 0
-request = function()
-  n = n + 1
-  local c = n % {n_clients}
-  return wrk.format("GET", "{PATH}", {{["X-Forwarded-For"] = "10." .. math.floor(c / 65536) .. "." .. (math.floor(c / 256) % 256) .. "." .. (c % 256)}})
-end
-"""
             off, off_port = start_server(args, data, ["--no-rate-limit", "--trust-proxy", "127.0.0.1/32"])
             # The quota in its real shape: the default policy (20 per 3600 s), 1,000,000 distinct
             # clients, each within its quota (no client comes back 20 times in the run).

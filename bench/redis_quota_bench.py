@@ -29,9 +29,8 @@ import argparse, os, re, statistics, subprocess, sys, tempfile, time
 
 from common import BIN, ROOT, commit
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from http_bench import Bench, free_port, pinned, start_server, stop, wait_port  # noqa: E402
+from http_bench import PATH, Bench, clients, free_port, pinned, start_server, stop, wait_port  # noqa: E402
 
-PATH = "/openapi/v1/records?page=1"
 TICKS = os.sysconf("SC_CLK_TCK")
 
 
@@ -54,17 +53,6 @@ def script_calls(port):
 def sliding_log_lua():
     source = open(os.path.join(ROOT, "src", "limit", "redis", "mod.rs")).read()
     return source.split("const SLIDING_LOG: &str = r#\"")[1].split('"#')[0]
-
-
-def clients_script(n):
-    return f"""
-local n = 0
-request = function()
-  n = n + 1
-  local c = n % {n}
-  return wrk.format("GET", "{PATH}", {{["X-Forwarded-For"] = "10." .. math.floor(c / 65536) .. "." .. (math.floor(c / 256) % 256) .. "." .. (c % 256)}})
-end
-"""
 
 
 def measured(bench, url, script, pids, redis_port=None):
@@ -158,7 +146,7 @@ def main():
                                                       "--appendonly", "no"]), stdout=subprocess.DEVNULL)
     wait_port(rport)
     redis_pid = redis.pid
-    script = clients_script(args.clients)
+    script = clients(args.clients)
     off, off_port = start_server(args, data, ["--no-rate-limit", "--trust-proxy", "127.0.0.1/32"])
     red, red_port = start_server(args, data, ["--trust-proxy", "127.0.0.1/32",
                                               "--rate-limit-store", f"redis://127.0.0.1:{rport}/0"])

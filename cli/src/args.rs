@@ -16,8 +16,9 @@ Examples:
   resetctl snapshots rollback 41
 
 Exit codes: 0 ok, 1 status: served but stale, 64 usage, 65 bad data,
-69 nothing published, 71 cannot listen (serve: the address is in use or not
-ours), 74 I/O error, 75 temporary failure (locked; try again).";
+69 nothing published (serve: a quota store that refuses TLS or the credentials),
+71 cannot listen (serve: the address is in use or not ours), 74 I/O error,
+75 temporary failure (locked; try again).";
 
 /// Publish and serve records of announced and completed usage-limit resets.
 #[derive(Debug, Parser)]
