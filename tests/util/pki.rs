@@ -22,11 +22,11 @@ fn ca_params(name: &str) -> CertificateParams {
     params
 }
 
-fn leaf_params(name: &str, usage: ExtendedKeyUsagePurpose) -> CertificateParams {
+fn leaf_params(name: &str, usages: Vec<ExtendedKeyUsagePurpose>) -> CertificateParams {
     let mut params = CertificateParams::new(vec!["127.0.0.1".to_owned()]).unwrap();
     params.distinguished_name.push(DnType::CommonName, name);
     params.key_usages = vec![KeyUsagePurpose::DigitalSignature];
-    params.extended_key_usages = vec![usage];
+    params.extended_key_usages = usages;
     params
 }
 
@@ -41,14 +41,17 @@ impl Pki {
         let ca = ca_params("resetctl test CA").self_signed(&ca_key).unwrap();
         write("ca.pem", ca.pem());
         let issuer = Issuer::new(ca_params("resetctl test CA"), ca_key);
+        use ExtendedKeyUsagePurpose::{ClientAuth, ServerAuth};
+        // The server's certificate is a client's too: cluster nodes show
+        // it to each other on the TLS cluster bus.
         let leaves = [
-            ("server", ExtendedKeyUsagePurpose::ServerAuth, false),
-            ("expired", ExtendedKeyUsagePurpose::ServerAuth, true),
-            ("client", ExtendedKeyUsagePurpose::ClientAuth, false),
+            ("server", vec![ServerAuth, ClientAuth], false),
+            ("expired", vec![ServerAuth], true),
+            ("client", vec![ClientAuth], false),
         ];
-        for (name, usage, expired) in leaves {
+        for (name, usages, expired) in leaves {
             let key = KeyPair::generate().unwrap();
-            let mut params = leaf_params(name, usage);
+            let mut params = leaf_params(name, usages);
             if expired {
                 params.not_before = rcgen::date_time_ymd(2019, 1, 1);
                 params.not_after = rcgen::date_time_ymd(2020, 1, 1);

@@ -14,14 +14,32 @@ pub fn free_port() -> u16 {
         .port()
 }
 
-/// `redis-cli -p PORT ARGS…`: its output, trimmed; panics when it fails.
+/// `redis-cli -p PORT ARGS…`: its output, trimmed; panics when it fails
+/// or takes more than a minute.
 pub fn redis_cli(port: u16, args: &[&str]) -> String {
     let cli = super::tool(&["redis-cli"], "--version", "redis-tools");
-    let out = Command::new(cli)
+    let mut child = Command::new(cli)
         .args(["-h", "127.0.0.1", "-p", &port.to_string()])
         .args(args)
-        .output()
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
         .expect("run redis-cli");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "redis-cli -p {port} {args:?} did not finish in 60 s: {}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let out = child.wait_with_output().unwrap();
     assert!(
         out.status.success(),
         "redis-cli -p {port} {args:?}: {}{}",
@@ -221,19 +239,43 @@ pub struct RedisCluster {
 
 impl RedisCluster {
     pub fn start(masters: usize) -> Self {
+        Self::start_with(masters, None)
+    }
+
+    /// A cluster whose nodes also speak TLS (clients and the cluster bus)
+    /// with `pki`'s server certificate; its plain ports are the test's own way in.
+    pub fn start_tls(masters: usize, pki: &super::pki::Pki) -> Self {
+        Self::start_with(masters, Some(pki))
+    }
+
+    fn start_with(masters: usize, pki: Option<&super::pki::Pki>) -> Self {
         let nodes: Vec<Redis> = (0..masters)
             .map(|_| {
-                Redis::start_with(
-                    [
-                        "--cluster-enabled",
-                        "yes",
-                        "--cluster-config-file",
-                        "nodes.conf",
-                    ]
-                    .map(String::from)
-                    .to_vec(),
-                    false,
-                )
+                // The bus port is named: the default (the port + 10000)
+                // may not exist for a free port above 55535.
+                let mut args: Vec<String> = vec![
+                    "--cluster-enabled".to_owned(),
+                    "yes".to_owned(),
+                    "--cluster-config-file".to_owned(),
+                    "nodes.conf".to_owned(),
+                    "--cluster-port".to_owned(),
+                    free_port().to_string(),
+                ];
+                if let Some(pki) = pki {
+                    args.extend([
+                        "--tls-cluster".to_owned(),
+                        "yes".to_owned(),
+                        "--tls-cert-file".to_owned(),
+                        pki.arg("server.pem"),
+                        "--tls-key-file".to_owned(),
+                        pki.arg("server.key"),
+                        "--tls-ca-cert-file".to_owned(),
+                        pki.arg("ca.pem"),
+                        "--tls-auth-clients".to_owned(),
+                        "no".to_owned(),
+                    ]);
+                }
+                Redis::start_with(args, pki.is_some())
             })
             .collect();
         let addresses: Vec<String> = nodes
@@ -257,6 +299,14 @@ impl RedisCluster {
     /// `redis+cluster://` naming the first node only: the client finds the rest.
     pub fn url(&self) -> String {
         format!("redis+cluster://127.0.0.1:{}", self.nodes[0].port)
+    }
+
+    /// `rediss+cluster://` naming the first node's TLS port.
+    pub fn tls_url(&self) -> String {
+        format!(
+            "rediss+cluster://127.0.0.1:{}",
+            self.nodes[0].tls_port.expect("a TLS cluster")
+        )
     }
 
     /// The node id of node `i`.

@@ -3,7 +3,8 @@
 //! Redis Cluster (slot routing, following MOVED and ASK while slots move)
 //! or the master that the sentinels name (found again after a failover).
 //! Every form pipelines the calls of concurrent requests on one
-//! multiplexed connection per node, speaks TLS when the URL says
+//! multiplexed connection per node (in a cluster, an `ASK` redirect is
+//! answered with `ASKING` and the call in one pipeline), speaks TLS when the URL says
 //! `rediss…`, and connects lazily: a store that is down at start only
 //! makes checks fail until it is up. [`StoreConnection::probe`] tells a
 //! store that refuses us for good (TLS, credentials) from one that is
@@ -17,10 +18,11 @@ use arc_swap::ArcSwapOption;
 use redis::aio::{ConnectionManager, ConnectionManagerConfig, MultiplexedConnection};
 use redis::cluster::ClusterClientBuilder;
 use redis::cluster_async::ClusterConnection;
+use redis::cluster_routing::SingleNodeRoutingInfo;
 use redis::sentinel::{SentinelClient, SentinelClientBuilder, SentinelServerType};
 use redis::{
-    AsyncConnectionConfig, ClientTlsConfig, ErrorKind, FromRedisValue, RedisError, RedisResult,
-    ScriptInvocation, ServerErrorKind, TlsCertificates, TlsMode,
+    AsyncConnectionConfig, ClientTlsConfig, Cmd, ErrorKind, FromRedisValue, RedisError,
+    RedisResult, Script, ServerErrorKind, TlsCertificates, TlsMode, Value,
 };
 
 use super::address::{RedisAddress, Topology};
@@ -133,8 +135,8 @@ impl StoreConnection {
             Topology::Cluster(nodes) => {
                 let mut builder = ClusterClientBuilder::new(nodes.clone())
                     .connection_timeout(CONNECT_TIMEOUT)
-                    // The limiter's timeout governs; redirects and a
-                    // moving slot's TRYAGAIN are retried within it.
+                    // The limiter's timeout governs; redirects and
+                    // reconnections are retried within it.
                     .response_timeout(Duration::from_secs(1))
                     .retries(8)
                     .min_retry_wait(5)
@@ -186,18 +188,47 @@ impl StoreConnection {
         })
     }
 
-    /// Runs `invocation` on the node that holds its keys.
-    pub async fn invoke<T: FromRedisValue>(
-        &self,
-        invocation: &ScriptInvocation<'_>,
-    ) -> RedisResult<T> {
-        match self {
-            StoreConnection::Single(manager) => invocation.invoke_async(&mut manager.clone()).await,
-            StoreConnection::Cluster(cluster) => {
-                invocation.invoke_async(&mut cluster.clone()).await
+    /// Runs `eval` (an `EVALSHA` of `script`) on the node that holds its
+    /// keys, loading the script first where that node does not know it.
+    pub async fn eval<T: FromRedisValue>(&self, script: &Script, eval: &Cmd) -> RedisResult<T> {
+        match self.query(eval).await {
+            Err(e) if e.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => {
+                self.load(script).await?;
+                self.query(eval).await
             }
-            StoreConnection::Sentinel(master) => master.invoke(invocation).await,
+            answer => answer,
         }
+    }
+
+    async fn query<T: FromRedisValue>(&self, cmd: &Cmd) -> RedisResult<T> {
+        match self {
+            StoreConnection::Single(manager) => cmd.query_async(&mut manager.clone()).await,
+            StoreConnection::Cluster(cluster) => {
+                match cmd.query_async(&mut cluster.clone()).await {
+                    Err(e) if e.kind() == ErrorKind::Server(ServerErrorKind::Ask) => {
+                        asked(&mut cluster.clone(), &e, cmd).await
+                    }
+                    answer => answer,
+                }
+            }
+            StoreConnection::Sentinel(master) => master.query(cmd).await,
+        }
+    }
+
+    /// `SCRIPT LOAD` where `eval` runs: the server, every master of a
+    /// cluster, the sentinels' master.
+    async fn load(&self, script: &Script) -> RedisResult<()> {
+        match self {
+            StoreConnection::Single(manager) => script.load_async(&mut manager.clone()).await,
+            StoreConnection::Cluster(cluster) => script.load_async(&mut cluster.clone()).await,
+            StoreConnection::Sentinel(master) => {
+                let mut connection = master.connection().await?;
+                let loaded = script.load_async(&mut connection).await;
+                master.after(&loaded);
+                loaded
+            }
+        }
+        .map(drop)
     }
 
     /// One `PING` within `wait`: `Err(Refused)` when the store refuses us
@@ -248,6 +279,43 @@ impl StoreConnection {
                 "no answer within {wait:?}"
             ))),
         }
+    }
+}
+
+/// `cmd` sent on to the node an `ASK` redirect names, preceded by
+/// `ASKING` in one pipeline. The cluster client sends the two apart on a
+/// connection other requests share, so another request's command can take
+/// the `ASKING` meant for this one (and be moved back and forth until its
+/// retries run out) while a slot migrates under load; one pipeline is one
+/// write, with nothing between the two.
+async fn asked<T: FromRedisValue>(
+    cluster: &mut ClusterConnection,
+    redirect: &RedisError,
+    cmd: &Cmd,
+) -> RedisResult<T> {
+    let Some((node, _slot)) = redirect.redirect_node() else {
+        return Err(redirect.clone());
+    };
+    let Some((host, port)) = node
+        .rsplit_once(':')
+        .and_then(|(host, port)| Some((host.to_owned(), port.parse().ok()?)))
+    else {
+        return Err(redirect.clone());
+    };
+    let mut pipeline = redis::pipe();
+    pipeline.cmd("ASKING").ignore().add_command(cmd.clone());
+    let mut answers = cluster
+        .route_pipeline(
+            pipeline,
+            0,
+            2,
+            SingleNodeRoutingInfo::ByAddress { host, port },
+        )
+        .await?;
+    match answers.pop() {
+        Some(Value::ServerError(error)) => Err(error.into()),
+        Some(value) => Ok(T::from_redis_value(value)?),
+        None => Err(redirect.clone()),
     }
 }
 
@@ -325,9 +393,9 @@ pub struct SentinelMaster {
 }
 
 impl SentinelMaster {
-    async fn invoke<T: FromRedisValue>(&self, invocation: &ScriptInvocation<'_>) -> RedisResult<T> {
+    async fn query<T: FromRedisValue>(&self, cmd: &Cmd) -> RedisResult<T> {
         let mut connection = self.connection().await?;
-        let result = invocation.invoke_async(&mut connection).await;
+        let result = cmd.query_async(&mut connection).await;
         self.after(&result);
         result
     }

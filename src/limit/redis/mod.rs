@@ -296,15 +296,16 @@ impl RedisLimiter {
         now: Option<Timestamp>,
     ) -> Result<QuotaState, LimiterUnavailable> {
         let read = async {
-            let mut invocation = self.peek_script.prepare_invoke();
-            invocation
-                .key(format!("{}:log", self.key_tag(client)))
+            let mut eval = redis::cmd("EVALSHA");
+            eval.arg(self.peek_script.get_hash())
+                .arg(1)
+                .arg(self.log_key(client))
                 .arg(self.policy.window_millis());
             if let Some(now) = now {
-                invocation.arg(now.as_millis());
+                eval.arg(now.as_millis());
             }
             let (count, oldest, _now): (i64, i64, i64) =
-                self.connection.invoke(&invocation).await?;
+                self.connection.eval(&self.peek_script, &eval).await?;
             Ok::<_, redis::RedisError>(QuotaState {
                 remaining: self.policy.limit.saturating_sub(count as u32),
                 reset_at: Timestamp::from_millis(oldest + self.policy.window_millis()),
@@ -320,12 +321,13 @@ impl RedisLimiter {
         }
     }
 
-    /// The hash tag of `client`'s keys. The policy is part of it: instances
-    /// with different policies on one Redis keep separate logs instead of
-    /// trimming each other's.
-    fn key_tag(&self, client: IpAddr) -> String {
+    /// The key of `client`'s log, in a hash tag of its own (one cluster
+    /// slot per client). The policy is part of it: instances with different
+    /// policies on one Redis keep separate logs instead of trimming each
+    /// other's.
+    fn log_key(&self, client: IpAddr) -> String {
         format!(
-            "{{resetctl:{}/{}:{client}}}",
+            "{{resetctl:{}/{}:{client}}}:log",
             self.policy.limit, self.policy.window_seconds
         )
     }
@@ -346,18 +348,19 @@ impl RedisLimiter {
                 .as_millis() as i64;
             local_millis() + self.clock_offset_ms.load(Ordering::Relaxed) + left
         });
-        let mut invocation = self.script.prepare_invoke();
-        invocation
-            .key(format!("{}:log", self.key_tag(client)))
+        let mut eval = redis::cmd("EVALSHA");
+        eval.arg(self.script.get_hash())
+            .arg(1)
+            .arg(self.log_key(client))
             .arg(self.policy.limit)
             .arg(self.policy.window_millis())
             .arg(redis_deadline)
             .arg(&id.to_be_bytes()[..]);
         if let Some(now) = now {
-            invocation.arg(now);
+            eval.arg(now);
         }
         let (admitted, count, oldest, now): (i64, i64, i64, i64) =
-            self.connection.invoke(&invocation).await?;
+            self.connection.eval(&self.script, &eval).await?;
         // Redis read `now` before we received it, so this errs by at most
         // the round trip, towards refusing late scripts a little early.
         if deadline.is_some() {
