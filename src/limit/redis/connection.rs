@@ -237,23 +237,22 @@ impl StoreConnection {
     /// never completes a handshake: a plain-TCP server), `Err(Unreachable)`
     /// when it does not answer.
     pub async fn probe(&self, address: &RedisAddress, wait: Duration) -> Result<(), ProbeFailure> {
-        let answer = self.ping(wait).await;
-        match answer {
-            Err(ProbeFailure::Unreachable(why)) if address.tls && why.contains("timed out") => {
-                match plain_tcp_node(address).await {
-                    Some(node) => Err(ProbeFailure::Refused(format!(
-                        "{node} accepts TCP connections but completed no TLS handshake \
-                         ({why}): is it a plain-TCP port? (a rediss URL never falls back to \
-                         plain text)"
-                    ))),
-                    None => Err(ProbeFailure::Unreachable(why)),
-                }
-            }
-            answer => answer,
+        match self.ping(wait).await {
+            Ok(()) => Ok(()),
+            Err(Ping::Refused(why)) => Err(ProbeFailure::Refused(why)),
+            Err(Ping::TimedOut(why)) if address.tls => match plain_tcp_node(address).await {
+                Some(node) => Err(ProbeFailure::Refused(format!(
+                    "{node} accepts TCP connections but completed no TLS handshake \
+                     ({why}): is it a plain-TCP port? (a rediss URL never falls back to \
+                     plain text)"
+                ))),
+                None => Err(ProbeFailure::Unreachable(why)),
+            },
+            Err(Ping::TimedOut(why) | Ping::Failed(why)) => Err(ProbeFailure::Unreachable(why)),
         }
     }
 
-    async fn ping(&self, wait: Duration) -> Result<(), ProbeFailure> {
+    async fn ping(&self, wait: Duration) -> Result<(), Ping> {
         let ping = async {
             let ping = redis::cmd("PING");
             match self {
@@ -273,13 +272,22 @@ impl StoreConnection {
         };
         match tokio::time::timeout(wait, ping).await {
             Ok(Ok(())) => Ok(()),
-            Ok(Err(e)) if refuses_for_good(&e) => Err(ProbeFailure::Refused(e.to_string())),
-            Ok(Err(e)) => Err(ProbeFailure::Unreachable(e.to_string())),
-            Err(_) => Err(ProbeFailure::Unreachable(format!(
-                "no answer within {wait:?}"
-            ))),
+            Ok(Err(e)) if refuses_for_good(&e) => Err(Ping::Refused(e.to_string())),
+            Ok(Err(e)) if e.is_timeout() => Err(Ping::TimedOut(e.to_string())),
+            Ok(Err(e)) => Err(Ping::Failed(e.to_string())),
+            Err(_) => Err(Ping::TimedOut(format!("no answer within {wait:?}"))),
         }
     }
+}
+
+/// How one `PING` failed.
+enum Ping {
+    /// For good (TLS, credentials).
+    Refused(String),
+    /// No answer in time.
+    TimedOut(String),
+    /// Otherwise (refused connections, a broken one).
+    Failed(String),
 }
 
 /// `cmd` sent on to the node an `ASK` redirect names, preceded by

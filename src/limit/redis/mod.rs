@@ -165,7 +165,14 @@ impl RedisLimiter {
     /// files for a `rediss…` URL. Connects lazily: a Redis that is down at
     /// start only makes data requests fail closed until it is up.
     pub fn new(url: &str, tls: &RedisTlsFiles, policy: QuotaPolicy) -> Result<Self, SettingError> {
-        let address = RedisAddress::parse(url)?;
+        Self::with_address(RedisAddress::parse(url)?, tls, policy)
+    }
+
+    fn with_address(
+        address: RedisAddress,
+        tls: &RedisTlsFiles,
+        policy: QuotaPolicy,
+    ) -> Result<Self, SettingError> {
         let connection = StoreConnection::new(&address, tls)?;
         let mut seed = [0u8; 8];
         getrandom::fill(&mut seed).map_err(|e| SettingError::RedisSetup {
@@ -192,8 +199,8 @@ impl RedisLimiter {
         tls: &RedisTlsFiles,
         policy: QuotaPolicy,
     ) -> Result<Self, SettingError> {
-        let limiter = Self::new(url, tls, policy)?;
         let address = RedisAddress::parse(url)?;
+        let limiter = Self::with_address(address.clone(), tls, policy)?;
         match limiter.connection.probe(&address, PROBE_WAIT).await {
             Ok(()) => {}
             Err(ProbeFailure::Refused(why)) => {
