@@ -204,11 +204,23 @@ impl StoreConnection {
         match self {
             StoreConnection::Single(manager) => cmd.query_async(&mut manager.clone()).await,
             StoreConnection::Cluster(cluster) => {
-                match cmd.query_async(&mut cluster.clone()).await {
-                    Err(e) if e.kind() == ErrorKind::Server(ServerErrorKind::Ask) => {
-                        asked(&mut cluster.clone(), &e, cmd).await
+                // A slot can move on while a redirect is followed (the
+                // node an ASK named has taken the slot, or handed it on):
+                // the call starts over from the client's slot map, a few
+                // times within the limiter's deadline. Check ids make a
+                // repeated call count once.
+                let mut redirects = 0;
+                loop {
+                    let answer = match cmd.query_async(&mut cluster.clone()).await {
+                        Err(e) if e.kind() == ErrorKind::Server(ServerErrorKind::Ask) => {
+                            asked(&mut cluster.clone(), &e, cmd).await
+                        }
+                        answer => answer,
+                    };
+                    match answer {
+                        Err(e) if redirects < 3 && e.redirect_node().is_some() => redirects += 1,
+                        answer => return answer,
                     }
-                    answer => answer,
                 }
             }
             StoreConnection::Sentinel(master) => master.query(cmd).await,
