@@ -529,3 +529,49 @@ fn a_sentinel_failover_is_followed_and_refused_requests_never_count() {
          since the kill ({after}, and at most the {in_flight} in flight then), nothing refused: {now_held}"
     );
 }
+
+#[test]
+fn a_master_cut_off_without_closing_is_left_for_the_one_the_sentinels_promote() {
+    let group = RedisSentinels::start();
+    let w = seeded();
+    let s = Server::start(
+        &w,
+        &[
+            "--log",
+            "warn",
+            "--rate-limit",
+            "1000000/3600",
+            "--rate-limit-store",
+            &group.url(),
+            "--trust-proxy",
+            "127.0.0.1",
+        ],
+        &[],
+    );
+    s.settle();
+    let load = Load::start(s.addr, "198.51.100.10", 2);
+    load.wait_admitted(50);
+    // SIGSTOP: the connection stays open and nothing answers on it, as
+    // when a network cuts the master off.
+    group.master.pause();
+    crate::util::wait_until(
+        Duration::from_secs(60),
+        "the sentinels to promote the replica",
+        || group.master_port() == group.replica.port,
+    );
+    let promoted = Instant::now();
+    crate::util::wait_until(
+        Duration::from_secs(30),
+        "counting to resume on the new master",
+        || {
+            let replies = load.replies.lock().unwrap();
+            replies
+                .iter()
+                .filter(|(sent, _, r)| *sent > promoted && r.status == 200)
+                .count()
+                >= 50
+        },
+    );
+    let replies = load.finish();
+    only_documented_statuses(&replies);
+}

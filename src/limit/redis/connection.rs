@@ -4,9 +4,9 @@
 //! or the master that the sentinels name (found again after a failover).
 //! Every form pipelines the calls of concurrent requests on one
 //! multiplexed connection per node (in a cluster, an `ASK` redirect is
-//! answered with `ASKING` and the call in one pipeline), speaks TLS when the URL says
-//! `rediss…`, and connects lazily: a store that is down at start only
-//! makes checks fail until it is up. [`StoreConnection::probe`] tells a
+//! answered with `ASKING` and the call in one pipeline), speaks TLS when
+//! the URL says `rediss…`, and connects lazily: a store that is down at
+//! start only makes checks fail until it is up. [`StoreConnection::probe`] tells a
 //! store that refuses us for good (TLS, credentials) from one that is
 //! only unreachable for now.
 
@@ -30,6 +30,10 @@ use crate::limit::SettingError;
 
 /// How long one connection attempt may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_millis(250);
+
+/// How long the sentinels' master may take to answer one call before it is
+/// taken for cut off (and asked for again): within the limiter's 300 ms.
+const MASTER_RESPONSE_TIMEOUT: Duration = Duration::from_millis(250);
 
 /// The certificate files of a TLS store: a private CA (none: the system's
 /// roots) and a client certificate with its key (mutual TLS).
@@ -430,19 +434,26 @@ impl SentinelMaster {
             return Ok((*connection).clone());
         }
         let client = sentinels.async_get_client().await?;
+        // A response timeout below the limiter's 300 ms: a master cut
+        // off from us (not closed) answers nothing, and only a call that
+        // ends can tell us to ask the sentinels again.
         let connection = client
             .get_multiplexed_async_connection_with_config(
-                &AsyncConnectionConfig::new().set_connection_timeout(Some(CONNECT_TIMEOUT)),
+                &AsyncConnectionConfig::new()
+                    .set_connection_timeout(Some(CONNECT_TIMEOUT))
+                    .set_response_timeout(Some(MASTER_RESPONSE_TIMEOUT)),
             )
             .await?;
         self.master.store(Some(Arc::new(connection.clone())));
         Ok(connection)
     }
 
-    /// Forgets the master after an answer that says it is gone or demoted.
+    /// Forgets the master after an answer that says it is gone, cut off
+    /// or demoted.
     fn after<T>(&self, result: &RedisResult<T>) {
         if let Err(e) = result {
             if e.is_io_error()
+                || e.is_timeout()
                 || e.is_connection_dropped()
                 || e.is_unrecoverable_error()
                 || e.kind() == ErrorKind::Server(ServerErrorKind::ReadOnly)
