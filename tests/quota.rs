@@ -403,6 +403,7 @@ fn two_hundred_concurrent_requests_admit_exactly_twenty_in_process() {
 
 #[test]
 fn redis_backend_admits_exactly_twenty_across_two_servers() {
+    let _alone = crate::util::one_at_a_time();
     let redis = Redis::start();
     let w = seeded();
     let a = Server::start(

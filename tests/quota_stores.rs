@@ -348,6 +348,7 @@ fn only_documented_statuses(replies: &[(Instant, Instant, Reply)]) {
 
 #[test]
 fn a_cluster_counts_exactly_while_the_hot_clients_slot_moves_between_masters() {
+    let _alone = crate::util::one_at_a_time();
     let cluster = RedisCluster::start(3);
     let w = seeded();
     let limit = 4000;
@@ -462,6 +463,7 @@ fn a_cluster_counts_exactly_while_the_hot_clients_slot_moves_between_masters() {
 
 #[test]
 fn a_sentinel_failover_is_followed_and_refused_requests_never_count() {
+    let _alone = crate::util::one_at_a_time();
     let mut group = RedisSentinels::start();
     let w = seeded();
     let s = Server::start(
@@ -532,6 +534,7 @@ fn a_sentinel_failover_is_followed_and_refused_requests_never_count() {
 
 #[test]
 fn a_master_cut_off_without_closing_is_left_for_the_one_the_sentinels_promote() {
+    let _alone = crate::util::one_at_a_time();
     let group = RedisSentinels::start();
     let w = seeded();
     let s = Server::start(
