@@ -51,8 +51,10 @@ def script_calls(port):
 
 
 def sliding_log_lua():
+    """The check script exactly as resetctl loads it: CLOCK, then SLIDING_LOG."""
     source = open(os.path.join(ROOT, "src", "limit", "redis", "mod.rs")).read()
-    return source.split("const SLIDING_LOG: &str = r#\"")[1].split('"#')[0]
+    const = lambda name: source.split(f"const {name}: &str = r#\"")[1].split('"#')[0]
+    return const("CLOCK") + const("SLIDING_LOG")
 
 
 def measured(bench, url, script, pids, redis_port=None):

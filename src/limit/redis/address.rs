@@ -209,8 +209,9 @@ impl RedisAddress {
     }
 }
 
-/// `HOST:PORT` or `[IPV6]:PORT`; the port is required.
-fn host_port(node: &str) -> Result<(String, u16), String> {
+/// `HOST:PORT` or `[IPV6]:PORT`; the port is required. Also reads the
+/// node a cluster's redirect names.
+pub(super) fn host_port(node: &str) -> Result<(String, u16), String> {
     let (host, port) = if let Some(bracketed) = node.strip_prefix('[') {
         let (host, rest) = bracketed
             .split_once(']')

@@ -320,10 +320,7 @@ async fn asked<T: FromRedisValue>(
     let Some((node, _slot)) = redirect.redirect_node() else {
         return Err(redirect.clone());
     };
-    let Some((host, port)) = node
-        .rsplit_once(':')
-        .and_then(|(host, port)| Some((host.to_owned(), port.parse().ok()?)))
-    else {
+    let Ok((host, port)) = super::address::host_port(node) else {
         return Err(redirect.clone());
     };
     let mut pipeline = redis::pipe();
@@ -347,9 +344,12 @@ async fn asked<T: FromRedisValue>(
 /// `HOST:PORT`.
 async fn plain_tcp_node(address: &RedisAddress) -> Option<String> {
     let nodes: Vec<(String, u16)> = match &address.topology {
-        Topology::Single(info) => vec![host_port(info.addr())?],
-        Topology::Cluster(nodes) => nodes.iter().filter_map(|n| host_port(n.addr())).collect(),
-        Topology::Sentinel { sentinels, .. } => sentinels.iter().filter_map(host_port).collect(),
+        Topology::Single(info) => vec![tcp_endpoint(info.addr())?],
+        Topology::Cluster(nodes) => nodes
+            .iter()
+            .filter_map(|n| tcp_endpoint(n.addr()))
+            .collect(),
+        Topology::Sentinel { sentinels, .. } => sentinels.iter().filter_map(tcp_endpoint).collect(),
     };
     for (host, port) in nodes {
         let connect = tokio::net::TcpStream::connect((host.as_str(), port));
@@ -360,7 +360,8 @@ async fn plain_tcp_node(address: &RedisAddress) -> Option<String> {
     None
 }
 
-fn host_port(addr: &redis::ConnectionAddr) -> Option<(String, u16)> {
+/// The host and port of a TCP (or TLS) address.
+fn tcp_endpoint(addr: &redis::ConnectionAddr) -> Option<(String, u16)> {
     match addr {
         redis::ConnectionAddr::Tcp(host, port)
         | redis::ConnectionAddr::TcpTls { host, port, .. } => Some((host.clone(), *port)),

@@ -44,7 +44,20 @@ use super::{
 };
 use crate::model::Timestamp;
 
-/// The sliding log in Lua. KEYS[1] = the log (a sorted set of check ids
+/// What both scripts start with: `clock(given)` is the time in
+/// milliseconds on Redis's clock (`TIME`), or `given` (the injected time of
+/// tests) when there is one.
+const CLOCK: &str = r#"
+local function clock(given)
+  if given then
+    return tonumber(given)
+  end
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+"#;
+
+/// The sliding log in Lua, after [`CLOCK`]. KEYS[1] = the log (a sorted set of check ids
 /// scored by time, in milliseconds). ARGV[1] = the limit, ARGV[2] = the
 /// window (ms), ARGV[3] = the caller's deadline on Redis's clock (ms),
 /// ARGV[4] = this check's id. A check whose id is already in the log was
@@ -58,13 +71,7 @@ use crate::model::Timestamp;
 const SLIDING_LOG: &str = r#"
 local limit = tonumber(ARGV[1])
 local window = tonumber(ARGV[2])
-local now
-if ARGV[5] then
-  now = tonumber(ARGV[5])
-else
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
+local now = clock(ARGV[5])
 local admitted = 1
 local count
 local first = now
@@ -91,18 +98,13 @@ end
 return {admitted, count, first, now}
 "#;
 
-/// Reads a client's log without writing: KEYS[1] = the log. ARGV[1] =
-/// the window (ms); ARGV[2], when given, the time to use instead of
-/// Redis's clock. Returns {requests in the window, oldest score, now}.
+/// Reads a client's log without writing, after [`CLOCK`]: KEYS[1] = the
+/// log. ARGV[1] = the window (ms); ARGV[2], when given, the time to use
+/// instead of Redis's clock. Returns {requests in the window, oldest
+/// score, now}.
 const PEEK: &str = r#"
 local window = tonumber(ARGV[1])
-local now
-if ARGV[2] then
-  now = tonumber(ARGV[2])
-else
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
+local now = clock(ARGV[2])
 local inside = redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. (now - window), '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
 local count = redis.call('ZCOUNT', KEYS[1], '(' .. (now - window), '+inf')
 local first = now - window
@@ -183,8 +185,8 @@ impl RedisLimiter {
             policy,
             url: address.shown,
             connection,
-            script: Script::new(SLIDING_LOG),
-            peek_script: Script::new(PEEK),
+            script: Script::new(&[CLOCK, SLIDING_LOG].concat()),
+            peek_script: Script::new(&[CLOCK, PEEK].concat()),
             clock_offset_ms: AtomicI64::new(0),
             next_id: AtomicU64::new(u64::from_le_bytes(seed)),
         })
