@@ -1,6 +1,11 @@
 //! Black-box tests: each module runs the real `resetctl` binary against a
 //! fresh data dir (and, for the server, talks HTTP to it).
 
+// The test crate links the CLI's library, whose server future (warp's route
+// tree, the MCP handler) has its layout computed deeper than the default
+// limit: a build without incremental state (CI) stops there otherwise.
+#![recursion_limit = "256"]
+
 mod api;
 mod architecture;
 mod cli;
