@@ -50,6 +50,18 @@ pub fn parse_day(date: &str, tz: &str) -> Result<(NaiveDate, Tz), CivilDayError>
         .ok()
         .filter(|d| (0..=9999).contains(&chrono::Datelike::year(d)))
         .ok_or_else(|| CivilDayError::Date(date.to_owned()))?;
-    let zone: Tz = tz.parse().map_err(|_| CivilDayError::Zone(tz.to_owned()))?;
-    Ok((day, zone))
+    Ok((day, parse_zone(tz)?))
+}
+
+/// Parses an IANA zone name (`Asia/Shanghai`, `UTC`).
+pub fn parse_zone(tz: &str) -> Result<Tz, CivilDayError> {
+    tz.parse().map_err(|_| CivilDayError::Zone(tz.to_owned()))
+}
+
+/// `2026-11-25 02:00` in `tz` (minutes, local time).
+pub fn local_minutes(at: Timestamp, tz: Tz) -> String {
+    at.to_datetime()
+        .with_timezone(&tz)
+        .format("%Y-%m-%d %H:%M")
+        .to_string()
 }

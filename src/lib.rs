@@ -65,6 +65,7 @@ pub mod publish;
 pub mod query;
 pub mod redact;
 pub mod reload;
+pub mod remind;
 pub mod schedule;
 pub mod settings;
 pub mod site;

@@ -16,6 +16,10 @@
 //! behind the broadcast's buffer) becomes a `resync` event, never unbounded
 //! buffering.
 //!
+//! Reminders are not swaps: each stream that asked for them
+//! (`remind=`) is told at the instants [`crate::remind`] names, by the
+//! server's clock ([`reminder`] makes the event).
+//!
 //! Pure apart from the broadcast channel: no HTTP, no I/O, no clock.
 
 use std::sync::Arc;
@@ -36,7 +40,9 @@ pub struct LiveEvent {
     /// `id:`: the sequence of the snapshot the change brought (none for a
     /// `ready` of a resumed stream, which must not move the client's place).
     pub id: Option<u64>,
-    /// `event:`: `ready`, `resync`, `record.created`, `record.updated`, `record.removed`.
+    /// `event:`: `ready`, `resync`, `record.created`, `record.updated`,
+    /// `record.removed`, or a reminder (`reset.upcoming`,
+    /// `reset.window_started`, `reset.window_ended`).
     pub event: &'static str,
     /// `data:`: one line of JSON.
     pub data: String,
@@ -100,6 +106,24 @@ pub fn ready(view: &PublishedView, filter: KindFilter, resumed: bool) -> LiveEve
             view.sequence(),
             view.generated_at()
         ),
+    }
+}
+
+/// A reminder of `view`'s record ([`crate::remind`]): no `id` (a reminder
+/// does not move the client's place in the snapshot sequence), the data
+/// every channel sends.
+pub fn reminder(reminder: &crate::remind::Reminder<'_>, view: &PublishedView) -> LiveEvent {
+    LiveEvent {
+        id: None,
+        event: reminder.kind.event_type(),
+        data: serde_json::to_string(&crate::remind::ReminderData {
+            record: reminder.record,
+            sequence: view.sequence(),
+            generated_at: view.generated_at(),
+            lead_minutes: reminder.lead_minutes,
+            at: reminder.at,
+        })
+        .expect("a reminder serialises"),
     }
 }
 

@@ -138,4 +138,13 @@ impl crate::clock::Clock for FileClock {
         crate::model::Timestamp::parse(text.trim())
             .expect("RESETCTL_TEST_CLOCK_FILE holds a timestamp")
     }
+
+    /// Reads the file every 20 ms: the test moves the clock by replacing it.
+    fn sleep_until(&self, at: crate::model::Timestamp) -> crate::clock::Wake<'_> {
+        Box::pin(async move {
+            while self.now() < at {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        })
+    }
 }

@@ -24,13 +24,13 @@ const C: &str = "2090000000000000003";
 const WAIT: Duration = Duration::from_secs(10);
 
 /// One running `sse_client.py`, its output lines as JSON.
-struct Client {
+pub(crate) struct Client {
     child: Child,
     lines: mpsc::Receiver<Value>,
 }
 
 impl Client {
-    fn connect(server: &Server, path: &str, extra: &[&str]) -> Self {
+    pub(crate) fn connect(server: &Server, path: &str, extra: &[&str]) -> Self {
         let mut child = Command::new(crate::util::python())
             .arg(repo_root().join("tests/sse_client.py"))
             .arg(server.url(path))
@@ -60,7 +60,7 @@ impl Client {
     }
 
     /// The response head: asserts its status and returns the headers.
-    fn head(&self, status: u64) -> Value {
+    pub(crate) fn head(&self, status: u64) -> Value {
         let head = self.next("response head");
         if head["status"] != status {
             let body = self.lines.recv_timeout(WAIT).ok();
@@ -70,13 +70,13 @@ impl Client {
     }
 
     /// The JSON body of a refused stream (after [`Client::head`]).
-    fn body(&self) -> Value {
+    pub(crate) fn body(&self) -> Value {
         let line = self.next("body");
         serde_json::from_str(line["body"].as_str().expect("a body line")).expect("a JSON body")
     }
 
     /// The next event as (event, id, data).
-    fn event(&self) -> (String, String, Value) {
+    pub(crate) fn event(&self) -> (String, String, Value) {
         let e = self.next("event");
         let event = e["event"]
             .as_str()
@@ -88,7 +88,7 @@ impl Client {
     /// Asserts that the next event is a change of the later publish
     /// `sequence` (the test's sentinel): nothing else arrived before it.
     /// An event that is awaited, never a quiet period slept through.
-    fn nothing_before(&self, sequence: u64) {
+    pub(crate) fn nothing_before(&self, sequence: u64) {
         let (name, id, data) = self.event();
         assert!(
             id == sequence.to_string() && name.starts_with("record."),

@@ -43,6 +43,7 @@ mod quota;
 mod quota_model;
 mod quota_stores;
 mod reload;
+mod reminders;
 mod schemathesis;
 mod seed;
 mod site;

@@ -121,6 +121,21 @@ pub struct SetArgs {
     /// Send no contact in its requests' User-Agent.
     #[arg(long)]
     pub no_contact: bool,
+    /// Remind before scheduled resets at these leads (see `webhook add --remind`).
+    #[arg(long, value_name = "LEADS", value_parser = parse_leads, conflicts_with = "no_remind")]
+    pub remind: Option<resetctl::remind::Leads>,
+    /// Send no reminders.
+    #[arg(long)]
+    pub no_remind: bool,
+    /// The language of its messages: en or zh.
+    #[arg(long, value_name = "LANG", value_parser = parse_lang)]
+    pub lang: Option<resetctl::site::i18n::Lang>,
+    /// The time zone of local times in its messages, as Area/City.
+    #[arg(long, value_name = "AREA/CITY", conflicts_with = "no_tz")]
+    pub tz: Option<String>,
+    /// Show times in UTC only.
+    #[arg(long)]
+    pub no_tz: bool,
 }
 
 /// How log lines are written.
@@ -272,6 +287,8 @@ const WEBHOOK_EXAMPLES: &str = "\
 Examples:
   resetctl webhook add https://hooks.example.org/resets --kind reset_scheduled
   resetctl webhook add https://ntfy.sh/my-resets --format ntfy --plan pro
+  resetctl webhook add https://ntfy.sh/my-resets --format ntfy --remind 60m,10m \\
+    --lang zh --tz Asia/Shanghai
   resetctl webhook add --format telegram \\
     'https://api.telegram.org/bot<TOKEN>/sendMessage?chat_id=<CHAT>'
   resetctl webhook test ep_0123456789abcdef
@@ -760,9 +777,29 @@ pub enum WebhookCommand {
         /// The list whose changes are sent: all, reset_scheduled or reset_completed. Default: all.
         #[arg(long, value_name = "KIND")]
         kind: Option<String>,
-        /// Only this event type (repeatable): record.created, record.updated, record.removed.
-        #[arg(long = "event", value_name = "TYPE")]
+        /// Only these event types (repeatable, or comma-separated): record.created,
+        /// record.updated, record.removed, and the reminders reset.upcoming,
+        /// reset.window_started, reset.window_ended. Default: every data change, and every
+        /// reminder when --remind is given.
+        #[arg(
+            long = "event",
+            visible_alias = "events",
+            value_name = "TYPE",
+            value_delimiter = ','
+        )]
         events: Vec<String>,
+        /// Remind before a scheduled reset: reset.upcoming at each lead (minutes or hours, 1m
+        /// to 24h), and reset.window_started and reset.window_ended. Naming a reminder in
+        /// --event turns them on with the default. Default: off; 60m,10m when on.
+        #[arg(long, value_name = "LEADS", value_parser = parse_leads)]
+        remind: Option<resetctl::remind::Leads>,
+        /// The language of the ready-made formats' messages: en or zh. Default: en.
+        #[arg(long, value_name = "LANG", value_parser = parse_lang)]
+        lang: Option<resetctl::site::i18n::Lang>,
+        /// The time zone of local times in those messages, as Area/City (UTC is always shown
+        /// too). Default: UTC only.
+        #[arg(long, value_name = "AREA/CITY")]
+        tz: Option<String>,
         /// Only records whose scope names this plan (or all, unknown, or no scope).
         #[arg(long, value_name = "PLAN")]
         plan: Option<String>,
@@ -874,6 +911,14 @@ pub enum SnapshotsCommand {
         /// Sequence number.
         seq: u64,
     },
+}
+
+fn parse_leads(text: &str) -> Result<resetctl::remind::Leads, String> {
+    resetctl::remind::Leads::parse(text).map_err(|e| e.to_string())
+}
+
+fn parse_lang(text: &str) -> Result<resetctl::site::i18n::Lang, String> {
+    resetctl::site::i18n::Lang::parse(text).ok_or_else(|| format!("{text:?} is not en or zh"))
 }
 
 fn parse_format(text: &str) -> Result<resetctl::webhook::Format, String> {

@@ -4,8 +4,10 @@
 //! is not counted), then admission counts the connection once, then the
 //! events come from [`crate::live`]: `ready`, the catch-up of a resumed
 //! client (`Last-Event-ID`), then the precomputed events of every swap of
-//! the served view, with a comment heartbeat (`warp::sse`'s keep-alive)
-//! between them. A stream ends when the client goes, or at once when the
+//! the served view, and with `remind=` the reminders of pending schedules
+//! when they fall due by the server's clock ([`crate::remind`]; the stream
+//! sleeps until the next one), with a comment heartbeat (`warp::sse`'s
+//! keep-alive) between them. A stream ends when the client goes, or at once when the
 //! server shuts down (it must not hold the drain).
 
 use std::collections::{HashMap, VecDeque};
@@ -22,8 +24,10 @@ use super::admission::rest_counted;
 use super::errors::ApiError;
 use super::handlers::Data;
 use super::responses::cors;
+use crate::clock::Clock;
 use crate::live::{self, LiveEvent, Step, ViewSwap};
-use crate::query::{parse_latest_query, KindFilter};
+use crate::model::Timestamp;
+use crate::query::{parse_stream_query, KindFilter};
 use crate::reload::ViewHandle;
 use crate::snapshot::SnapshotStore;
 
@@ -141,8 +145,8 @@ pub(crate) async fn stream(
         Err(refused) => return refused.response(),
     };
     rest_counted(&data.quota, client, || {
-        let kind = match parse_latest_query(&raw_query) {
-            Ok(query) => query.kind,
+        let (kind, remind) = match parse_stream_query(&raw_query) {
+            Ok(query) => (query.kind, query.remind),
             Err(e) => return ApiError::InvalidQuery(e.to_string()).response(),
         };
         // Subscribe before reading the view: no swap falls between the two.
@@ -159,6 +163,12 @@ pub(crate) async fn stream(
             view: data.view.clone(),
             pending: VecDeque::from([first]),
             resume: resume.map(|r| (r, streams.snapshots.clone())),
+            reminders: remind.map(|leads| Reminders {
+                leads: leads.minutes().to_vec(),
+                // From the stream's start on: nothing that fell due before.
+                checked: data.now(),
+                clock: data.quota.clock.clone(),
+            }),
             _slot: slot,
         };
         let mut closing = streams.closing.clone();
@@ -196,7 +206,16 @@ struct Events {
     /// `Last-Event-ID` (a sequence, or what could not be read as one), to
     /// catch up on once `ready` is sent.
     resume: Option<(Result<u64, String>, SnapshotStore)>,
+    /// The reminders it asked for (`remind=`).
+    reminders: Option<Reminders>,
     _slot: StreamSlot,
+}
+
+/// A stream's reminders: its leads, and up to when it has been told.
+struct Reminders {
+    leads: Vec<u32>,
+    checked: Timestamp,
+    clock: Arc<dyn Clock>,
 }
 
 impl Events {
@@ -209,7 +228,26 @@ impl Events {
                 self.catch_up(from, store).await;
                 continue;
             }
-            match self.receiver.recv().await {
+            // The next reminder's instant, by the view served now.
+            let wake = self.reminders.as_ref().and_then(|r| {
+                let view = self.view.load_full()?;
+                crate::remind::next_due(view.records(), &r.leads, r.checked)
+            });
+            let received = match (&self.reminders, wake) {
+                (Some(r), Some(at)) => {
+                    let clock = r.clock.clone();
+                    tokio::select! {
+                        received = self.receiver.recv() => Some(received),
+                        _ = clock.sleep_until(at) => None,
+                    }
+                }
+                _ => Some(self.receiver.recv().await),
+            };
+            let Some(received) = received else {
+                self.remind_due();
+                continue;
+            };
+            match received {
                 Ok(swap) => match live::step(&swap, self.at, self.kind) {
                     Step::Skip => {}
                     Step::Apply(events) => {
@@ -244,6 +282,30 @@ impl Events {
             }
             _ => self.resync("the snapshot of Last-Event-ID is no longer kept"),
         }
+    }
+
+    /// Queues the reminders that fell due since the stream last looked,
+    /// of the records its `kind` shows.
+    fn remind_due(&mut self) {
+        let (Some(reminders), Some(view)) = (self.reminders.as_mut(), self.view.load_full()) else {
+            return;
+        };
+        let now = reminders.clock.now();
+        for due in crate::remind::due(
+            view.records(),
+            &reminders.leads,
+            Some(reminders.checked),
+            now,
+        ) {
+            if crate::model::visible_in(due.record, self.kind) {
+                self.pending.push_back(live::reminder(&due, &view));
+                crate::metrics::reminder_sent(
+                    crate::metrics::ReminderChannel::Stream,
+                    due.kind.event_type(),
+                );
+            }
+        }
+        reminders.checked = now;
     }
 
     /// Tells the client to refetch and goes on from the served view.

@@ -64,6 +64,12 @@ struct Outcome {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ReminderLabels {
+    channel: &'static str,
+    event: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct SyncStatusLabel {
     status: &'static str,
 }
@@ -93,6 +99,7 @@ struct Metrics {
     mcp_calls: Family<Tool, Counter>,
     streams_open: Gauge,
     webhook_deliveries: Family<Outcome, Counter>,
+    reminders_sent: Family<ReminderLabels, Counter>,
     webhook_backlog: Gauge,
     webhook_outbox_bytes: Gauge,
     view_bodies_bytes: Gauge,
@@ -203,6 +210,13 @@ impl Metrics {
                 None,
                 "Webhook delivery attempts by this process's deliverer, by outcome: delivered, retrying, failed (given up after the retry window), disabled (410 Gone)",
                 Family::<Outcome, Counter>::default(),
+            ),
+            reminders_sent: register(
+                &mut registry,
+                "reminders_sent",
+                None,
+                "Reminders sent by this process, by channel (webhook: delivered to an endpoint; stream: sent on a record stream) and event (reset.upcoming, reset.window_started, reset.window_ended)",
+                Family::<ReminderLabels, Counter>::default(),
             ),
             webhook_backlog: register(
                 &mut registry,
@@ -412,6 +426,28 @@ pub fn webhook_delivery(outcome: DeliveryOutcome) {
         };
         m.webhook_deliveries
             .get_or_create(&Outcome { outcome })
+            .inc();
+    }
+}
+
+/// The channel a reminder went out on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReminderChannel {
+    /// Delivered to a webhook endpoint.
+    Webhook,
+    /// Sent on a record stream.
+    Stream,
+}
+
+/// One reminder sent (`event` is one of [`crate::remind::EVENT_TYPES`]).
+pub fn reminder_sent(channel: ReminderChannel, event: &'static str) {
+    if let Some(m) = METRICS.get() {
+        let channel = match channel {
+            ReminderChannel::Webhook => "webhook",
+            ReminderChannel::Stream => "stream",
+        };
+        m.reminders_sent
+            .get_or_create(&ReminderLabels { channel, event })
             .inc();
     }
 }

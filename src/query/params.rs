@@ -122,6 +122,9 @@ impl fmt::Display for QueryError {
                     "alarm" => {
                         "a whole number of minutes from 0 to 1440, without sign, leading zeros or spaces"
                     }
+                    "remind" => {
+                        "1 to 5 leads before a window starts, comma-separated and none twice, each minutes (10 or 10m) or hours (1h) from 1 minute to 24 hours, without sign, leading zeros or spaces"
+                    }
                     _ => "a whole number from 1 to 10, without sign, leading zeros or spaces",
                 };
                 write!(f, "query parameter {name:?} must be {rule}; got {value:?}")
@@ -142,6 +145,35 @@ pub fn parse_latest_query(raw: &str) -> Result<LatestQuery, QueryError> {
     })?;
     Ok(LatestQuery {
         kind: kind.unwrap_or(KindFilter::All),
+    })
+}
+
+/// The query of `/records/stream`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StreamQuery {
+    /// The `kind` filter.
+    pub kind: KindFilter,
+    /// Reminders (`remind=60,10`): the leads of `reset.upcoming`, and the
+    /// window events with them. None: no reminder events (the default).
+    pub remind: Option<crate::remind::Leads>,
+}
+
+/// Parses the query of `/records/stream` (`kind`, `remind`).
+pub fn parse_stream_query(raw: &str) -> Result<StreamQuery, QueryError> {
+    let (mut kind, mut remind) = (None, None);
+    for_each_pair(raw, |name, value| match name.as_ref() {
+        "kind" => set_once(&mut kind, "kind", value, parse_kind),
+        "remind" => set_once(&mut remind, "remind", value, |v| {
+            crate::remind::Leads::parse(v).ok()
+        }),
+        _ => Err(QueryError::Unknown {
+            name: name.into_owned(),
+            allowed: "kind, remind",
+        }),
+    })?;
+    Ok(StreamQuery {
+        kind: kind.unwrap_or(KindFilter::All),
+        remind,
     })
 }
 

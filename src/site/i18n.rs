@@ -5,9 +5,10 @@
 //! comes from these tables; the templates hold none.
 
 /// A language of the pages.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Lang {
-    /// English.
+    /// English (the default of webhook messages).
+    #[default]
     En,
     /// Simplified Chinese.
     Zh,
@@ -82,6 +83,141 @@ impl Lang {
         best.map_or(Lang::En, |(_, lang)| lang)
     }
 }
+
+impl Lang {
+    /// The words of push messages (the chat and phone webhook formats).
+    pub fn notify(self) -> &'static Notify {
+        match self {
+            Lang::En => &NOTIFY_EN,
+            Lang::Zh => &NOTIFY_ZH,
+        }
+    }
+
+    /// Parses `en` or `zh` (a webhook endpoint's `--lang`).
+    pub fn parse(text: &str) -> Option<Self> {
+        Lang::from_segment(text)
+    }
+}
+
+impl serde::Serialize for Lang {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.segment())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Lang {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        Lang::parse(&text)
+            .ok_or_else(|| serde::de::Error::custom(format!("{text:?} is not en or zh")))
+    }
+}
+
+/// Every word of a push message (webhook chat and phone formats) in one
+/// language. `{n}` in [`Notify::upcoming`] stands for the lead in minutes.
+#[derive(Debug, PartialEq)]
+pub struct Notify {
+    /// A schedule appeared.
+    pub announced: &'static str,
+    /// A completion appeared.
+    pub completed: &'static str,
+    /// A schedule went away.
+    pub schedule_withdrawn: &'static str,
+    /// A completion went away.
+    pub completion_withdrawn: &'static str,
+    /// A schedule was fulfilled.
+    pub fulfilled: &'static str,
+    /// A schedule's window elapsed.
+    pub elapsed: &'static str,
+    /// A schedule changed otherwise.
+    pub schedule_updated: &'static str,
+    /// A completion changed.
+    pub completion_updated: &'static str,
+    /// `reset.upcoming`: `{n}` is the lead in minutes.
+    pub upcoming: &'static str,
+    /// `reset.window_started`.
+    pub window_started: &'static str,
+    /// `reset.window_ended`.
+    pub window_ended: &'static str,
+    /// `{type} reset`: the words around the reset type.
+    pub reset_of_type: (&'static str, &'static str),
+    /// The scope is not known.
+    pub plans_not_stated: &'static str,
+    /// Before the list of plans.
+    pub plans: &'static str,
+    /// Before an exact time.
+    pub when: &'static str,
+    /// Before a window.
+    pub window: &'static str,
+    /// Between a window's start and end.
+    pub to: &'static str,
+    /// Before the schedule state.
+    pub state: &'static str,
+    /// Before a completion time.
+    pub completed_at: &'static str,
+    /// Before the record page's link.
+    pub details: &'static str,
+    /// Before the source post's link.
+    pub source: &'static str,
+    /// The test message's title.
+    pub test_title: &'static str,
+    /// The test message's line: `{id}` is its message id.
+    pub test_line: &'static str,
+}
+
+/// English push messages.
+pub static NOTIFY_EN: Notify = Notify {
+    announced: "Reset announced",
+    completed: "Reset completed",
+    schedule_withdrawn: "Scheduled reset withdrawn",
+    completion_withdrawn: "Completed reset withdrawn",
+    fulfilled: "Scheduled reset fulfilled",
+    elapsed: "Scheduled reset window elapsed",
+    schedule_updated: "Scheduled reset updated",
+    completion_updated: "Completed reset updated",
+    upcoming: "Reset in {n} minutes",
+    window_started: "Reset window started",
+    window_ended: "Reset window ended unconfirmed",
+    reset_of_type: ("", " reset"),
+    plans_not_stated: "plans not stated",
+    plans: "plans: ",
+    when: "When: ",
+    window: "Window: ",
+    to: " to ",
+    state: "State: ",
+    completed_at: "Completed: ",
+    details: "Details: ",
+    source: "Source: ",
+    test_title: "resetctl test notification",
+    test_line: "This endpoint receives resetctl changes (message {id}).",
+};
+
+/// Simplified Chinese push messages.
+pub static NOTIFY_ZH: Notify = Notify {
+    announced: "已公布重置",
+    completed: "重置已完成",
+    schedule_withdrawn: "已撤回计划重置",
+    completion_withdrawn: "已撤回完成的重置",
+    fulfilled: "计划重置已兑现",
+    elapsed: "计划重置窗口已过",
+    schedule_updated: "计划重置已更新",
+    completion_updated: "完成的重置已更新",
+    upcoming: "{n} 分钟后重置",
+    window_started: "重置窗口已开始",
+    window_ended: "重置窗口已结束，未确认",
+    reset_of_type: ("重置类型：", ""),
+    plans_not_stated: "未说明套餐",
+    plans: "套餐：",
+    when: "时间：",
+    window: "窗口：",
+    to: " 至 ",
+    state: "状态：",
+    completed_at: "完成：",
+    details: "详情：",
+    source: "来源：",
+    test_title: "resetctl 测试通知",
+    test_line: "此端点接收 resetctl 变更（消息 {id}）。",
+};
 
 /// A `q` value in thousandths; `None` when malformed.
 fn parse_q(text: &str) -> Option<u16> {

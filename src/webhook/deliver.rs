@@ -249,11 +249,17 @@ impl Shared {
             .cloned()
     }
 
-    /// The first entry at or after `from` that `endpoint` wants, and the
-    /// position scanned up to when there is none. Changes before the first
+    /// The first entry at or after `from` that `endpoint` wants (a
+    /// reminder only while it is not cancelled at `now`), and the position
+    /// scanned up to when there is none. Changes before the first
     /// the outbox holds were compacted away (the endpoint was disabled, or
     /// behind past the outbox's bound): it goes on from the first held.
-    fn next_wanted(&self, endpoint: &Endpoint, from: u64) -> Result<OutboxEntry, u64> {
+    fn next_wanted(
+        &self,
+        endpoint: &Endpoint,
+        from: u64,
+        now: Timestamp,
+    ) -> Result<OutboxEntry, u64> {
         let committed = self.committed.read().expect("not poisoned");
         let mut n = from;
         if n < committed.first {
@@ -266,7 +272,8 @@ impl Shared {
             n = committed.first;
         }
         while let Some(entry) = committed.get(n) {
-            if endpoint.wants(entry) {
+            if endpoint.wants(entry) && !super::remind::cancelled(entry, committed.from(n + 1), now)
+            {
                 return Ok(entry.clone());
             }
             n += 1;
@@ -297,6 +304,8 @@ pub async fn deliver_once(
     _lock: &DataDirLock,
 ) -> PassReport {
     let (_tx, stop) = tokio::sync::watch::channel(false);
+    // What fell due by now goes out with this pass.
+    append_reminders(data_dir, &settings).await;
     let shared = Arc::new(Shared {
         data_dir: data_dir.to_owned(),
         settings,
@@ -365,6 +374,7 @@ pub async fn run(
         stop: stop.clone(),
     });
     let report = Arc::new(Mutex::new(PassReport::default()));
+    let reminders = tokio::spawn(remind(shared.clone()));
     let mut running: HashMap<String, tokio::task::JoinHandle<()>> = HashMap::new();
     let mut ticks = 0u64;
     loop {
@@ -389,10 +399,64 @@ pub async fn run(
         }
     }
     shared.changed.notify_waiters();
+    reminders.abort();
     for (_, task) in running {
         task.abort();
     }
     drop(lock);
+}
+
+/// Appends the reminders due now ([`super::remind::append_due`]), off the
+/// runtime's threads; a failure is logged and retried at the next wake.
+async fn append_reminders(data_dir: &Path, settings: &DeliverSettings) {
+    let (dir, clock, timeout) = (
+        data_dir.to_owned(),
+        settings.clock.clone(),
+        settings.lock_timeout,
+    );
+    let appended =
+        tokio::task::spawn_blocking(move || super::remind::append_due(&dir, clock.now(), timeout))
+            .await;
+    if let Ok(Err(e)) = appended {
+        tracing::warn!("webhook reminders: {e}");
+    }
+}
+
+/// The running deliverer's reminder scheduler: appends what is due, then
+/// sleeps until the next reminder falls due by the clock, or until the
+/// outbox or the endpoints change (a publish, an endpoint added), never
+/// polling.
+async fn remind(shared: Arc<Shared>) {
+    let mut stop = shared.stop.clone();
+    let clock = shared.settings.clock.clone();
+    loop {
+        // Listening before looking: a change meanwhile is not missed.
+        let changed = shared.changed.notified();
+        tokio::pin!(changed);
+        changed.as_mut().enable();
+        append_reminders(&shared.data_dir, &shared.settings).await;
+        let dir = shared.data_dir.clone();
+        let now = clock.now();
+        let next = tokio::task::spawn_blocking(move || super::remind::next_due(&dir, now))
+            .await
+            .ok()
+            .flatten();
+        crate::testhook::reached("remind:sleeping");
+        let due = async {
+            match next {
+                Some(at) => clock.sleep_until(at).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            _ = due => {}
+            _ = changed => {}
+            _ = stop.changed() => {}
+        }
+        if *stop.borrow() {
+            return;
+        }
+    }
 }
 
 /// One endpoint's loop: the entry at its cursor, sent until answered.
@@ -414,7 +478,7 @@ async fn work(shared: Arc<Shared>, id: String, once: bool, report: Arc<Mutex<Pas
         if st.next < endpoint.start {
             st.next = endpoint.start;
         }
-        let entry = match shared.next_wanted(&endpoint, st.next) {
+        let entry = match shared.next_wanted(&endpoint, st.next, shared.settings.clock.now()) {
             Ok(entry) => entry,
             Err(scanned) => {
                 if scanned != st.next {
@@ -465,6 +529,16 @@ async fn work(shared: Arc<Shared>, id: String, once: bool, report: Arc<Mutex<Pas
                 log::append(&data_dir, &attempt);
                 report.lock().expect("not poisoned").delivered += 1;
                 crate::metrics::webhook_delivery(DeliveryOutcome::Delivered);
+                if let Some(kind) = entry
+                    .reminder
+                    .as_ref()
+                    .and_then(|_| crate::remind::ReminderKind::of_event_type(&entry.event_type))
+                {
+                    crate::metrics::reminder_sent(
+                        crate::metrics::ReminderChannel::Webhook,
+                        kind.event_type(),
+                    );
+                }
                 continue;
             }
             Ok(410) => {

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::durable::{write_private, AtomicWriteError, DataDirLock};
 use crate::model::KindFilter;
-use crate::model::{Record, Timestamp};
+use crate::model::Timestamp;
 
 use super::format::Format;
 use super::outbox::OutboxEntry;
@@ -18,8 +18,19 @@ use super::outbox::OutboxEntry;
 /// The endpoints file name, under `webhooks/`.
 pub const ENDPOINTS_FILE: &str = "endpoints.json";
 
-/// The event types an endpoint can subscribe to.
-pub const EVENT_TYPES: [&str; 3] = ["record.created", "record.updated", "record.removed"];
+/// The event types of data changes.
+pub const CHANGE_TYPES: [&str; 3] = ["record.created", "record.updated", "record.removed"];
+
+/// Every event type an endpoint can subscribe to: the data changes, then
+/// the reminders ([`crate::remind::EVENT_TYPES`]).
+pub const EVENT_TYPES: [&str; 6] = [
+    CHANGE_TYPES[0],
+    CHANGE_TYPES[1],
+    CHANGE_TYPES[2],
+    crate::remind::EVENT_TYPES[0],
+    crate::remind::EVENT_TYPES[1],
+    crate::remind::EVENT_TYPES[2],
+];
 
 /// One registered endpoint.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -33,9 +44,20 @@ pub struct Endpoint {
     pub format: Format,
     /// The kind filter whose view of the changes this endpoint gets.
     pub kind: String,
-    /// Only these event types (empty: all).
+    /// Only these event types (empty: every data change, and every
+    /// reminder when `remind` is set).
     #[serde(default)]
     pub events: Vec<String>,
+    /// Reminders before a reset (`--remind`): the leads of `reset.upcoming`,
+    /// in minutes. None: no reminder events.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remind: Option<crate::remind::Leads>,
+    /// The language of the ready-made formats' messages (`--lang`).
+    #[serde(default)]
+    pub language: crate::site::i18n::Lang,
+    /// The time zone of local times in those messages (`--tz`); UTC when none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_zone: Option<String>,
     /// Only records whose scope is null or names this plan, `all` or `unknown`.
     #[serde(default)]
     pub plan: Option<String>,
@@ -133,26 +155,56 @@ impl Endpoint {
         state.map_or(0, |s| s.next).max(self.start)
     }
 
-    /// Whether this endpoint is told about `entry`.
+    /// Whether this endpoint is told about `entry`: a data change or a
+    /// reminder (only with `remind` set, and for a lead it names) of an
+    /// event type it takes, seen in its `kind` list, for its plan.
     pub fn wants(&self, entry: &OutboxEntry) -> bool {
-        entry.kinds.contains(&self.kind)
-            && (self.events.is_empty() || self.events.contains(&entry.event_type))
+        let listed = self.events.is_empty() || self.events.contains(&entry.event_type);
+        let reminded = match &entry.reminder {
+            None => true,
+            Some(facts) => self
+                .remind
+                .as_ref()
+                .is_some_and(|leads| facts.lead_minutes.is_none_or(|lead| leads.contains(lead))),
+        };
+        listed
+            && reminded
+            && entry.kinds.contains(&self.kind)
             && self
                 .plan
                 .as_deref()
-                .is_none_or(|plan| in_plan(&entry.record, plan))
+                .is_none_or(|plan| crate::model::concerns_plan(&entry.record, plan))
+    }
+
+    /// The time zone of its messages' local times (UTC when none, or when
+    /// a hand-edited name is not one).
+    pub fn zone(&self) -> chrono_tz::Tz {
+        self.time_zone
+            .as_deref()
+            .and_then(|name| crate::civil::parse_zone(name).ok())
+            .unwrap_or(chrono_tz::UTC)
     }
 }
 
-/// A record is for `plan` when its scope is unknown (null) or names that
-/// plan, `all` or `unknown`.
-pub fn in_plan(record: &Record, plan: &str) -> bool {
-    record.scope.as_ref().is_none_or(|scope| {
-        scope
-            .plans
-            .iter()
-            .any(|p| p == plan || p == "all" || p == "unknown")
-    })
+/// Checks that `events` and `remind` agree, and turns reminders on (with
+/// the default leads) when `events` names one: the one rule of `webhook
+/// add` and `webhook set`.
+pub fn check_reminders(
+    events: &[String],
+    remind: Option<crate::remind::Leads>,
+) -> Result<Option<crate::remind::Leads>, EndpointError> {
+    let names_reminder = events
+        .iter()
+        .any(|e| crate::remind::ReminderKind::of_event_type(e).is_some());
+    match remind {
+        Some(_) if !events.is_empty() && !names_reminder => Err(EndpointError::Invalid(format!(
+            "--remind sends reminder events, which --event {} leaves out; add --event reset.upcoming (or reset.window_started, reset.window_ended)",
+            events.join(",")
+        ))),
+        Some(leads) => Ok(Some(leads)),
+        None if names_reminder => Ok(Some(crate::remind::Leads::default())),
+        None => Ok(None),
+    }
 }
 
 /// Why endpoints could not be read, written or changed.
@@ -301,6 +353,12 @@ pub struct NewEndpoint {
     pub kind: Option<String>,
     /// Event types (empty: all).
     pub events: Vec<String>,
+    /// The leads of `reset.upcoming` (`--remind`).
+    pub remind: Option<crate::remind::Leads>,
+    /// The messages' language.
+    pub language: Option<crate::site::i18n::Lang>,
+    /// The messages' time zone (an IANA name).
+    pub time_zone: Option<String>,
     /// A plan id.
     pub plan: Option<String>,
     /// A note.
@@ -349,15 +407,22 @@ impl NewEndpoint {
             .map_err(|e| EndpointError::Invalid(e.to_string()))?;
         check_timeout(self.timeout_seconds)?;
         super::request::check_target(self.format, &url)?;
+        if let Some(zone) = &self.time_zone {
+            crate::civil::parse_zone(zone).map_err(|e| EndpointError::Invalid(e.to_string()))?;
+        }
         let mut events = self.events;
         events.sort();
         events.dedup();
+        let remind = check_reminders(&events, self.remind)?;
         Ok(Endpoint {
             id: format!("ep_{}", super::random_token(8)),
             url: self.url,
             format: self.format,
             kind,
             events,
+            remind,
+            language: self.language.unwrap_or_default(),
+            time_zone: self.time_zone,
             plan: self.plan,
             description: self.description,
             secret: (self.format == Format::Standard).then(super::sign::generate_secret),

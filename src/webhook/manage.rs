@@ -8,7 +8,9 @@ use std::path::Path;
 use std::time::Duration;
 
 use super::deliver::{self, DeliverSettings, SendError};
-use super::endpoint::{check_timeout, Endpoint, EndpointError, Endpoints, NewEndpoint};
+use super::endpoint::{
+    check_reminders, check_timeout, Endpoint, EndpointError, Endpoints, NewEndpoint,
+};
 use super::request::{Event, TEST_EVENT};
 use super::{log, Outbox};
 use crate::durable::DataDirLock;
@@ -41,14 +43,17 @@ fn lock(data_dir: &Path, timeout: Duration, purpose: &str) -> Result<DataDirLock
     Ok(SnapshotStore::new(data_dir).lock(timeout, purpose)?)
 }
 
-/// Adds `endpoint`: its target's addresses are checked first (a private
-/// one only when allowed), then it starts at the outbox's next change.
+/// Adds `endpoint`: its settings are checked first, then its target's
+/// addresses (a private one only when allowed), then it starts at the
+/// outbox's next change.
 pub async fn add(
     data_dir: &Path,
     endpoint: NewEndpoint,
     now: Timestamp,
     lock_timeout: Duration,
 ) -> Result<Endpoint, ManageError> {
+    // Every setting is checked before the target's name is looked up.
+    let mut endpoint = endpoint.build(now, 0)?;
     let target = outbound::parse_target(&endpoint.url).map_err(ManageError::Target)?;
     let reach = outbound::Reach::for_target(endpoint.allow_private_targets);
     outbound::resolve(&target, reach)
@@ -58,11 +63,10 @@ pub async fn add(
             e => ManageError::Target(e),
         })?;
     let lock = lock(data_dir, lock_timeout, "resetctl webhook add")?;
-    let start = Outbox::new(data_dir)
+    endpoint.start = Outbox::new(data_dir)
         .index()
         .map_err(|e| ManageError::Outbox(e.to_string()))?
         .next;
-    let endpoint = endpoint.build(now, start)?;
     let endpoints = Endpoints::new(data_dir);
     let mut all = endpoints.load()?;
     all.push(endpoint.clone());
@@ -81,9 +85,15 @@ pub struct DeliveryChange {
     pub record_pages: Option<Option<String>>,
     /// The `User-Agent` contact (`Some(None)`: none).
     pub user_agent_contact: Option<Option<String>>,
+    /// The reminders' leads (`Some(None)`: no reminders).
+    pub remind: Option<Option<crate::remind::Leads>>,
+    /// The messages' language.
+    pub language: Option<crate::site::i18n::Lang>,
+    /// The messages' time zone (`Some(None)`: UTC only).
+    pub time_zone: Option<Option<String>>,
 }
 
-/// Changes `id`'s delivery settings.
+/// Changes `id`'s delivery settings (and what it is reminded of, in which words).
 pub fn set_delivery(
     data_dir: &Path,
     id: &str,
@@ -96,8 +106,24 @@ pub fn set_delivery(
     if let Some(Some(contact)) = &change.user_agent_contact {
         outbound::check_contact(contact).map_err(|e| EndpointError::Invalid(e.to_string()))?;
     }
+    if let Some(Some(zone)) = &change.time_zone {
+        crate::civil::parse_zone(zone).map_err(|e| EndpointError::Invalid(e.to_string()))?;
+    }
     let lock = lock(data_dir, lock_timeout, "resetctl webhook set")?;
-    Ok(Endpoints::new(data_dir).update(&lock, id, |e| {
+    let endpoints = Endpoints::new(data_dir);
+    if let Some(Some(leads)) = &change.remind {
+        check_reminders(&endpoints.get(id)?.events, Some(leads.clone()))?;
+    }
+    Ok(endpoints.update(&lock, id, |e| {
+        if let Some(remind) = change.remind {
+            e.remind = remind;
+        }
+        if let Some(language) = change.language {
+            e.language = language;
+        }
+        if let Some(zone) = change.time_zone {
+            e.time_zone = zone;
+        }
         if let Some(allow) = change.allow_private_targets {
             e.allow_private_targets = allow;
         }
@@ -175,6 +201,7 @@ pub async fn send_test(
         page: None,
         sequence: head.as_ref().map(|s| s.sequence),
         generated_at: head.as_ref().map(|s| s.generated_at),
+        reminder: None,
     };
     let answer = deliver::send(settings, &endpoint, &event).await;
     let sent = TestSent { message, answer };

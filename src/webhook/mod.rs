@@ -3,7 +3,8 @@
 //! Standard Webhooks signing, and the one deliverer per data dir.
 //!
 //! Layout under `<data-dir>/webhooks/`:
-//! - `outbox.jsonl`: every change, appended by the publish step ([`outbox`]);
+//! - `outbox.jsonl`: every change, appended by the publish step ([`outbox`]),
+//!   and every reminder, appended when it falls due ([`remind`]);
 //! - `endpoints.json`: the endpoints and their secrets, written atomically
 //!   under the data-dir lock ([`endpoint`]);
 //! - `deliver.lock`: held by the one deliverer ([`deliver`]);
@@ -20,6 +21,7 @@ pub mod log;
 pub mod manage;
 pub mod markup;
 pub mod outbox;
+pub mod remind;
 pub mod request;
 pub mod sign;
 
@@ -77,6 +79,15 @@ pub struct EndpointSummary {
     pub format: Format,
     /// Whether deliveries run.
     pub enabled: bool,
+    /// The event types it takes (empty: every data change, and every
+    /// reminder when reminders are on).
+    pub events: Vec<String>,
+    /// The leads of its `reset.upcoming` reminders, in minutes; null: no reminders.
+    pub remind: Option<crate::remind::Leads>,
+    /// Its messages' language and time zone (ready-made formats).
+    pub language: crate::site::i18n::Lang,
+    /// The IANA zone of its messages' local times (null: UTC).
+    pub time_zone: Option<String>,
     /// Why not.
     pub disabled_reason: Option<String>,
     /// Messages delivered.
@@ -111,6 +122,10 @@ pub fn summaries(data_dir: &std::path::Path) -> Result<Vec<EndpointSummary>, End
                 id: e.id,
                 format: e.format,
                 enabled: e.enabled,
+                events: e.events,
+                remind: e.remind,
+                language: e.language,
+                time_zone: e.time_zone,
                 disabled_reason: e.disabled_reason,
                 delivered: state.delivered,
                 failed: state.failed_total,

@@ -11,7 +11,13 @@
 //!   so the outbox is self-contained and snapshot retention never matters
 //!   to delivery;
 //! - one `commit` line per publish that had changes, naming the snapshot it
-//!   brought receivers to.
+//!   brought receivers to;
+//! - reminders ([`crate::remind`]) as `change` lines too, appended when they
+//!   fall due ([`Outbox::append_reminders`], under the same lock), each with
+//!   its key: a key already in the outbox is never appended again, so a
+//!   reminder gets one message id across retries, restarts and processes.
+//!   A compaction carries the keys of the reminders it drops in the header
+//!   until they expire.
 //!
 //! Readers (the deliverer, `status`) take no lock and see only lines up to
 //! the last commit, so a publish killed half way (or a torn last line) is
@@ -64,6 +70,9 @@ pub enum Line {
         /// The number of the first change held (past 0 once compacted).
         #[serde(default, skip_serializing_if = "is_zero")]
         first: u64,
+        /// Reminders appended before `first` that have not expired.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        reminded: Vec<Reminded>,
     },
     /// One change.
     Change(Box<OutboxEntry>),
@@ -78,6 +87,30 @@ pub enum Line {
 
 fn is_zero(n: &u64) -> bool {
     *n == 0
+}
+
+/// A reminder the outbox has held, by its key, until it expires.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Reminded {
+    /// [`crate::remind::Reminder::key`].
+    pub key: String,
+    /// From this instant on it is never sent.
+    pub expires_at: Timestamp,
+}
+
+/// What makes an entry a reminder ([`crate::remind`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReminderFacts {
+    /// [`crate::remind::Reminder::key`].
+    pub key: String,
+    /// Minutes before the window starts (`reset.upcoming`).
+    pub lead_minutes: Option<u32>,
+    /// The instant it refers to.
+    pub at: Timestamp,
+    /// From this instant on it is not sent (the deliverer skips it).
+    pub expires_at: Timestamp,
 }
 
 /// One change, as every endpoint will be told about it.
@@ -103,6 +136,9 @@ pub struct OutboxEntry {
     pub published_at: Timestamp,
     /// The record as the API serves it (for a removal, as last served).
     pub record: Record,
+    /// For a reminder: its key, lead, instant and expiry.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reminder: Option<ReminderFacts>,
 }
 
 /// Why the outbox could not be read or appended to.
@@ -124,6 +160,8 @@ pub struct Committed {
     /// The number of the first change held (changes before it were
     /// compacted away).
     pub first: u64,
+    /// Reminders compacted away that have not expired (the header's).
+    pub reminded: Vec<Reminded>,
     /// Every committed change held, in order: `entries[i].n == first + i`.
     pub entries: Vec<OutboxEntry>,
     /// The snapshot the last commit led to.
@@ -149,10 +187,22 @@ impl Committed {
         let index = usize::try_from(index).unwrap_or(usize::MAX);
         &self.entries[index.min(self.entries.len())..]
     }
+
+    /// The keys of every reminder the outbox holds or has held.
+    pub fn reminder_keys(&self) -> std::collections::HashSet<&str> {
+        self.entries
+            .iter()
+            .filter_map(|e| e.reminder.as_ref().map(|r| r.key.as_str()))
+            .chain(self.reminded.iter().map(|r| r.key.as_str()))
+            .collect()
+    }
 }
 
 /// How every change line begins (serde writes the tag, then the number).
 const CHANGE_PREFIX: &[u8] = br#"{"line":"change","n":"#;
+
+/// The field only a reminder's change line has.
+const REMINDER_FIELD: &[u8] = br#""reminder":{"key":"#;
 
 /// The committed part as the writer sees it ([`Outbox::index`]).
 #[derive(Debug, Default)]
@@ -167,6 +217,8 @@ pub struct Index {
     pub last_sequence: Option<u64>,
     /// Where the committed part ends, in bytes.
     pub end: u64,
+    /// The header's reminders compacted away.
+    pub reminded: Vec<Reminded>,
     /// Each committed change's number and the byte range of its line.
     changes: Vec<(u64, std::ops::Range<usize>)>,
     bytes: Vec<u8>,
@@ -228,9 +280,14 @@ impl Outbox {
             offset += len + 1;
             match serde_json::from_slice::<Line>(line) {
                 // The header stands on its own: committed when written.
-                Ok(Line::Header { outbox, first }) => {
+                Ok(Line::Header {
+                    outbox,
+                    first,
+                    reminded,
+                }) => {
                     into.outbox = Some(outbox);
                     into.first = first;
+                    into.reminded = reminded;
                     into.next = into.next.max(first);
                     into.end = base + offset as u64;
                 }
@@ -258,6 +315,8 @@ impl Outbox {
             line: String,
             outbox: Option<String>,
             first: Option<u64>,
+            #[serde(default)]
+            reminded: Vec<Reminded>,
             n: Option<u64>,
             sequence: Option<u64>,
             next: Option<u64>,
@@ -297,6 +356,7 @@ impl Outbox {
                 ("header", ..) => {
                     index.outbox = light.outbox;
                     index.first = light.first.unwrap_or(0);
+                    index.reminded = light.reminded;
                     index.next = index.next.max(index.first);
                     index.end = offset as u64;
                 }
@@ -376,6 +436,7 @@ impl Outbox {
                     &Line::Header {
                         outbox: id.clone(),
                         first: 0,
+                        reminded: Vec::new(),
                     },
                 );
                 id
@@ -395,6 +456,7 @@ impl Outbox {
                     generated_at,
                     published_at,
                     record: record.clone(),
+                    reminder: None,
                 })),
             );
             n += 1;
@@ -410,8 +472,87 @@ impl Outbox {
         }
         crate::testhook::reached("outbox:appended");
         if committed.end + out.len() as u64 > COMPACT_AT_BYTES {
-            self.compact(_lock, needed.unwrap_or(n))?;
+            self.compact(_lock, needed.unwrap_or(n), published_at)?;
         }
+        Ok(count)
+    }
+
+    /// Appends the `reminders` whose keys the outbox has not held, as
+    /// change lines and one commit (naming snapshot `sequence`, the one
+    /// they are served from), durably; returns how many. `kinds` are the
+    /// filters each record is seen in. The caller holds the data-dir lock,
+    /// so two processes never append one reminder twice.
+    pub fn append_reminders(
+        &self,
+        _lock: &DataDirLock,
+        reminders: &[crate::remind::Reminder<'_>],
+        sequence: u64,
+        generated_at: Timestamp,
+        now: Timestamp,
+    ) -> Result<usize, OutboxError> {
+        let committed = self.read()?;
+        let (Some(outbox), Some(last_sequence)) =
+            (committed.outbox.clone(), committed.last_sequence)
+        else {
+            // No outbox yet: no endpoint has existed through a publish.
+            return Ok(0);
+        };
+        let held = committed.reminder_keys();
+        let mut out = Vec::new();
+        let mut n = committed.next;
+        for reminder in reminders {
+            let key = reminder.key();
+            if held.contains(key.as_str()) || !reminder.is_due(now) {
+                continue;
+            }
+            push_line(
+                &mut out,
+                &Line::Change(Box::new(OutboxEntry {
+                    n,
+                    id: format!("msg_{outbox}_{n}"),
+                    event_type: reminder.kind.event_type().to_owned(),
+                    kinds: KindFilter::ALL
+                        .into_iter()
+                        .filter(|f| crate::model::visible_in(reminder.record, *f))
+                        .map(|f| f.as_str().to_owned())
+                        .collect(),
+                    sequence,
+                    generated_at,
+                    published_at: now,
+                    record: reminder.record.clone(),
+                    reminder: Some(ReminderFacts {
+                        key,
+                        lead_minutes: reminder.lead_minutes,
+                        at: reminder.at,
+                        expires_at: reminder.expires_at,
+                    }),
+                })),
+            );
+            n += 1;
+        }
+        let count = (n - committed.next) as usize;
+        if count == 0 {
+            return Ok(0);
+        }
+        push_line(
+            &mut out,
+            &Line::Commit {
+                sequence: sequence.max(last_sequence),
+                next: n,
+            },
+        );
+        let mut file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&self.path)
+            .map_err(|e| self.err(e))?;
+        // Cut off whatever a killed writer left past the last commit.
+        file.set_len(committed.end).map_err(|e| self.err(e))?;
+        file.seek(SeekFrom::End(0)).map_err(|e| self.err(e))?;
+        crate::testhook::reached("outbox:remind");
+        file.write_all(&out).map_err(|e| self.err(e))?;
+        file.sync_data().map_err(|e| self.err(e))?;
+        crate::testhook::reached("outbox:reminded");
         Ok(count)
     }
 
@@ -420,8 +561,15 @@ impl Outbox {
     /// [`MAX_BYTES`] (down to half of it); nothing happens unless that
     /// drops changes for the bound or halves the file. Atomic
     /// (temp file, fsync, rename), under the caller's data-dir lock.
-    pub fn compact(&self, lock: &DataDirLock, needed: u64) -> Result<(), OutboxError> {
-        self.compact_within(lock, needed, MAX_BYTES)
+    /// Reminders dropped keep their keys in the header until they expire
+    /// (by `now`).
+    pub fn compact(
+        &self,
+        lock: &DataDirLock,
+        needed: u64,
+        now: Timestamp,
+    ) -> Result<(), OutboxError> {
+        self.compact_within(lock, needed, MAX_BYTES, now)
     }
 
     /// [`Outbox::compact`] with the bound `max_bytes` (a test's small one).
@@ -430,6 +578,7 @@ impl Outbox {
         _lock: &DataDirLock,
         needed: u64,
         max_bytes: u64,
+        now: Timestamp,
     ) -> Result<(), OutboxError> {
         let index = self.index()?;
         let Some(outbox) = index.outbox.clone() else {
@@ -464,7 +613,38 @@ impl Outbox {
                 max_bytes / (1024 * 1024)
             );
         }
-        let mut bytes = line_bytes(&Line::Header { outbox, first });
+        // The keys of reminders that leave the file and may still fall due.
+        let mut reminded: Vec<Reminded> = index
+            .reminded
+            .iter()
+            .filter(|r| r.expires_at > now)
+            .cloned()
+            .collect();
+        for (n, range) in &index.changes {
+            if *n >= first {
+                continue;
+            }
+            let line = &index.bytes[range.clone()];
+            if !line
+                .windows(REMINDER_FIELD.len())
+                .any(|w| w == REMINDER_FIELD)
+            {
+                continue;
+            }
+            if let Ok(Line::Change(entry)) = serde_json::from_slice::<Line>(line) {
+                if let Some(r) = entry.reminder.filter(|r| r.expires_at > now) {
+                    reminded.push(Reminded {
+                        key: r.key,
+                        expires_at: r.expires_at,
+                    });
+                }
+            }
+        }
+        let mut bytes = line_bytes(&Line::Header {
+            outbox,
+            first,
+            reminded,
+        });
         for range in &kept[dropped_for_size..] {
             bytes.extend_from_slice(&index.bytes[(*range).clone()]);
         }
@@ -584,6 +764,7 @@ mod tests {
             generated_at: record.completed_at.unwrap_or(Timestamp::MAX),
             published_at: Timestamp::MAX,
             record,
+            reminder: None,
         };
         let line = line_bytes(&Line::Change(Box::new(entry)));
         assert!(
@@ -643,7 +824,9 @@ mod tests {
             kept_size -= sizes[dropped];
             dropped += 1;
         }
-        outbox.compact_within(&lock, 0, bound).unwrap();
+        outbox
+            .compact_within(&lock, 0, bound, Timestamp::MAX)
+            .unwrap();
         let committed = outbox.read().unwrap();
         assert_eq!(committed.next, n, "numbers are kept");
         assert_eq!(committed.first, dropped as u64, "the oldest kept change");
@@ -656,7 +839,9 @@ mod tests {
         // Within the bound: nothing is dropped, and a file that would not
         // halve is not rewritten.
         let before = std::fs::read(outbox.path()).unwrap();
-        outbox.compact_within(&lock, 0, total * 4).unwrap();
+        outbox
+            .compact_within(&lock, 0, total * 4, Timestamp::MAX)
+            .unwrap();
         assert_eq!(std::fs::read(outbox.path()).unwrap(), before);
     }
 
@@ -669,7 +854,9 @@ mod tests {
         let total: u64 = sizes.iter().sum();
         // Exactly at the bound: kept whole (and not rewritten: it would not halve).
         let before = std::fs::read(outbox.path()).unwrap();
-        outbox.compact_within(&lock, 0, total).unwrap();
+        outbox
+            .compact_within(&lock, 0, total, Timestamp::MAX)
+            .unwrap();
         assert_eq!(
             std::fs::read(outbox.path()).unwrap(),
             before,
@@ -680,7 +867,9 @@ mod tests {
         let k = sizes.len() * 3 / 4;
         let quarter: u64 = sizes[k..].iter().sum();
         assert!(2 * quarter < total);
-        outbox.compact_within(&lock, 0, 2 * quarter).unwrap();
+        outbox
+            .compact_within(&lock, 0, 2 * quarter, Timestamp::MAX)
+            .unwrap();
         let committed = outbox.read().unwrap();
         assert_eq!(committed.first, k as u64, "dropped down to exactly half");
         assert_eq!(committed.entries.len(), sizes.len() - k);

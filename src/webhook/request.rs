@@ -9,7 +9,9 @@ use crate::model::{Kind, Link, Record, ScheduleState, Timestamp};
 
 use super::endpoint::Endpoint;
 use super::format::Format;
-use super::outbox::OutboxEntry;
+use super::outbox::{OutboxEntry, ReminderFacts};
+use crate::remind::ReminderKind;
+use crate::site::i18n::{Lang, Notify};
 
 /// The test event type (`webhook test`).
 pub const TEST_EVENT: &str = "webhook.test";
@@ -31,6 +33,8 @@ pub struct Event<'a> {
     pub sequence: Option<u64>,
     /// The snapshot's `generatedAt`.
     pub generated_at: Option<Timestamp>,
+    /// For a reminder: its lead and the instant it refers to.
+    pub reminder: Option<&'a ReminderFacts>,
 }
 
 impl<'a> Event<'a> {
@@ -44,6 +48,7 @@ impl<'a> Event<'a> {
             page: None,
             sequence: Some(entry.sequence),
             generated_at: Some(entry.generated_at),
+            reminder: entry.reminder.as_ref(),
         }
     }
 }
@@ -103,12 +108,18 @@ pub fn render(endpoint: &Endpoint, event: &Event, signed_at: i64) -> Result<Requ
             let secret = endpoint.secret.as_deref().ok_or(RenderError::Secret)?;
             standard(url, secret, event, signed_at)
         }
-        Format::Ntfy => Ok(ntfy(url, event)),
-        Format::Discord => Ok(discord(url, event)),
-        Format::Slack => Ok(slack(url, event)),
-        Format::Telegram => telegram(url, event),
-        Format::Bark => bark(url, event),
-        Format::Feishu => Ok(feishu(url, event)),
+        format => {
+            let message = message(event, endpoint.language, endpoint.zone());
+            match format {
+                Format::Ntfy => Ok(ntfy(url, message)),
+                Format::Discord => Ok(discord(url, message)),
+                Format::Slack => Ok(slack(url, message)),
+                Format::Telegram => telegram(url, message),
+                Format::Bark => bark(url, message),
+                Format::Feishu => Ok(feishu(url, message, endpoint.language)),
+                Format::Standard => unreachable!("matched above"),
+            }
+        }
     }
 }
 
@@ -117,11 +128,11 @@ pub fn render(endpoint: &Endpoint, event: &Event, signed_at: i64) -> Result<Requ
 fn standard(url: Url, secret: &str, event: &Event, signed_at: i64) -> Result<Request, RenderError> {
     // Structs, not `json!`: the record keeps the field order the API serves.
     #[derive(serde::Serialize)]
-    struct Payload<'a> {
+    struct Payload<'a, D> {
         #[serde(rename = "type")]
         event_type: &'a str,
         timestamp: Timestamp,
-        data: Data<'a>,
+        data: D,
     }
     #[derive(serde::Serialize)]
     #[serde(rename_all = "camelCase")]
@@ -130,15 +141,36 @@ fn standard(url: Url, secret: &str, event: &Event, signed_at: i64) -> Result<Req
         sequence: Option<u64>,
         generated_at: Option<Timestamp>,
     }
-    let body = serde_json::to_vec(&Payload {
-        event_type: event.event_type,
-        timestamp: event.timestamp,
-        data: Data {
-            record: event.record,
-            sequence: event.sequence,
-            generated_at: event.generated_at,
-        },
-    })
+    let body = match (
+        event.reminder,
+        event.record,
+        event.sequence,
+        event.generated_at,
+    ) {
+        // A reminder's data is the one every channel sends.
+        (Some(reminder), Some(record), Some(sequence), Some(generated_at)) => {
+            serde_json::to_vec(&Payload {
+                event_type: event.event_type,
+                timestamp: event.timestamp,
+                data: crate::remind::ReminderData {
+                    record,
+                    sequence,
+                    generated_at,
+                    lead_minutes: reminder.lead_minutes,
+                    at: reminder.at,
+                },
+            })
+        }
+        _ => serde_json::to_vec(&Payload {
+            event_type: event.event_type,
+            timestamp: event.timestamp,
+            data: Data {
+                record: event.record,
+                sequence: event.sequence,
+                generated_at: event.generated_at,
+            },
+        }),
+    }
     .expect("a payload serialises");
     let signature =
         super::sign::sign(secret, event.id, signed_at, &body).map_err(|_| RenderError::Secret)?;
@@ -159,8 +191,8 @@ fn standard(url: Url, secret: &str, event: &Event, signed_at: i64) -> Result<Req
 /// POST JSON with `content` (at most 2000 characters) to the webhook URL;
 /// `allowed_mentions` with an empty `parse` list, as the page advises, so
 /// no text can mention `@everyone`, a role or a user. Links as `<url>`.
-fn discord(url: Url, event: &Event) -> Request {
-    let text = message(event).render(super::markup::discord, |link| format!("<{link}>"));
+fn discord(url: Url, message: Message) -> Request {
+    let text = message.render(super::markup::discord, |link| format!("<{link}>"));
     json_post(
         url,
         &json!({ "content": clip(&text, 2000), "allowed_mentions": { "parse": [] } }),
@@ -172,8 +204,8 @@ fn discord(url: Url, event: &Event) -> Request {
 /// webhook URL, the text escaped as "Escaping text" asks
 /// (<https://api.slack.com/reference/surfaces/formatting#escaping>).
 /// Mattermost and Rocket.Chat incoming webhooks accept the same.
-fn slack(url: Url, event: &Event) -> Request {
-    let text = message(event).render(super::markup::slack, |link| link.to_string());
+fn slack(url: Url, message: Message) -> Request {
+    let text = message.render(super::markup::slack, |link| link.to_string());
     json_post(url, &json!({ "text": text }))
 }
 
@@ -182,9 +214,13 @@ fn slack(url: Url, event: &Event) -> Request {
 /// POST JSON to `https://open.feishu.cn/open-apis/bot/v2/hook/<token>`, as
 /// a `post` (rich text) message: a title and one paragraph per line of
 /// `text` elements, which are literal (an `<at>` mention is only ever its
-/// own `at` element, never parsed from text), and `a` elements for links.
-fn feishu(url: Url, event: &Event) -> Request {
-    let message = message(event);
+/// own `at` element, never parsed from text), and `a` elements for links;
+/// the post is filed under the endpoint's language (`en_us`, `zh_cn`).
+fn feishu(url: Url, message: Message, language: Lang) -> Request {
+    let locale = match language {
+        Lang::En => "en_us",
+        Lang::Zh => "zh_cn",
+    };
     let text = |t: &str| json!({ "tag": "text", "text": super::markup::feishu(t) });
     let mut paragraphs: Vec<serde_json::Value> = message
         .lines
@@ -201,7 +237,7 @@ fn feishu(url: Url, event: &Event) -> Request {
         url,
         &json!({
             "msg_type": "post",
-            "content": { "post": { "en_us": {
+            "content": { "post": { locale: {
                 "title": super::markup::feishu(&message.title),
                 "content": paragraphs,
             } } }
@@ -222,17 +258,32 @@ fn json_post(url: Url, body: &serde_json::Value) -> Request {
 /// the body to the topic URL; `Title`, `Tags` and `Click` as headers. The
 /// body is plain text (no `Markdown` header is sent) of at most 4,000
 /// bytes (past 4,096 ntfy turns a message into an attachment); `Click`
-/// takes any scheme, so only a link ([`Link`]) goes there.
-fn ntfy(url: Url, event: &Event) -> Request {
-    let message = message(event);
+/// takes any scheme, so only a link ([`Link`]) goes there. A title that
+/// is not ASCII (Chinese) is an RFC 2047 encoded word, as ntfy documents
+/// for headers. A reminder is tagged `alarm_clock`, a change
+/// `arrows_counterclockwise`.
+fn ntfy(url: Url, message: Message) -> Request {
+    let title = if message.title.is_ascii() {
+        message.title.clone()
+    } else {
+        use base64::Engine;
+        format!(
+            "=?UTF-8?B?{}?=",
+            base64::engine::general_purpose::STANDARD.encode(message.title.as_bytes())
+        )
+    };
+    let tag = if message.reminder {
+        "alarm_clock"
+    } else {
+        "arrows_counterclockwise"
+    };
     let mut headers = vec![
         (
             "content-type".to_owned(),
             "text/plain; charset=utf-8".to_owned(),
         ),
-        // Headers must be ASCII-safe: ntfy documents RFC 2047 for others; the title here is ASCII.
-        ("title".to_owned(), message.title.clone()),
-        ("tags".to_owned(), "arrows_counterclockwise".to_owned()),
+        ("title".to_owned(), title),
+        ("tags".to_owned(), tag.to_owned()),
     ];
     if let Some((_, link)) = message.links().next() {
         headers.push(("click".to_owned(), link.to_string()));
@@ -250,9 +301,9 @@ fn ntfy(url: Url, event: &Event) -> Request {
 /// `parse_mode` (so nothing is Markdown or HTML). The target is
 /// `https://api.telegram.org/bot<token>/sendMessage?chat_id=<chat>`; the chat
 /// id moves from the query into the body.
-fn telegram(url: Url, event: &Event) -> Result<Request, RenderError> {
+fn telegram(url: Url, message: Message) -> Result<Request, RenderError> {
     let (endpoint, chat_id) = telegram_parts(&url)?;
-    let text = message(event).render(super::markup::telegram, |link| link.to_string());
+    let text = message.render(super::markup::telegram, |link| link.to_string());
     Ok(json_post(
         endpoint,
         &json!({ "chat_id": chat_id, "text": clip(&text, 4096) }),
@@ -280,9 +331,8 @@ fn telegram_parts(url: &Url) -> Result<(Url, String), TargetError> {
 /// The body is plain (no `markdown` field); `url` opens any scheme on the
 /// phone, so only a link ([`Link`]) goes there; nothing from a record sets
 /// `level`, `call`, `sound` or `icon`.
-fn bark(url: Url, event: &Event) -> Result<Request, RenderError> {
+fn bark(url: Url, message: Message) -> Result<Request, RenderError> {
     bark_key(&url)?;
-    let message = message(event);
     let mut body = json!({ "title": message.title, "body": message.body(), "group": "resetctl" });
     if let Some((_, link)) = message.links().next() {
         body["url"] = json!(link.as_str());
@@ -302,7 +352,7 @@ fn bark_key(url: &Url) -> Result<String, TargetError> {
 /// escapes them with its own [`markup`](super::markup) function.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Message {
-    /// One line (ASCII).
+    /// One line.
     pub title: String,
     /// The details, one per line.
     pub lines: Vec<String>,
@@ -310,13 +360,17 @@ pub struct Message {
     pub link: Option<Link>,
     /// The record's page on the status site.
     pub page: Option<Link>,
+    /// The words of its language (the links' labels).
+    pub words: &'static Notify,
+    /// Whether it is a reminder.
+    pub reminder: bool,
 }
 
 impl Message {
     /// The links, labelled: the record's page first, then the source post.
     pub fn links(&self) -> impl Iterator<Item = (&'static str, &Link)> {
-        let page = self.page.iter().map(|l| ("Details: ", l));
-        page.chain(self.link.iter().map(|l| ("Source: ", l)))
+        let page = self.page.iter().map(|l| (self.words.details, l));
+        page.chain(self.link.iter().map(|l| (self.words.source, l)))
     }
 
     /// The details and the links, as plain text.
@@ -356,65 +410,118 @@ impl Message {
     }
 }
 
-/// The human message of an event.
-pub fn message(event: &Event) -> Message {
+/// The human message of an event, in `language`, local times in `zone`.
+pub fn message(event: &Event, language: Lang, zone: chrono_tz::Tz) -> Message {
+    let words = language.notify();
     let Some(record) = event.record else {
         return Message {
-            title: "resetctl test notification".to_owned(),
-            lines: vec![format!(
-                "This endpoint receives resetctl changes (message {}).",
-                event.id
-            )],
+            title: words.test_title.to_owned(),
+            lines: vec![words.test_line.replace("{id}", event.id)],
             link: None,
             page: None,
+            words,
+            reminder: false,
         };
     };
-    let what = match (record.kind, event.event_type) {
-        (Kind::Scheduled, "record.created") => "Reset announced",
-        (Kind::Completed, "record.created") => "Reset completed",
-        (Kind::Scheduled, "record.removed") => "Scheduled reset withdrawn",
-        (Kind::Completed, "record.removed") => "Completed reset withdrawn",
-        (Kind::Scheduled, _) => match record.schedule_state {
-            Some(ScheduleState::Fulfilled) => "Scheduled reset fulfilled",
-            Some(ScheduleState::Elapsed) => "Scheduled reset window elapsed",
-            _ => "Scheduled reset updated",
-        },
-        (Kind::Completed, _) => "Completed reset updated",
+    let reminder = event
+        .reminder
+        .zip(ReminderKind::of_event_type(event.event_type));
+    let title = match reminder {
+        Some((facts, kind)) => {
+            let what = match kind {
+                ReminderKind::Upcoming => words
+                    .upcoming
+                    .replace("{n}", &facts.lead_minutes.unwrap_or(0).to_string()),
+                ReminderKind::WindowStarted => words.window_started.to_owned(),
+                ReminderKind::WindowEnded => words.window_ended.to_owned(),
+            };
+            format!("{what}: {}", local_and_utc(facts.at, zone))
+        }
+        None => change_title(record, event.event_type, words).to_owned(),
     };
     let whom = match &record.scope {
-        None => "plans not stated".to_owned(),
-        Some(scope) if scope.plans.is_empty() => "plans not stated".to_owned(),
-        Some(scope) => format!("plans: {}", scope.plans.join(", ")),
+        Some(scope) if !scope.plans.is_empty() => {
+            format!("{}{}", words.plans, scope.plans.join(", "))
+        }
+        _ => words.plans_not_stated.to_owned(),
     };
-    let mut lines = vec![format!("{} reset, {whom}", record.reset_type.as_str())];
+    let (before, after) = words.reset_of_type;
+    let mut lines = vec![format!(
+        "{before}{}{after}, {whom}",
+        record.reset_type.as_str()
+    )];
     if let Some(window) = record.schedule_window {
         if window.start_at == window.end_at {
-            lines.push(format!("When: {} UTC", utc(window.start_at)));
-        } else {
             lines.push(format!(
-                "Window: {} to {} UTC",
-                utc(window.start_at),
-                utc(window.end_at)
+                "{}{}",
+                words.when,
+                local_and_utc(window.start_at, zone)
             ));
+        } else {
+            let (start, end) = (window.start_at, window.end_at);
+            lines.push(if zone == chrono_tz::UTC {
+                format!("{}{}{}{} UTC", words.window, utc(start), words.to, utc(end))
+            } else {
+                format!(
+                    "{}{}{}{}",
+                    words.window,
+                    local_and_utc(start, zone),
+                    words.to,
+                    local_and_utc(end, zone)
+                )
+            });
         }
     }
-    if let Some(state) = record.schedule_state {
-        lines.push(format!("State: {}", state.as_str()));
+    if let Some(state) = record.schedule_state.filter(|_| reminder.is_none()) {
+        lines.push(format!("{}{}", words.state, state.as_str()));
     }
     if let Some(at) = record
         .completed_at
         .filter(|_| record.kind == Kind::Completed)
     {
-        lines.push(format!("Completed: {} UTC", utc(at)));
+        lines.push(format!("{}{}", words.completed_at, local_and_utc(at, zone)));
     }
     if let Some(text) = record.text.as_deref().filter(|t| !t.is_empty()) {
         lines.push(clip(text, 280));
     }
     Message {
-        title: what.to_owned(),
+        title,
         lines,
         link: record.source.link(),
         page: event.page.as_deref().and_then(Link::parse),
+        words,
+        reminder: reminder.is_some(),
+    }
+}
+
+/// The title of a data change.
+fn change_title(record: &Record, event_type: &str, words: &'static Notify) -> &'static str {
+    match (record.kind, event_type) {
+        (Kind::Scheduled, "record.created") => words.announced,
+        (Kind::Completed, "record.created") => words.completed,
+        (Kind::Scheduled, "record.removed") => words.schedule_withdrawn,
+        (Kind::Completed, "record.removed") => words.completion_withdrawn,
+        (Kind::Scheduled, _) => match record.schedule_state {
+            Some(ScheduleState::Fulfilled) => words.fulfilled,
+            Some(ScheduleState::Elapsed) => words.elapsed,
+            _ => words.schedule_updated,
+        },
+        (Kind::Completed, _) => words.completion_updated,
+    }
+}
+
+/// `2026-11-24 18:00 UTC`, or in another zone
+/// `2026-11-25 02:00 Asia/Shanghai (2026-11-24 18:00 UTC)`.
+fn local_and_utc(at: Timestamp, zone: chrono_tz::Tz) -> String {
+    if zone == chrono_tz::UTC {
+        format!("{} UTC", utc(at))
+    } else {
+        format!(
+            "{} {} ({} UTC)",
+            crate::civil::local_minutes(at, zone),
+            zone.name(),
+            utc(at)
+        )
     }
 }
 

@@ -15,6 +15,21 @@ use crate::settings::Settings;
 /// How many attempts `deliveries` shows by default.
 const DEFAULT_LIMIT: usize = 20;
 
+/// What an endpoint is told of, and in which words, as `list` shows it:
+/// `reminders 60m,10m, zh, Asia/Shanghai`.
+fn reminder_summary(
+    remind: Option<&resetctl::remind::Leads>,
+    language: resetctl::site::i18n::Lang,
+    time_zone: Option<&str>,
+) -> String {
+    format!(
+        "reminders {}, {}, {}",
+        remind.map_or_else(|| "off".to_owned(), |l| l.to_text()),
+        language.segment(),
+        time_zone.unwrap_or("UTC")
+    )
+}
+
 /// An endpoint's delivery settings, one per line.
 fn delivery_lines(endpoint: &resetctl::webhook::Endpoint) -> String {
     let contact = match &endpoint.user_agent_contact {
@@ -22,7 +37,13 @@ fn delivery_lines(endpoint: &resetctl::webhook::Endpoint) -> String {
         None => "the delivering process's",
     };
     format!(
-        "private targets: {}\ntimeout:     {} s\nrecord pages: {}\ncontact:     {contact}\n",
+        "reminders:   {}\nlanguage:    {}\ntime zone:   {}\nprivate targets: {}\ntimeout:     {} s\nrecord pages: {}\ncontact:     {contact}\n",
+        endpoint
+            .remind
+            .as_ref()
+            .map_or_else(|| "off".to_owned(), |l| format!("{} before a window starts, then its start and end", l.to_text())),
+        endpoint.language.segment(),
+        endpoint.time_zone.as_deref().unwrap_or("UTC"),
         if endpoint.allow_private_targets {
             "allowed"
         } else {
@@ -47,11 +68,31 @@ pub fn run(settings: &Settings, command: WebhookCommand) -> Result<(), CliError>
             format,
             kind,
             events,
+            remind,
+            lang,
+            tz,
             plan,
             description,
             // Its flags are in `settings.endpoints`, merged with the env and the file.
             delivery: _,
-        } => add(settings, url, format, kind, events, plan, description),
+        } => add(
+            settings,
+            NewEndpoint {
+                url,
+                format: format.unwrap_or_default(),
+                kind,
+                events,
+                remind,
+                language: lang,
+                time_zone: tz,
+                plan,
+                description,
+                allow_private_targets: settings.endpoints.allow_private_targets,
+                timeout_seconds: settings.endpoints.timeout_seconds,
+                record_pages: settings.endpoints.record_pages.clone(),
+                user_agent_contact: settings.endpoints.user_agent_contact.clone(),
+            },
+        ),
         WebhookCommand::List { json: as_json } => list(settings, as_json),
         WebhookCommand::Show { id, json: as_json } => show(settings, id, as_json),
         WebhookCommand::Set(args) => set(settings, args),
@@ -69,28 +110,7 @@ pub fn run(settings: &Settings, command: WebhookCommand) -> Result<(), CliError>
 }
 
 /// `webhook add`.
-fn add(
-    settings: &Settings,
-    url: String,
-    format: Option<resetctl::webhook::Format>,
-    kind: Option<String>,
-    events: Vec<String>,
-    plan: Option<String>,
-    description: Option<String>,
-) -> Result<(), CliError> {
-    let delivery = settings.endpoints.clone();
-    let endpoint = NewEndpoint {
-        url,
-        format: format.unwrap_or_default(),
-        kind,
-        events,
-        plan,
-        description,
-        allow_private_targets: delivery.allow_private_targets,
-        timeout_seconds: delivery.timeout_seconds,
-        record_pages: delivery.record_pages,
-        user_agent_contact: delivery.user_agent_contact,
-    };
+fn add(settings: &Settings, endpoint: NewEndpoint) -> Result<(), CliError> {
     let endpoint = runtime()?.block_on(manage::add(
         &settings.data_dir,
         endpoint,
@@ -118,14 +138,15 @@ fn list(settings: &Settings, as_json: bool) -> Result<(), CliError> {
     let mut out = String::new();
     for s in summaries {
         out.push_str(&format!(
-            "{}  {:<8}  {:<8}  {}  delivered {}, pending {}, failed {}\n",
+            "{}  {:<8}  {:<8}  {}  delivered {}, pending {}, failed {}; {}\n",
             s.id,
             s.format.as_str(),
             if s.enabled { "enabled" } else { "disabled" },
             s.url,
             s.delivered,
             s.pending,
-            s.failed
+            s.failed,
+            reminder_summary(s.remind.as_ref(), s.language, s.time_zone.as_deref()),
         ));
     }
     print(&out)
@@ -191,6 +212,9 @@ fn set(settings: &Settings, args: SetArgs) -> Result<(), CliError> {
         timeout_seconds: args.webhook_timeout,
         record_pages: (pages.is_some() || args.no_public_base_url).then_some(pages),
         user_agent_contact: (args.contact.is_some() || args.no_contact).then_some(args.contact),
+        remind: (args.remind.is_some() || args.no_remind).then_some(args.remind),
+        language: args.lang,
+        time_zone: (args.tz.is_some() || args.no_tz).then_some(args.tz),
     };
     let id = args.id;
     let endpoint = manage::set_delivery(&settings.data_dir, &id, change, settings.lock_timeout)?;

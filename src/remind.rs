@@ -1,0 +1,494 @@
+//! Reminders: the time-based events of a pending schedule, derived from the
+//! served records and the clock. Every push channel (the record stream,
+//! webhooks) asks this module which reminders fall due and when the next
+//! one does; none decides it again.
+//!
+//! A schedule whose served state is `pending` has, for each lead `L` it is
+//! asked for:
+//!
+//! | event | due at | sent late until (its grace) |
+//! |---|---|---|
+//! | `reset.upcoming` (lead `L`) | window start − `L` | [`LATE_GRACE_MS`] after it was due, and never once the window has started |
+//! | `reset.window_started` | window start | [`LATE_GRACE_MS`] after the start, and never once a longer window has ended |
+//! | `reset.window_ended` | window end (the schedule turns `elapsed`) | [`LATE_GRACE_MS`] after the end |
+//!
+//! `reset.window_ended` is also due for a schedule served `elapsed` (the
+//! publish that re-evaluated its state may come first); a fulfilled,
+//! dismissed or removed schedule has none. When several `reset.upcoming`
+//! of one schedule are due at once (a process was stopped), only the
+//! newest is sent: "in 60 minutes" is never sent after "in 10 minutes"
+//! was due, nor once the window has started. A window that is one instant
+//! (an exact time) starts and ends at once: both events are sent, in that
+//! order.
+//!
+//! A reminder is identified by its [`Reminder::key`]: the record, the event,
+//! the lead and the instant it refers to. A schedule that moves gets new
+//! keys (its reminders are armed again); one that is fulfilled or goes away
+//! has none left to send.
+//!
+//! Pure: no I/O; the clock is a parameter.
+
+use serde::Serialize;
+
+use crate::model::{Kind, Record, ScheduleState, Timestamp};
+
+/// The leads used when none are named: 60 and 10 minutes.
+pub const DEFAULT_LEADS: [u32; 2] = [60, 10];
+
+/// The longest lead: one day, in minutes.
+pub const MAX_LEAD_MINUTES: u32 = 1440;
+
+/// The most leads one subscriber may ask for.
+pub const MAX_LEADS: usize = 5;
+
+/// How late a reminder may still be sent after it fell due (a process was
+/// stopped, or busy): 15 minutes, and never past the event it announces.
+pub const LATE_GRACE_MS: i64 = 15 * 60 * 1000;
+
+/// The event types of reminders, in the order of a schedule's life.
+pub const EVENT_TYPES: [&str; 3] = [
+    "reset.upcoming",
+    "reset.window_started",
+    "reset.window_ended",
+];
+
+/// What a reminder announces.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ReminderKind {
+    /// The window starts in `lead` minutes.
+    Upcoming,
+    /// The window has started, and the schedule is still pending.
+    WindowStarted,
+    /// The window has ended with no confirmed completion.
+    WindowEnded,
+}
+
+impl ReminderKind {
+    /// The event type.
+    pub const fn event_type(self) -> &'static str {
+        match self {
+            ReminderKind::Upcoming => EVENT_TYPES[0],
+            ReminderKind::WindowStarted => EVENT_TYPES[1],
+            ReminderKind::WindowEnded => EVENT_TYPES[2],
+        }
+    }
+
+    /// The kind of an event type.
+    pub fn of_event_type(event_type: &str) -> Option<Self> {
+        [
+            ReminderKind::Upcoming,
+            ReminderKind::WindowStarted,
+            ReminderKind::WindowEnded,
+        ]
+        .into_iter()
+        .find(|k| k.event_type() == event_type)
+    }
+}
+
+/// Leads in minutes before a window starts: 1 to [`MAX_LEADS`] distinct
+/// values of 1 to [`MAX_LEAD_MINUTES`], longest first.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Leads(Vec<u32>);
+
+impl Default for Leads {
+    fn default() -> Self {
+        Self(DEFAULT_LEADS.to_vec())
+    }
+}
+
+/// Why a list of leads was refused; the text names the item and the rule.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum LeadError {
+    /// An item that is not a lead.
+    #[error("{0:?} is not a lead: write minutes (10, 10m) or hours (1h), from 1 minute to 24 hours, without sign, leading zeros or spaces")]
+    Item(String),
+    /// The same lead twice.
+    #[error("the lead of {0} minutes is given twice")]
+    Twice(u32),
+    /// Too many.
+    #[error("at most {MAX_LEADS} leads, got {0}")]
+    TooMany(usize),
+    /// None.
+    #[error("no lead given")]
+    Empty,
+}
+
+impl Leads {
+    /// Parses `60m,10m` (also `60,10` or `1h,10m`): comma-separated, each
+    /// a whole number of minutes (`m` or no unit) or hours (`h`).
+    pub fn parse(text: &str) -> Result<Self, LeadError> {
+        if text.is_empty() {
+            return Err(LeadError::Empty);
+        }
+        let mut leads = Vec::new();
+        for item in text.split(',') {
+            let minutes = parse_lead(item).ok_or_else(|| LeadError::Item(item.to_owned()))?;
+            if leads.contains(&minutes) {
+                return Err(LeadError::Twice(minutes));
+            }
+            leads.push(minutes);
+        }
+        Self::from_minutes(leads)
+    }
+
+    /// Leads from minutes (checked like [`Leads::parse`]).
+    pub fn from_minutes(mut minutes: Vec<u32>) -> Result<Self, LeadError> {
+        if minutes.is_empty() {
+            return Err(LeadError::Empty);
+        }
+        if minutes.len() > MAX_LEADS {
+            return Err(LeadError::TooMany(minutes.len()));
+        }
+        if let Some(bad) = minutes
+            .iter()
+            .find(|m| !(1..=MAX_LEAD_MINUTES).contains(*m))
+        {
+            return Err(LeadError::Item(bad.to_string()));
+        }
+        minutes.sort_unstable_by(|a, b| b.cmp(a));
+        if let Some(w) = minutes.windows(2).find(|w| w[0] == w[1]) {
+            return Err(LeadError::Twice(w[0]));
+        }
+        Ok(Self(minutes))
+    }
+
+    /// The minutes, longest first.
+    pub fn minutes(&self) -> &[u32] {
+        &self.0
+    }
+
+    /// Whether `minutes` is one of them.
+    pub fn contains(&self, minutes: u32) -> bool {
+        self.0.contains(&minutes)
+    }
+
+    /// The union of several lists (at most [`MAX_LEADS`] each; the union
+    /// may hold more), longest first.
+    pub fn union<'a>(all: impl IntoIterator<Item = &'a Leads>) -> Vec<u32> {
+        let mut minutes: Vec<u32> = all.into_iter().flat_map(|l| l.0.iter().copied()).collect();
+        minutes.sort_unstable_by(|a, b| b.cmp(a));
+        minutes.dedup();
+        minutes
+    }
+
+    /// `60m,10m`: the form [`Leads::parse`] reads.
+    pub fn to_text(&self) -> String {
+        self.0
+            .iter()
+            .map(|m| format!("{m}m"))
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+}
+
+impl Serialize for Leads {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(s)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Leads {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let minutes = Vec::<u32>::deserialize(d)?;
+        Leads::from_minutes(minutes).map_err(serde::de::Error::custom)
+    }
+}
+
+/// `10`, `10m` or `1h` in minutes, within 1 minute to a day.
+fn parse_lead(item: &str) -> Option<u32> {
+    let (digits, factor) = match item.as_bytes().last()? {
+        b'm' => (&item[..item.len() - 1], 1),
+        b'h' => (&item[..item.len() - 1], 60),
+        _ => (item, 1),
+    };
+    let plain = !digits.is_empty()
+        && digits.bytes().all(|b| b.is_ascii_digit())
+        && !digits.starts_with('0')
+        && digits.len() <= 4;
+    let minutes = digits.parse::<u32>().ok().filter(|_| plain)? * factor;
+    (1..=MAX_LEAD_MINUTES).contains(&minutes).then_some(minutes)
+}
+
+/// One reminder of one schedule.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Reminder<'a> {
+    /// What it announces.
+    pub kind: ReminderKind,
+    /// Minutes before the window starts (`reset.upcoming` only).
+    pub lead_minutes: Option<u32>,
+    /// The instant it refers to: the window's start (upcoming, started) or end.
+    pub at: Timestamp,
+    /// When it falls due.
+    pub due_at: Timestamp,
+    /// From this instant on it is never sent.
+    pub expires_at: Timestamp,
+    /// The schedule, as the API serves it.
+    pub record: &'a Record,
+}
+
+impl Reminder<'_> {
+    /// What makes it one: the record, the event, the lead and the instant.
+    pub fn key(&self) -> String {
+        format!(
+            "{}|{}|{}|{}",
+            self.record.id,
+            self.kind.event_type(),
+            self.lead_minutes.unwrap_or(0),
+            self.at
+        )
+    }
+
+    /// Whether it may be sent at `now`.
+    pub fn is_due(&self, now: Timestamp) -> bool {
+        self.due_at <= now && now < self.expires_at
+    }
+}
+
+/// Every reminder `record` has for `leads` (longest lead first, then the
+/// window's start and end), sent or not, due or not; none for a record
+/// that is not a pending (or, for its end, elapsed) schedule with a window.
+pub fn reminders_of<'a>(record: &'a Record, leads: &[u32]) -> Vec<Reminder<'a>> {
+    let Some(window) = record.schedule_window else {
+        return Vec::new();
+    };
+    if record.kind != Kind::Scheduled {
+        return Vec::new();
+    }
+    let (start, end) = (window.start_at, window.end_at);
+    let mut out = Vec::new();
+    if record.schedule_state == Some(ScheduleState::Pending) {
+        for &lead in leads {
+            let due_at = start.add_millis(-i64::from(lead) * 60_000);
+            out.push(Reminder {
+                kind: ReminderKind::Upcoming,
+                lead_minutes: Some(lead),
+                at: start,
+                due_at,
+                expires_at: start.min(due_at.add_millis(LATE_GRACE_MS)),
+                record,
+            });
+        }
+        let grace_end = start.add_millis(LATE_GRACE_MS);
+        out.push(Reminder {
+            kind: ReminderKind::WindowStarted,
+            lead_minutes: None,
+            at: start,
+            due_at: start,
+            expires_at: if end > start {
+                grace_end.min(end)
+            } else {
+                grace_end
+            },
+            record,
+        });
+    }
+    if matches!(
+        record.schedule_state,
+        Some(ScheduleState::Pending | ScheduleState::Elapsed)
+    ) {
+        out.push(Reminder {
+            kind: ReminderKind::WindowEnded,
+            lead_minutes: None,
+            at: end,
+            due_at: end,
+            expires_at: end.add_millis(LATE_GRACE_MS),
+            record,
+        });
+    }
+    out
+}
+
+/// The reminders to send at `now`: due (and not expired), newer than
+/// `after` when given (a stream sends only what fell due since it last
+/// looked); of each schedule's `reset.upcoming` only the newest, and none
+/// once its window has started.
+pub fn due<'a>(
+    records: &'a [Record],
+    leads: &[u32],
+    after: Option<Timestamp>,
+    now: Timestamp,
+) -> Vec<Reminder<'a>> {
+    let mut out = Vec::new();
+    for record in records {
+        let (upcoming, window): (Vec<_>, Vec<_>) = reminders_of(record, leads)
+            .into_iter()
+            .filter(|r| r.is_due(now) && after.is_none_or(|after| r.due_at > after))
+            .partition(|r| r.kind == ReminderKind::Upcoming);
+        if window.is_empty() {
+            out.extend(upcoming.into_iter().max_by_key(|r| r.due_at));
+        } else {
+            out.extend(window);
+        }
+    }
+    out
+}
+
+/// The first instant after `after` at which one of `records`' reminders
+/// for `leads` falls due, if any does.
+pub fn next_due(records: &[Record], leads: &[u32], after: Timestamp) -> Option<Timestamp> {
+    records
+        .iter()
+        .flat_map(|record| reminders_of(record, leads))
+        .map(|r| r.due_at)
+        .filter(|due| *due > after)
+        .min()
+}
+
+/// The `data` of a reminder, on every channel: the record as served, the
+/// snapshot it is served from, the lead and the instant it refers to.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReminderData<'a> {
+    /// The schedule, as the API serves it.
+    pub record: &'a Record,
+    /// The snapshot sequence it is served from.
+    pub sequence: u64,
+    /// That snapshot's `generatedAt`.
+    pub generated_at: Timestamp,
+    /// Minutes before the window starts (`reset.upcoming`), else null.
+    pub lead_minutes: Option<u32>,
+    /// The instant it refers to: the window's start, or its end.
+    pub at: Timestamp,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(text: &str) -> Timestamp {
+        Timestamp::parse(text).unwrap()
+    }
+
+    fn schedule(start: &str, end: &str, state: ScheduleState) -> Record {
+        let mut record = crate::document::RecordsDocument::from_slice(crate::BUNDLED_SEED_HISTORY)
+            .unwrap()
+            .records
+            .into_iter()
+            .find(|r| r.kind == Kind::Scheduled && r.schedule_window.is_some())
+            .unwrap();
+        record.schedule_window = Some(crate::model::ScheduleWindow {
+            start_at: at(start),
+            end_at: at(end),
+        });
+        record.schedule_state = Some(state);
+        record.completed_at = None;
+        record.fulfillment_origin = None;
+        record
+    }
+
+    #[test]
+    fn leads_read_minutes_and_hours_and_refuse_what_is_not_one() {
+        assert_eq!(Leads::parse("60m,10m").unwrap().minutes(), &[60, 10]);
+        assert_eq!(Leads::parse("10,1h").unwrap().minutes(), &[60, 10]);
+        assert_eq!(Leads::parse("24h").unwrap().minutes(), &[1440]);
+        assert_eq!(Leads::default().to_text(), "60m,10m");
+        for bad in [
+            "", "0", "0m", "010", "25h", "1441", "-5", " 5", "5s", "m", "1h,60m",
+        ] {
+            assert!(Leads::parse(bad).is_err(), "{bad:?}");
+        }
+        assert_eq!(Leads::parse("1h,60m"), Err(LeadError::Twice(60)));
+        assert_eq!(Leads::parse("1,2,3,4,5,6"), Err(LeadError::TooMany(6)));
+    }
+
+    #[test]
+    fn a_pending_schedule_is_reminded_at_each_lead_then_at_its_start_and_end() {
+        let record = schedule(
+            "2026-11-24T18:00:00.000Z",
+            "2026-11-24T20:00:00.000Z",
+            ScheduleState::Pending,
+        );
+        let records = [record];
+        let leads = [60, 10];
+        let due_at = |now: &str| -> Vec<(&str, Option<u32>)> {
+            due(&records, &leads, None, at(now))
+                .iter()
+                .map(|r| (r.kind.event_type(), r.lead_minutes))
+                .collect()
+        };
+        assert_eq!(due_at("2026-11-24T16:59:59.999Z"), vec![]);
+        assert_eq!(
+            due_at("2026-11-24T17:00:00.000Z"),
+            vec![("reset.upcoming", Some(60))]
+        );
+        // Late by up to the grace, and no later.
+        assert_eq!(
+            due_at("2026-11-24T17:14:59.999Z"),
+            vec![("reset.upcoming", Some(60))]
+        );
+        assert_eq!(due_at("2026-11-24T17:15:00.000Z"), vec![]);
+        assert_eq!(
+            due_at("2026-11-24T17:50:00.000Z"),
+            vec![("reset.upcoming", Some(10))]
+        );
+        assert_eq!(
+            due_at("2026-11-24T18:00:00.000Z"),
+            vec![("reset.window_started", None)]
+        );
+        assert_eq!(due_at("2026-11-24T18:15:00.000Z"), vec![]);
+        assert_eq!(
+            due_at("2026-11-24T20:00:00.000Z"),
+            vec![("reset.window_ended", None)]
+        );
+        assert_eq!(due_at("2026-11-24T20:15:00.000Z"), vec![]);
+        // The next due instants, in order.
+        let mut t = at("2026-11-24T00:00:00.000Z");
+        let mut seen = Vec::new();
+        while let Some(next) = next_due(&records, &leads, t) {
+            seen.push(next.to_string());
+            t = next;
+        }
+        assert_eq!(
+            seen,
+            [
+                "2026-11-24T17:00:00.000Z",
+                "2026-11-24T17:50:00.000Z",
+                "2026-11-24T18:00:00.000Z",
+                "2026-11-24T20:00:00.000Z"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_stream_gets_only_what_fell_due_since_it_looked() {
+        let records = [schedule(
+            "2026-11-24T18:00:00.000Z",
+            "2026-11-24T18:00:00.000Z",
+            ScheduleState::Pending,
+        )];
+        let after = Some(at("2026-11-24T17:00:00.000Z"));
+        assert!(due(&records, &[60], after, at("2026-11-24T17:10:00.000Z")).is_empty());
+        // An instant window starts and ends at once: both, in that order,
+        // announceable for the grace.
+        let started = due(&records, &[60], after, at("2026-11-24T18:05:00.000Z"));
+        let kinds: Vec<_> = started.iter().map(|r| r.kind).collect();
+        assert_eq!(
+            kinds,
+            [ReminderKind::WindowStarted, ReminderKind::WindowEnded]
+        );
+        let key = started[1].key();
+        assert!(
+            key.ends_with("|reset.window_ended|0|2026-11-24T18:00:00.000Z"),
+            "{key}"
+        );
+    }
+
+    #[test]
+    fn only_pending_schedules_are_reminded_and_an_elapsed_one_only_of_its_end() {
+        for state in [ScheduleState::Fulfilled, ScheduleState::Unknown] {
+            let r = schedule(
+                "2026-11-24T18:00:00.000Z",
+                "2026-11-24T20:00:00.000Z",
+                state,
+            );
+            assert!(reminders_of(&r, &[60]).is_empty(), "{state:?}");
+        }
+        let r = schedule(
+            "2026-11-24T18:00:00.000Z",
+            "2026-11-24T20:00:00.000Z",
+            ScheduleState::Elapsed,
+        );
+        let kinds: Vec<_> = reminders_of(&r, &[60]).iter().map(|r| r.kind).collect();
+        assert_eq!(kinds, [ReminderKind::WindowEnded]);
+    }
+}

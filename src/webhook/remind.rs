@@ -1,0 +1,112 @@
+//! Reminders for webhook endpoints: what falls due ([`crate::remind`]) for
+//! the leads the enabled endpoints ask for, appended to the outbox when it
+//! falls due, and when the next one will.
+//!
+//! The one deliverer of a data dir runs this ([`super::deliver::run`]
+//! sleeps until [`next_due`], and wakes early when the outbox or the
+//! endpoints change); `webhook deliver --once` appends what is due before
+//! it delivers. Appending is under the data-dir lock and skips every key
+//! the outbox has held ([`super::Outbox::append_reminders`]), so neither a
+//! second process nor a restart appends a reminder twice; the deliverer
+//! then sends it like any change, at least once under one message id.
+
+use std::path::Path;
+use std::time::Duration;
+
+use crate::model::Timestamp;
+use crate::snapshot::{SnapshotError, SnapshotStore};
+
+use super::endpoint::{Endpoint, EndpointError, Endpoints};
+use super::outbox::{Outbox, OutboxError};
+
+/// Why due reminders could not be appended; nothing was.
+#[derive(Debug, thiserror::Error)]
+pub enum RemindError {
+    /// The endpoints file.
+    #[error(transparent)]
+    Endpoints(#[from] EndpointError),
+    /// The snapshot or the data-dir lock.
+    #[error(transparent)]
+    Snapshot(#[from] SnapshotError),
+    /// The outbox.
+    #[error(transparent)]
+    Outbox(#[from] OutboxError),
+}
+
+/// The leads the enabled endpoints ask for, or `None` when none takes reminders.
+pub fn wanted_leads(endpoints: &[Endpoint]) -> Option<Vec<u32>> {
+    let lists: Vec<&crate::remind::Leads> = endpoints
+        .iter()
+        .filter(|e| e.enabled)
+        .filter_map(|e| e.remind.as_ref())
+        .collect();
+    (!lists.is_empty()).then(|| crate::remind::Leads::union(lists))
+}
+
+/// Appends the reminders due at `now` that the outbox has not held;
+/// returns how many. The lock is taken (within `lock_timeout`) only when
+/// there is one to append.
+pub fn append_due(
+    data_dir: &Path,
+    now: Timestamp,
+    lock_timeout: Duration,
+) -> Result<usize, RemindError> {
+    let Some(leads) = wanted_leads(&Endpoints::new(data_dir).load()?) else {
+        return Ok(0);
+    };
+    let store = SnapshotStore::new(data_dir);
+    let outbox = Outbox::new(data_dir);
+    let unsent = |snapshot: &crate::snapshot::Snapshot| -> Result<bool, OutboxError> {
+        let committed = outbox.read()?;
+        let held = committed.reminder_keys();
+        Ok(crate::remind::due(&snapshot.records, &leads, None, now)
+            .iter()
+            .any(|r| !held.contains(r.key().as_str())))
+    };
+    match store.load_current()? {
+        Some(snapshot) if unsent(&snapshot)? => {}
+        _ => return Ok(0),
+    }
+    let lock = store.lock(lock_timeout, "resetctl webhook reminders")?;
+    // Under the lock: the served snapshot may have moved on meanwhile.
+    let Some(snapshot) = store.load_current()? else {
+        return Ok(0);
+    };
+    let due = crate::remind::due(&snapshot.records, &leads, None, now);
+    let appended =
+        outbox.append_reminders(&lock, &due, snapshot.sequence, snapshot.generated_at, now)?;
+    if appended > 0 {
+        tracing::info!("webhook reminders: {appended} due at {now} appended to the outbox");
+    }
+    Ok(appended)
+}
+
+/// The next instant after `now` at which a reminder the enabled endpoints
+/// want falls due, by the served snapshot; `None` when there is none.
+pub fn next_due(data_dir: &Path, now: Timestamp) -> Option<Timestamp> {
+    let leads = wanted_leads(&Endpoints::new(data_dir).load().ok()?)?;
+    let snapshot = SnapshotStore::new(data_dir).load_current().ok()??;
+    crate::remind::next_due(&snapshot.records, &leads, now)
+}
+
+/// Whether the reminder `entry` is not to be sent at `now`: it expired, or
+/// a later change of its record (in `later`, the outbox's entries after
+/// it) withdrew or fulfilled the schedule, or moved its window.
+pub fn cancelled(entry: &super::OutboxEntry, later: &[super::OutboxEntry], now: Timestamp) -> bool {
+    let Some(facts) = &entry.reminder else {
+        return false;
+    };
+    if now >= facts.expires_at {
+        return true;
+    }
+    let lead: Vec<u32> = facts.lead_minutes.into_iter().collect();
+    later
+        .iter()
+        .filter(|e| e.reminder.is_none() && e.record.id == entry.record.id)
+        .any(|change| {
+            change.event_type == crate::changes::ChangeKind::Removed.event_type()
+                || !crate::remind::reminders_of(&change.record, &lead)
+                    .iter()
+                    .any(|r| r.key() == facts.key)
+        })
+}
