@@ -671,3 +671,57 @@ fn reminder_settings_and_stream_queries_that_cannot_be_used_are_refused_by_name(
         assert!(detail_got.starts_with(detail), "{query}: {detail_got}");
     }
 }
+
+#[test]
+fn the_status_page_the_docs_and_the_openapi_document_explain_reminders() {
+    let w = World::new();
+    w.seed_bundled();
+    let s = Server::start(&w, &[], &[]);
+    for (path, words) in [("/en/", "Reminders before a reset"), ("/zh/", "重置前提醒")] {
+        let page = s.get(path).text();
+        let section = page
+            .split("id=\"subscribe-heading\"")
+            .nth(1)
+            .unwrap_or_else(|| panic!("{path}: no subscribe section"));
+        assert!(
+            section.contains("href=\"/openapi/v1/docs#reminders\"") && section.contains(words),
+            "{path}: {section}"
+        );
+        assert!(
+            section.contains("/openapi/v1/records/stream?remind=60,10"),
+            "{path}"
+        );
+    }
+    let docs = s.get("/openapi/v1/docs").text();
+    let reminders = docs
+        .split("<h2 id=\"reminders\">")
+        .nth(1)
+        .expect("a reminders section");
+    for event in [
+        "reset.upcoming",
+        "reset.window_started",
+        "reset.window_ended",
+        "--remind 60m,10m",
+    ] {
+        assert!(reminders.contains(event), "{event}");
+    }
+    let openapi = s.get("/openapi/v1/openapi.json").json();
+    let stream = &openapi["paths"]["/records/stream"]["get"];
+    assert!(
+        stream["parameters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p["name"] == "remind" && p["in"] == "query"),
+        "{stream}"
+    );
+    let description = stream["description"].as_str().unwrap();
+    for event in [
+        "`reset.upcoming`",
+        "`reset.window_started`",
+        "`reset.window_ended`",
+        "\"leadMinutes\"",
+    ] {
+        assert!(description.contains(event), "{event}");
+    }
+}

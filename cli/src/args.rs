@@ -287,8 +287,8 @@ const WEBHOOK_EXAMPLES: &str = "\
 Examples:
   resetctl webhook add https://hooks.example.org/resets --kind reset_scheduled
   resetctl webhook add https://ntfy.sh/my-resets --format ntfy --plan pro
-  resetctl webhook add https://ntfy.sh/my-resets --format ntfy --remind 60m,10m \\
-    --lang zh --tz Asia/Shanghai
+  resetctl webhook add https://ntfy.sh/my-resets --format ntfy \\
+    --remind 60m,10m --lang zh --tz Asia/Shanghai
   resetctl webhook add --format telegram \\
     'https://api.telegram.org/bot<TOKEN>/sendMessage?chat_id=<CHAT>'
   resetctl webhook test ep_0123456789abcdef

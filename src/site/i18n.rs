@@ -420,6 +420,8 @@ pub struct Strings {
     pub sub_stream: &'static str,
     /// Webhooks.
     pub sub_webhooks: &'static str,
+    /// Reminders before a reset (stream and webhooks).
+    pub sub_reminders: &'static str,
     /// API docs.
     pub sub_docs: &'static str,
     /// MCP.
@@ -587,6 +589,7 @@ pub static EN: Strings = Strings {
     sub_webcal: "Add to your calendar",
     sub_stream: "Live stream (SSE)",
     sub_webhooks: "Webhooks (operators)",
+    sub_reminders: "Reminders before a reset: 60 and 10 minutes ahead, when the window starts and when it ends unconfirmed",
     sub_docs: "API documentation",
     sub_mcp: "MCP endpoint",
     sub_badge: "README badge",
@@ -727,6 +730,7 @@ pub static ZH: Strings = Strings {
     sub_webcal: "添加到日历",
     sub_stream: "实时推送（SSE）",
     sub_webhooks: "Webhook（运营者）",
+    sub_reminders: "重置前提醒：提前 60 分钟和 10 分钟，窗口开始时，以及窗口结束仍未确认时",
     sub_docs: "API 文档",
     sub_mcp: "MCP 端点",
     sub_badge: "README 徽章",

@@ -331,6 +331,10 @@ fn subscribe_section(ctx: &PageContext) -> Markup {
                 }
                 li { a href=(ctx.link("/openapi/v1/docs#stream")) { (s.sub_stream) } " — " code { "GET /openapi/v1/records/stream" } }
                 li { a href=(ctx.link("/openapi/v1/docs#webhooks")) { (s.sub_webhooks) } }
+                li {
+                    a href=(ctx.link("/openapi/v1/docs#reminders")) { (s.sub_reminders) }
+                    " — " code { "GET /openapi/v1/records/stream?remind=60,10" }
+                }
                 li { a href=(ctx.link("/openapi/v1/docs")) { (s.sub_docs) } }
                 li { (s.sub_mcp) (s.colon) code { (ctx.link("/mcp")) } }
                 li { a href=(ctx.link("/openapi/v1/badge.json")) { (s.sub_badge) } }
