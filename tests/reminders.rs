@@ -725,3 +725,30 @@ fn the_status_page_the_docs_and_the_openapi_document_explain_reminders() {
         assert!(description.contains(event), "{event}");
     }
 }
+
+#[test]
+fn an_endpoint_added_after_the_last_publish_is_reminded_too() {
+    let r = Receiver::start();
+    let w = World::new();
+    // Published while no endpoint existed: the data dir has no outbox yet.
+    schedule(&w, T0, A, "pro");
+    assert!(!w.data_dir().join("webhooks/outbox.jsonl").exists());
+    add_standard(&w, &r, "/a", &["--remind", "60m"]);
+    deliver_at(&w, "2026-11-24T17:00:00.000Z").success();
+    assert_eq!(
+        received(&r, "/a"),
+        [reminder("reset.upcoming", A, json!(60), START)]
+    );
+    // The next publish still measures its changes from the served version.
+    schedule_at(&w, B, "2026-11-25 10:00 -08:00");
+    deliver_at(&w, "2026-11-24T17:01:00.000Z").success();
+    assert_eq!(
+        received(&r, "/a")[1..],
+        [(
+            "record.created".to_owned(),
+            B.to_owned(),
+            Value::Null,
+            Value::Null
+        )]
+    );
+}

@@ -413,35 +413,8 @@ impl Outbox {
         if changes.is_empty() && needed.is_some() {
             return Ok(0);
         }
-        if let Some(dir) = self.path.parent() {
-            crate::durable::create_dir_durable(dir).map_err(|e| self.err(e))?;
-        }
-        let mut file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .read(true)
-            .write(true)
-            .open(&self.path)
-            .map_err(|e| self.err(e))?;
-        // Cut off whatever a killed publish left past the last commit.
-        file.set_len(committed.end).map_err(|e| self.err(e))?;
-        file.seek(SeekFrom::End(0)).map_err(|e| self.err(e))?;
         let mut out = Vec::new();
-        let outbox = match committed.outbox.clone() {
-            Some(id) => id,
-            None => {
-                let id = crate::webhook::random_token(9);
-                push_line(
-                    &mut out,
-                    &Line::Header {
-                        outbox: id.clone(),
-                        first: 0,
-                        reminded: Vec::new(),
-                    },
-                );
-                id
-            }
-        };
+        let outbox = header_if_new(committed.outbox.clone(), &mut out);
         let mut n = committed.next;
         let count = changes.len();
         for (kind, record, kinds) in changes {
@@ -463,13 +436,7 @@ impl Outbox {
         }
         push_line(&mut out, &Line::Commit { sequence, next: n });
         crate::testhook::reached("outbox:append");
-        file.write_all(&out).map_err(|e| self.err(e))?;
-        file.sync_data().map_err(|e| self.err(e))?;
-        if committed.end == 0 {
-            if let Some(dir) = self.path.parent() {
-                crate::durable::sync_dir(dir).map_err(|e| self.err(e))?;
-            }
-        }
+        self.write_after(committed.end, &out)?;
         crate::testhook::reached("outbox:appended");
         if committed.end + out.len() as u64 > COMPACT_AT_BYTES {
             self.compact(_lock, needed.unwrap_or(n), published_at)?;
@@ -491,14 +458,10 @@ impl Outbox {
         now: Timestamp,
     ) -> Result<usize, OutboxError> {
         let committed = self.read()?;
-        let (Some(outbox), Some(last_sequence)) =
-            (committed.outbox.clone(), committed.last_sequence)
-        else {
-            // No outbox yet: no endpoint has existed through a publish.
-            return Ok(0);
-        };
         let held = committed.reminder_keys();
+        // An endpoint added after the last publish finds no outbox yet.
         let mut out = Vec::new();
+        let outbox = header_if_new(committed.outbox.clone(), &mut out);
         let mut n = committed.next;
         for reminder in reminders {
             let key = reminder.key();
@@ -534,26 +497,49 @@ impl Outbox {
         if count == 0 {
             return Ok(0);
         }
+        // What the next publish measures from stays the version receivers
+        // were last told of (a reminder changes no record; a publish killed
+        // before its pointer moved may have told them of a later one).
+        let told = committed
+            .last_sequence
+            .map_or(sequence, |s| s.max(sequence));
         push_line(
             &mut out,
             &Line::Commit {
-                sequence: sequence.max(last_sequence),
+                sequence: told,
                 next: n,
             },
         );
+        crate::testhook::reached("outbox:remind");
+        self.write_after(committed.end, &out)?;
+        crate::testhook::reached("outbox:reminded");
+        Ok(count)
+    }
+
+    /// Writes `bytes` after the committed part (which ends at `end`),
+    /// cutting off whatever a killed writer left past it, and makes them
+    /// durable (the directory entry too, when the file is new).
+    fn write_after(&self, end: u64, bytes: &[u8]) -> Result<(), OutboxError> {
+        if let Some(dir) = self.path.parent() {
+            crate::durable::create_dir_durable(dir).map_err(|e| self.err(e))?;
+        }
         let mut file = OpenOptions::new()
+            .create(true)
+            .truncate(false)
             .read(true)
             .write(true)
             .open(&self.path)
             .map_err(|e| self.err(e))?;
-        // Cut off whatever a killed writer left past the last commit.
-        file.set_len(committed.end).map_err(|e| self.err(e))?;
+        file.set_len(end).map_err(|e| self.err(e))?;
         file.seek(SeekFrom::End(0)).map_err(|e| self.err(e))?;
-        crate::testhook::reached("outbox:remind");
-        file.write_all(&out).map_err(|e| self.err(e))?;
+        file.write_all(bytes).map_err(|e| self.err(e))?;
         file.sync_data().map_err(|e| self.err(e))?;
-        crate::testhook::reached("outbox:reminded");
-        Ok(count)
+        if end == 0 {
+            if let Some(dir) = self.path.parent() {
+                crate::durable::sync_dir(dir).map_err(|e| self.err(e))?;
+            }
+        }
+        Ok(())
     }
 
     /// Rewrites the outbox to the changes from `needed` on (and one commit
@@ -659,6 +645,22 @@ impl Outbox {
         crate::testhook::reached("outbox:compacted");
         Ok(())
     }
+}
+
+/// The outbox id: `existing`, or a new one whose header line is pushed to `out`.
+fn header_if_new(existing: Option<String>, out: &mut Vec<u8>) -> String {
+    existing.unwrap_or_else(|| {
+        let id = crate::webhook::random_token(9);
+        push_line(
+            out,
+            &Line::Header {
+                outbox: id.clone(),
+                first: 0,
+                reminded: Vec::new(),
+            },
+        );
+        id
+    })
 }
 
 fn line_bytes(line: &Line) -> Vec<u8> {
