@@ -15,7 +15,7 @@ use crate::stream::Client;
 use crate::util::receiver::{verified, Receiver};
 use crate::util::server::Server;
 use crate::util::{wait_for_step, Rng, World};
-use crate::webhooks::{add, add_standard, deliver_at, schedule};
+use crate::webhooks::{add, add_standard, deliver_at, schedule, schedule_at};
 
 const T0: &str = "2026-11-20T10:00:00.000Z";
 /// The schedule `schedule()` records: 2026-11-24 10:00 -08:00.
@@ -23,23 +23,6 @@ const START: &str = "2026-11-24T18:00:00.000Z";
 const A: &str = "2090000000000000001";
 const B: &str = "2090000000000000002";
 const C: &str = "2090000000000000003";
-
-/// Records a schedule of `post` at the exact time `at` (with an offset).
-fn schedule_at(w: &World, post: &str, at: &str) {
-    w.run(&[
-        "--now",
-        T0,
-        "record",
-        "schedule",
-        "--post-url",
-        &format!("https://x.com/h/status/{post}"),
-        "--at",
-        at,
-        "--scope-plans",
-        "pro",
-    ])
-    .success();
-}
 
 /// (type, record id, leadMinutes, at) of each verified standard request to `path`.
 fn received(r: &Receiver, path: &str) -> Vec<(String, String, Value, Value)> {
@@ -435,11 +418,11 @@ fn killed_and_racing_deliverers_append_and_send_each_reminder_under_one_id() {
     let r = Receiver::start();
     let w = World::new();
     add_standard(&w, &r, "/a", &["--remind", "60m,10m"]);
-    schedule_at(&w, A, "2026-11-24 10:00 -08:00");
+    schedule_at(&w, T0, A, "pro", "2026-11-24 10:00 -08:00");
     // Five minutes apart: when one falls due, the one before is still in
     // its grace (a pass sees reminders it has sent beside new ones).
-    schedule_at(&w, B, "2026-11-24 10:05 -08:00");
-    schedule_at(&w, C, "2026-11-24 10:10 -08:00");
+    schedule_at(&w, T0, B, "pro", "2026-11-24 10:05 -08:00");
+    schedule_at(&w, T0, C, "pro", "2026-11-24 10:10 -08:00");
     let mut rng = Rng::from_time();
     let steps = ["outbox:remind", "outbox:reminded", "deliver:answered"];
     let (mut paused, mut runs) = (0, 0);
@@ -600,7 +583,7 @@ fn a_server_reminds_its_streams_and_endpoints_when_its_clock_reaches_each_instan
     );
     // A stream that did not ask sees no reminder: its next event is the
     // next publish's change.
-    schedule_at(&w, B, "2026-11-25 10:00 -08:00");
+    schedule_at(&w, T0, B, "pro", "2026-11-25 10:00 -08:00");
     let sequence = w.current_snapshot()["sequence"].as_u64().unwrap();
     plain.nothing_before(sequence);
     // /metrics counts them by channel and event.
@@ -740,7 +723,7 @@ fn an_endpoint_added_after_the_last_publish_is_reminded_too() {
         [reminder("reset.upcoming", A, json!(60), START)]
     );
     // The next publish still measures its changes from the served version.
-    schedule_at(&w, B, "2026-11-25 10:00 -08:00");
+    schedule_at(&w, T0, B, "pro", "2026-11-25 10:00 -08:00");
     deliver_at(&w, "2026-11-24T17:01:00.000Z").success();
     assert_eq!(
         received(&r, "/a")[1..],

@@ -68,6 +68,11 @@ pub fn deliver_at(w: &World, now: &str) -> Run {
 }
 
 pub fn schedule(w: &World, now: &str, post: &str, plans: &str) {
+    schedule_at(w, now, post, plans, SCHEDULE_AT);
+}
+
+/// [`schedule`] of a reset at `at` (an operator time, with its offset).
+pub fn schedule_at(w: &World, now: &str, post: &str, plans: &str, at: &str) {
     w.run(&[
         "--now",
         now,
@@ -76,7 +81,7 @@ pub fn schedule(w: &World, now: &str, post: &str, plans: &str) {
         "--post-url",
         &format!("https://x.com/h/status/{post}"),
         "--at",
-        SCHEDULE_AT,
+        at,
         "--scope-plans",
         plans,
         "--text",
