@@ -305,7 +305,7 @@ pub async fn deliver_once(
 ) -> PassReport {
     let (_tx, stop) = tokio::sync::watch::channel(false);
     // What fell due by now goes out with this pass.
-    append_reminders(data_dir, &settings).await;
+    let _ = append_reminders(data_dir, &settings).await;
     let shared = Arc::new(Shared {
         data_dir: data_dir.to_owned(),
         settings,
@@ -406,9 +406,13 @@ pub async fn run(
     drop(lock);
 }
 
+/// How soon a running deliverer tries again to append due reminders after
+/// it could not (the data-dir lock busy past its timeout, a file unreadable).
+const REMIND_RETRY: Duration = Duration::from_secs(5);
+
 /// Appends the reminders due now ([`super::remind::append_due`]), off the
-/// runtime's threads; a failure is logged and retried at the next wake.
-async fn append_reminders(data_dir: &Path, settings: &DeliverSettings) {
+/// runtime's threads; a failure is logged (`false`).
+async fn append_reminders(data_dir: &Path, settings: &DeliverSettings) -> bool {
     let (dir, clock, timeout) = (
         data_dir.to_owned(),
         settings.clock.clone(),
@@ -417,15 +421,21 @@ async fn append_reminders(data_dir: &Path, settings: &DeliverSettings) {
     let appended =
         tokio::task::spawn_blocking(move || super::remind::append_due(&dir, clock.now(), timeout))
             .await;
-    if let Ok(Err(e)) = appended {
-        tracing::warn!("webhook reminders: {e}");
+    match appended {
+        Ok(Ok(_)) => true,
+        Ok(Err(e)) => {
+            tracing::warn!("webhook reminders: {e}; tried again in {REMIND_RETRY:?}");
+            false
+        }
+        Err(_) => false,
     }
 }
 
 /// The running deliverer's reminder scheduler: appends what is due, then
 /// sleeps until the next reminder falls due by the clock, or until the
 /// outbox or the endpoints change (a publish, an endpoint added), never
-/// polling.
+/// polling (after a failed append it tries again in [`REMIND_RETRY`], so a
+/// due reminder is not left for the next wake).
 async fn remind(shared: Arc<Shared>) {
     let mut stop = shared.stop.clone();
     let clock = shared.settings.clock.clone();
@@ -434,7 +444,7 @@ async fn remind(shared: Arc<Shared>) {
         let changed = shared.changed.notified();
         tokio::pin!(changed);
         changed.as_mut().enable();
-        append_reminders(&shared.data_dir, &shared.settings).await;
+        let appended = append_reminders(&shared.data_dir, &shared.settings).await;
         let dir = shared.data_dir.clone();
         let now = clock.now();
         let next = tokio::task::spawn_blocking(move || super::remind::next_due(&dir, now))
@@ -451,6 +461,7 @@ async fn remind(shared: Arc<Shared>) {
         tokio::select! {
             _ = due => {}
             _ = changed => {}
+            _ = tokio::time::sleep(REMIND_RETRY), if !appended => {}
             _ = stop.changed() => {}
         }
         if *stop.borrow() {
