@@ -96,11 +96,19 @@ impl Default for Leads {
     }
 }
 
+/// How one lead is written (the words of every refusal of one).
+pub const LEAD_RULE: &str = "minutes (10 or 10m) or hours (1h) from 1 minute to 24 hours, without sign, leading zeros or spaces";
+
+/// How a list of leads is written (`remind=` refusals).
+pub fn leads_rule() -> String {
+    format!("1 to {MAX_LEADS} leads before a window starts, comma-separated and none twice, each {LEAD_RULE}")
+}
+
 /// Why a list of leads was refused; the text names the item and the rule.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum LeadError {
     /// An item that is not a lead.
-    #[error("{0:?} is not a lead: write minutes (10, 10m) or hours (1h), from 1 minute to 24 hours, without sign, leading zeros or spaces")]
+    #[error("{0:?} is not a lead: write {LEAD_RULE}")]
     Item(String),
     /// The same lead twice.
     #[error("the lead of {0} minutes is given twice")]
@@ -298,21 +306,15 @@ pub fn reminders_of<'a>(record: &'a Record, leads: &[u32]) -> Vec<Reminder<'a>> 
     out
 }
 
-/// The reminders to send at `now`: due (and not expired), newer than
-/// `after` when given (a stream sends only what fell due since it last
-/// looked); of each schedule's `reset.upcoming` only the newest, and none
-/// once its window has started.
-pub fn due<'a>(
-    records: &'a [Record],
-    leads: &[u32],
-    after: Option<Timestamp>,
-    now: Timestamp,
-) -> Vec<Reminder<'a>> {
+/// The reminders to send at `now` (each subscriber skips the keys it was
+/// already sent): due and not expired; of each schedule's
+/// `reset.upcoming` only the newest, and none once its window has started.
+pub fn due<'a>(records: &'a [Record], leads: &[u32], now: Timestamp) -> Vec<Reminder<'a>> {
     let mut out = Vec::new();
     for record in records {
         let (upcoming, window): (Vec<_>, Vec<_>) = reminders_of(record, leads)
             .into_iter()
-            .filter(|r| r.is_due(now) && after.is_none_or(|after| r.due_at > after))
+            .filter(|r| r.is_due(now))
             .partition(|r| r.kind == ReminderKind::Upcoming);
         if window.is_empty() {
             out.extend(upcoming.into_iter().max_by_key(|r| r.due_at));
@@ -401,7 +403,7 @@ mod tests {
         let records = [record];
         let leads = [60, 10];
         let due_at = |now: &str| -> Vec<(&str, Option<u32>)> {
-            due(&records, &leads, None, at(now))
+            due(&records, &leads, at(now))
                 .iter()
                 .map(|r| (r.kind.event_type(), r.lead_minutes))
                 .collect()
@@ -450,17 +452,15 @@ mod tests {
     }
 
     #[test]
-    fn a_stream_gets_only_what_fell_due_since_it_looked() {
+    fn an_instant_window_starts_and_ends_at_once() {
         let records = [schedule(
             "2026-11-24T18:00:00.000Z",
             "2026-11-24T18:00:00.000Z",
             ScheduleState::Pending,
         )];
-        let after = Some(at("2026-11-24T17:00:00.000Z"));
-        assert!(due(&records, &[60], after, at("2026-11-24T17:10:00.000Z")).is_empty());
-        // An instant window starts and ends at once: both, in that order,
-        // announceable for the grace.
-        let started = due(&records, &[60], after, at("2026-11-24T18:05:00.000Z"));
+        assert!(due(&records, &[60], at("2026-11-24T17:50:00.000Z")).is_empty());
+        // Both, in that order, announceable for the grace.
+        let started = due(&records, &[60], at("2026-11-24T18:05:00.000Z"));
         let kinds: Vec<_> = started.iter().map(|r| r.kind).collect();
         assert_eq!(
             kinds,

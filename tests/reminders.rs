@@ -623,6 +623,18 @@ fn reminder_settings_and_stream_queries_that_cannot_be_used_are_refused_by_name(
         !w.data_dir().join("webhooks/endpoints.json").exists(),
         "nothing was added"
     );
+    // An endpoint that takes only reminders cannot have them turned off.
+    let (id, _) = add(&w, "http://127.0.0.1:9/r", &["--event", "reset.upcoming"]);
+    let run = w.run(&["webhook", "set", &id, "--no-remind"]);
+    assert_eq!(run.code, 64, "{run:?}");
+    assert!(
+        run.stderr
+            .contains("--no-remind would leave this endpoint nothing to send"),
+        "{}",
+        run.stderr
+    );
+    let shown = w.run(&["webhook", "show", &id, "--json"]).success().json();
+    assert_eq!(shown["remind"], json!([60, 10]), "the default leads, kept");
     w.seed_bundled();
     let s = Server::start(&w, &["--no-rate-limit"], &[]);
     for (query, detail) in [
@@ -733,5 +745,70 @@ fn an_endpoint_added_after_the_last_publish_is_reminded_too() {
             Value::Null,
             Value::Null
         )]
+    );
+}
+
+#[test]
+fn a_reminder_given_up_at_its_expiry_leaves_no_retry_to_hold_back_the_next() {
+    let r = Receiver::start();
+    let w = World::new();
+    add_standard(
+        &w,
+        &r,
+        "/a",
+        &[
+            "--remind",
+            "60m",
+            "--event",
+            "reset.window_started,reset.window_ended",
+        ],
+    );
+    schedule_at(&w, T0, A, "pro", "2026-11-24 10:00 -08:00");
+    schedule_at(&w, T0, B, "pro", "2026-11-24 11:00 -08:00");
+    // A's start fails four times within its grace (retries after about
+    // 5 s, 1 min and 10 min, each ±20 %): the next try would be an hour away.
+    r.script("/a", &[500, 500, 500, 500], &[], 200);
+    for now in [
+        "2026-11-24T18:00:00.000Z",
+        "2026-11-24T18:00:10.000Z",
+        "2026-11-24T18:01:30.000Z",
+        "2026-11-24T18:13:30.000Z",
+    ] {
+        deliver_at(&w, now).success();
+    }
+    assert_eq!(r.requests_to("/a").len(), 4);
+    // Past their grace A's start and end are dropped; B's window is
+    // announced at its instant, not held back by A's retries.
+    deliver_at(&w, "2026-11-24T18:20:00.000Z").success();
+    deliver_at(&w, "2026-11-24T19:00:00.000Z").success();
+    let got = received(&r, "/a");
+    assert_eq!(
+        got.last(),
+        Some(&reminder(
+            "reset.window_ended",
+            B,
+            Value::Null,
+            "2026-11-24T19:00:00.000Z"
+        )),
+        "{got:?}"
+    );
+}
+
+#[test]
+fn each_endpoint_gets_the_latest_of_its_own_leads_when_several_fell_due() {
+    let r = Receiver::start();
+    let w = World::new();
+    add_standard(&w, &r, "/twenty", &["--remind", "20m"]);
+    add_standard(&w, &r, "/ten", &["--remind", "10m"]);
+    schedule(&w, T0, A, "pro");
+    // Nothing ran between 17:40 and 17:52: both leads are due at once.
+    deliver_at(&w, "2026-11-24T17:52:00.000Z").success();
+    assert_eq!(
+        received(&r, "/twenty")[1..],
+        [reminder("reset.upcoming", A, json!(20), START)]
+    );
+    assert_eq!(
+        received(&r, "/ten")[1..],
+        [reminder("reset.upcoming", A, json!(10), START)]
     );
 }

@@ -163,11 +163,17 @@ pub(crate) async fn stream(
             view: data.view.clone(),
             pending: VecDeque::from([first]),
             resume: resume.map(|r| (r, streams.snapshots.clone())),
-            reminders: remind.map(|leads| Reminders {
-                leads: leads.minutes().to_vec(),
-                // From the stream's start on: nothing that fell due before.
-                checked: data.now(),
-                clock: data.quota.clock.clone(),
+            reminders: remind.map(|leads| {
+                // What fell due before the stream opened counts as told.
+                let seen = crate::remind::due(view.records(), leads.minutes(), data.now())
+                    .iter()
+                    .map(|r| (r.key(), r.expires_at))
+                    .collect();
+                Reminders {
+                    leads: leads.minutes().to_vec(),
+                    seen,
+                    clock: data.quota.clock.clone(),
+                }
             }),
             _slot: slot,
         };
@@ -211,10 +217,11 @@ struct Events {
     _slot: StreamSlot,
 }
 
-/// A stream's reminders: its leads, and up to when it has been told.
+/// A stream's reminders: its leads, and the keys of those it has been
+/// told of (or that fell due before it opened), until they expire.
 struct Reminders {
     leads: Vec<u32>,
-    checked: Timestamp,
+    seen: HashMap<String, Timestamp>,
     clock: Arc<dyn Clock>,
 }
 
@@ -228,10 +235,13 @@ impl Events {
                 self.catch_up(from, store).await;
                 continue;
             }
+            if self.remind_due() {
+                continue;
+            }
             // The next reminder's instant, by the view served now.
             let wake = self.reminders.as_ref().and_then(|r| {
                 let view = self.view.load_full()?;
-                crate::remind::next_due(view.records(), &r.leads, r.checked)
+                crate::remind::next_due(view.records(), &r.leads, r.clock.now())
             });
             let received = match (&self.reminders, wake) {
                 (Some(r), Some(at)) => {
@@ -244,7 +254,6 @@ impl Events {
                 _ => Some(self.receiver.recv().await),
             };
             let Some(received) = received else {
-                self.remind_due();
                 continue;
             };
             match received {
@@ -284,28 +293,29 @@ impl Events {
         }
     }
 
-    /// Queues the reminders that fell due since the stream last looked,
-    /// of the records its `kind` shows.
-    fn remind_due(&mut self) {
+    /// Queues the reminders due now that the stream has not been told of,
+    /// of the records its `kind` shows; whether it queued any.
+    fn remind_due(&mut self) -> bool {
         let (Some(reminders), Some(view)) = (self.reminders.as_mut(), self.view.load_full()) else {
-            return;
+            return false;
         };
         let now = reminders.clock.now();
-        for due in crate::remind::due(
-            view.records(),
-            &reminders.leads,
-            Some(reminders.checked),
-            now,
-        ) {
+        reminders.seen.retain(|_, expires| *expires > now);
+        let mut queued = false;
+        for due in crate::remind::due(view.records(), &reminders.leads, now) {
+            if reminders.seen.insert(due.key(), due.expires_at).is_some() {
+                continue;
+            }
             if crate::model::visible_in(due.record, self.kind) {
                 self.pending.push_back(live::reminder(&due, &view));
                 crate::metrics::reminder_sent(
                     crate::metrics::ReminderChannel::Stream,
                     due.kind.event_type(),
                 );
+                queued = true;
             }
         }
-        reminders.checked = now;
+        queued
     }
 
     /// Tells the client to refetch and goes on from the served view.

@@ -112,6 +112,14 @@ impl fmt::Display for QueryError {
                     "query parameter {raw:?} is not valid percent-encoded UTF-8"
                 )
             }
+            QueryError::Invalid {
+                name: "remind",
+                value,
+            } => write!(
+                f,
+                "query parameter \"remind\" must be {}; got {value:?}",
+                crate::remind::leads_rule()
+            ),
             QueryError::Invalid { name, value } => {
                 let rule = match *name {
                     "kind" => "one of all, reset_scheduled, reset_completed",
@@ -121,9 +129,6 @@ impl fmt::Display for QueryError {
                     "plan" => "a plan id of 1 to 32 characters a-z, 0-9 or _ (such as plus or pro)",
                     "alarm" => {
                         "a whole number of minutes from 0 to 1440, without sign, leading zeros or spaces"
-                    }
-                    "remind" => {
-                        "1 to 5 leads before a window starts, comma-separated and none twice, each minutes (10 or 10m) or hours (1h) from 1 minute to 24 hours, without sign, leading zeros or spaces"
                     }
                     _ => "a whole number from 1 to 10, without sign, leading zeros or spaces",
                 };

@@ -305,7 +305,7 @@ pub async fn deliver_once(
 ) -> PassReport {
     let (_tx, stop) = tokio::sync::watch::channel(false);
     // What fell due by now goes out with this pass.
-    let _ = append_reminders(data_dir, &settings).await;
+    let _ = append_reminders(data_dir, &settings, settings.clock.now()).await;
     let shared = Arc::new(Shared {
         data_dir: data_dir.to_owned(),
         settings,
@@ -410,21 +410,16 @@ pub async fn run(
 /// it could not (the data-dir lock busy past its timeout, a file unreadable).
 const REMIND_RETRY: Duration = Duration::from_secs(5);
 
-/// Appends the reminders due now ([`super::remind::append_due`]), off the
-/// runtime's threads; a failure is logged (`false`).
-async fn append_reminders(data_dir: &Path, settings: &DeliverSettings) -> bool {
-    let (dir, clock, timeout) = (
-        data_dir.to_owned(),
-        settings.clock.clone(),
-        settings.lock_timeout,
-    );
+/// Appends the reminders due at `now` ([`super::remind::append_due`]),
+/// off the runtime's threads; a failure is logged (`false`).
+async fn append_reminders(data_dir: &Path, settings: &DeliverSettings, now: Timestamp) -> bool {
+    let (dir, timeout) = (data_dir.to_owned(), settings.lock_timeout);
     let appended =
-        tokio::task::spawn_blocking(move || super::remind::append_due(&dir, clock.now(), timeout))
-            .await;
+        tokio::task::spawn_blocking(move || super::remind::append_due(&dir, now, timeout)).await;
     match appended {
         Ok(Ok(_)) => true,
         Ok(Err(e)) => {
-            tracing::warn!("webhook reminders: {e}; tried again in {REMIND_RETRY:?}");
+            tracing::warn!("webhook reminders due at {now} not appended: {e}");
             false
         }
         Err(_) => false,
@@ -444,9 +439,11 @@ async fn remind(shared: Arc<Shared>) {
         let changed = shared.changed.notified();
         tokio::pin!(changed);
         changed.as_mut().enable();
-        let appended = append_reminders(&shared.data_dir, &shared.settings).await;
-        let dir = shared.data_dir.clone();
+        // One instant for both: a reminder falling due while the append
+        // runs is after it, so the next wake finds it.
         let now = clock.now();
+        let appended = append_reminders(&shared.data_dir, &shared.settings, now).await;
+        let dir = shared.data_dir.clone();
         let next = tokio::task::spawn_blocking(move || super::remind::next_due(&dir, now))
             .await
             .ok()
@@ -493,7 +490,9 @@ async fn work(shared: Arc<Shared>, id: String, once: bool, report: Arc<Mutex<Pas
             Ok(entry) => entry,
             Err(scanned) => {
                 if scanned != st.next {
-                    st.next = scanned;
+                    // What was at the cursor is not sent (not wanted, or a
+                    // reminder cancelled): its retries go with it.
+                    st.move_to(scanned);
                     save_state(&data_dir, &id, st);
                 }
                 if once {

@@ -111,8 +111,16 @@ pub fn set_delivery(
     }
     let lock = lock(data_dir, lock_timeout, "resetctl webhook set")?;
     let endpoints = Endpoints::new(data_dir);
-    if let Some(Some(leads)) = &change.remind {
-        check_reminders(&endpoints.get(id)?.events, Some(leads.clone()))?;
+    if let Some(remind) = &change.remind {
+        let events = endpoints.get(id)?.events;
+        if remind.is_none() && check_reminders(&events, None)?.is_some() {
+            return Err(EndpointError::Invalid(format!(
+                "--no-remind would leave this endpoint nothing to send: its --event list ({}) names reminders; remove it and add it again with other --event types",
+                events.join(",")
+            ))
+            .into());
+        }
+        check_reminders(&events, remind.clone())?;
     }
     Ok(endpoints.update(&lock, id, |e| {
         if let Some(remind) = change.remind {

@@ -498,11 +498,10 @@ impl Outbox {
             return Ok(0);
         }
         // What the next publish measures from stays the version receivers
-        // were last told of (a reminder changes no record; a publish killed
-        // before its pointer moved may have told them of a later one).
-        let told = committed
-            .last_sequence
-            .map_or(sequence, |s| s.max(sequence));
+        // were last told of, whatever is served (a reminder changes no
+        // record; a publish or rollback killed before its pointer moved has
+        // told them of another version than the served one).
+        let told = committed.last_sequence.unwrap_or(sequence);
         push_line(
             &mut out,
             &Line::Commit {

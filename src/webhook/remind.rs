@@ -33,14 +33,40 @@ pub enum RemindError {
     Outbox(#[from] OutboxError),
 }
 
-/// The leads the enabled endpoints ask for, or `None` when none takes reminders.
-pub fn wanted_leads(endpoints: &[Endpoint]) -> Option<Vec<u32>> {
-    let lists: Vec<&crate::remind::Leads> = endpoints
+/// The lead lists of the enabled endpoints that take reminders, each once
+/// (none: no endpoint does).
+pub fn lead_lists(endpoints: &[Endpoint]) -> Vec<&crate::remind::Leads> {
+    let mut lists: Vec<&crate::remind::Leads> = Vec::new();
+    for leads in endpoints
         .iter()
         .filter(|e| e.enabled)
         .filter_map(|e| e.remind.as_ref())
-        .collect();
-    (!lists.is_empty()).then(|| crate::remind::Leads::union(lists))
+    {
+        if !lists.contains(&leads) {
+            lists.push(leads);
+        }
+    }
+    lists
+}
+
+/// The reminders due at `now` for every endpoint's own leads (of each
+/// schedule, the latest of *its* leads: one endpoint's 10 minutes never
+/// hides another's 20), each once.
+fn due_for<'a>(
+    records: &'a [crate::model::Record],
+    lists: &[&crate::remind::Leads],
+    now: Timestamp,
+) -> Vec<crate::remind::Reminder<'a>> {
+    let mut keys = std::collections::HashSet::new();
+    let mut due = Vec::new();
+    for leads in lists {
+        for reminder in crate::remind::due(records, leads.minutes(), now) {
+            if keys.insert(reminder.key()) {
+                due.push(reminder);
+            }
+        }
+    }
+    due
 }
 
 /// Appends the reminders due at `now` that the outbox has not held;
@@ -51,17 +77,22 @@ pub fn append_due(
     now: Timestamp,
     lock_timeout: Duration,
 ) -> Result<usize, RemindError> {
-    let Some(leads) = wanted_leads(&Endpoints::new(data_dir).load()?) else {
+    let endpoints = Endpoints::new(data_dir).load()?;
+    let lists = lead_lists(&endpoints);
+    if lists.is_empty() {
         return Ok(0);
-    };
+    }
     let store = SnapshotStore::new(data_dir);
     let outbox = Outbox::new(data_dir);
     let unsent = |snapshot: &crate::snapshot::Snapshot| -> Result<bool, OutboxError> {
+        let due = due_for(&snapshot.records, &lists, now);
+        if due.is_empty() {
+            // The usual wake: nothing due, the outbox is not read.
+            return Ok(false);
+        }
         let committed = outbox.read()?;
         let held = committed.reminder_keys();
-        Ok(crate::remind::due(&snapshot.records, &leads, None, now)
-            .iter()
-            .any(|r| !held.contains(r.key().as_str())))
+        Ok(due.iter().any(|r| !held.contains(r.key().as_str())))
     };
     match store.load_current()? {
         Some(snapshot) if unsent(&snapshot)? => {}
@@ -72,7 +103,7 @@ pub fn append_due(
     let Some(snapshot) = store.load_current()? else {
         return Ok(0);
     };
-    let due = crate::remind::due(&snapshot.records, &leads, None, now);
+    let due = due_for(&snapshot.records, &lists, now);
     let appended =
         outbox.append_reminders(&lock, &due, snapshot.sequence, snapshot.generated_at, now)?;
     if appended > 0 {
@@ -84,9 +115,13 @@ pub fn append_due(
 /// The next instant after `now` at which a reminder the enabled endpoints
 /// want falls due, by the served snapshot; `None` when there is none.
 pub fn next_due(data_dir: &Path, now: Timestamp) -> Option<Timestamp> {
-    let leads = wanted_leads(&Endpoints::new(data_dir).load().ok()?)?;
+    let endpoints = Endpoints::new(data_dir).load().ok()?;
+    let lists = lead_lists(&endpoints);
+    if lists.is_empty() {
+        return None;
+    }
     let snapshot = SnapshotStore::new(data_dir).load_current().ok()??;
-    crate::remind::next_due(&snapshot.records, &leads, now)
+    crate::remind::next_due(&snapshot.records, &crate::remind::Leads::union(lists), now)
 }
 
 /// Whether the reminder `entry` is not to be sent at `now`: it expired, or

@@ -15,6 +15,11 @@ use crate::settings::Settings;
 /// How many attempts `deliveries` shows by default.
 const DEFAULT_LIMIT: usize = 20;
 
+/// An endpoint's reminder leads as lists show them: `60m,10m` or `off`.
+fn leads_text(remind: Option<&resetctl::remind::Leads>) -> String {
+    remind.map_or_else(|| "off".to_owned(), |l| l.to_text())
+}
+
 /// What an endpoint is told of, and in which words, as `list` shows it:
 /// `reminders 60m,10m, zh, Asia/Shanghai`.
 fn reminder_summary(
@@ -24,7 +29,7 @@ fn reminder_summary(
 ) -> String {
     format!(
         "reminders {}, {}, {}",
-        remind.map_or_else(|| "off".to_owned(), |l| l.to_text()),
+        leads_text(remind),
         language.segment(),
         time_zone.unwrap_or("UTC")
     )
@@ -38,10 +43,12 @@ fn delivery_lines(endpoint: &resetctl::webhook::Endpoint) -> String {
     };
     format!(
         "reminders:   {}\nlanguage:    {}\ntime zone:   {}\nprivate targets: {}\ntimeout:     {} s\nrecord pages: {}\ncontact:     {contact}\n",
-        endpoint
-            .remind
-            .as_ref()
-            .map_or_else(|| "off".to_owned(), |l| format!("{} before a window starts, then its start and end", l.to_text())),
+        leads_text(endpoint.remind.as_ref())
+            + if endpoint.remind.is_some() {
+                " before a window starts, then its start and end"
+            } else {
+                ""
+            },
         endpoint.language.segment(),
         endpoint.time_zone.as_deref().unwrap_or("UTC"),
         if endpoint.allow_private_targets {
