@@ -235,13 +235,16 @@ impl Events {
                 self.catch_up(from, store).await;
                 continue;
             }
-            if self.remind_due() {
+            // One instant for both: what falls due after the reminders
+            // just sent is the next wake, even if the clock moves between.
+            let now = self.reminders.as_ref().map(|r| r.clock.now());
+            if now.is_some_and(|now| self.remind_due(now)) {
                 continue;
             }
             // The next reminder's instant, by the view served now.
-            let wake = self.reminders.as_ref().and_then(|r| {
+            let wake = self.reminders.as_ref().zip(now).and_then(|(r, now)| {
                 let view = self.view.load_full()?;
-                crate::remind::next_due(view.records(), &r.leads, r.clock.now())
+                crate::remind::next_due(view.records(), &r.leads, now)
             });
             let received = match (&self.reminders, wake) {
                 (Some(r), Some(at)) => {
@@ -293,13 +296,12 @@ impl Events {
         }
     }
 
-    /// Queues the reminders due now that the stream has not been told of,
-    /// of the records its `kind` shows; whether it queued any.
-    fn remind_due(&mut self) -> bool {
+    /// Queues the reminders due at `now` that the stream has not been
+    /// told of, of the records its `kind` shows; whether it queued any.
+    fn remind_due(&mut self, now: Timestamp) -> bool {
         let (Some(reminders), Some(view)) = (self.reminders.as_mut(), self.view.load_full()) else {
             return false;
         };
-        let now = reminders.clock.now();
         reminders.seen.retain(|_, expires| *expires > now);
         let mut queued = false;
         for due in crate::remind::due(view.records(), &reminders.leads, now) {
