@@ -128,14 +128,10 @@ impl Leads {
         if text.is_empty() {
             return Err(LeadError::Empty);
         }
-        let mut leads = Vec::new();
-        for item in text.split(',') {
-            let minutes = parse_lead(item).ok_or_else(|| LeadError::Item(item.to_owned()))?;
-            if leads.contains(&minutes) {
-                return Err(LeadError::Twice(minutes));
-            }
-            leads.push(minutes);
-        }
+        let leads = text
+            .split(',')
+            .map(|item| parse_lead(item).ok_or_else(|| LeadError::Item(item.to_owned())))
+            .collect::<Result<Vec<u32>, LeadError>>()?;
         Self::from_minutes(leads)
     }
 

@@ -918,7 +918,8 @@ fn parse_leads(text: &str) -> Result<resetctl::remind::Leads, String> {
 }
 
 fn parse_lang(text: &str) -> Result<resetctl::site::i18n::Lang, String> {
-    resetctl::site::i18n::Lang::parse(text).ok_or_else(|| format!("{text:?} is not en or zh"))
+    resetctl::site::i18n::Lang::from_segment(text)
+        .ok_or_else(|| format!("{text:?} is not en or zh"))
 }
 
 fn parse_format(text: &str) -> Result<resetctl::webhook::Format, String> {

@@ -92,11 +92,6 @@ impl Lang {
             Lang::Zh => &NOTIFY_ZH,
         }
     }
-
-    /// Parses `en` or `zh` (a webhook endpoint's `--lang`).
-    pub fn parse(text: &str) -> Option<Self> {
-        Lang::from_segment(text)
-    }
 }
 
 impl serde::Serialize for Lang {
@@ -108,7 +103,7 @@ impl serde::Serialize for Lang {
 impl<'de> serde::Deserialize<'de> for Lang {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let text = String::deserialize(d)?;
-        Lang::parse(&text)
+        Lang::from_segment(&text)
             .ok_or_else(|| serde::de::Error::custom(format!("{text:?} is not en or zh")))
     }
 }

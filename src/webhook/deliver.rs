@@ -411,18 +411,22 @@ pub async fn run(
 const REMIND_RETRY: Duration = Duration::from_secs(5);
 
 /// Appends the reminders due at `now` ([`super::remind::append_due`]),
-/// off the runtime's threads; a failure is logged (`false`).
-async fn append_reminders(data_dir: &Path, settings: &DeliverSettings, now: Timestamp) -> bool {
+/// off the runtime's threads; a failure is logged (`None`).
+async fn append_reminders(
+    data_dir: &Path,
+    settings: &DeliverSettings,
+    now: Timestamp,
+) -> Option<super::remind::Pass> {
     let (dir, timeout) = (data_dir.to_owned(), settings.lock_timeout);
-    let appended =
+    let pass =
         tokio::task::spawn_blocking(move || super::remind::append_due(&dir, now, timeout)).await;
-    match appended {
-        Ok(Ok(_)) => true,
+    match pass {
+        Ok(Ok(pass)) => Some(pass),
         Ok(Err(e)) => {
             tracing::warn!("webhook reminders due at {now} not appended: {e}");
-            false
+            None
         }
-        Err(_) => false,
+        Err(_) => None,
     }
 }
 
@@ -442,12 +446,8 @@ async fn remind(shared: Arc<Shared>) {
         // One instant for both: a reminder falling due while the append
         // runs is after it, so the next wake finds it.
         let now = clock.now();
-        let appended = append_reminders(&shared.data_dir, &shared.settings, now).await;
-        let dir = shared.data_dir.clone();
-        let next = tokio::task::spawn_blocking(move || super::remind::next_due(&dir, now))
-            .await
-            .ok()
-            .flatten();
+        let pass = append_reminders(&shared.data_dir, &shared.settings, now).await;
+        let (appended, next) = (pass.is_some(), pass.and_then(|p| p.next_due));
         crate::testhook::reached("remind:sleeping");
         let due = async {
             match next {
@@ -539,11 +539,7 @@ async fn work(shared: Arc<Shared>, id: String, once: bool, report: Arc<Mutex<Pas
                 log::append(&data_dir, &attempt);
                 report.lock().expect("not poisoned").delivered += 1;
                 crate::metrics::webhook_delivery(DeliveryOutcome::Delivered);
-                if let Some(kind) = entry
-                    .reminder
-                    .as_ref()
-                    .and_then(|_| crate::remind::ReminderKind::of_event_type(&entry.event_type))
-                {
+                if let Some(kind) = crate::remind::ReminderKind::of_event_type(&entry.event_type) {
                     crate::metrics::reminder_sent(
                         crate::metrics::ReminderChannel::Webhook,
                         kind.event_type(),

@@ -3,7 +3,7 @@
 //! falls due, and when the next one will.
 //!
 //! The one deliverer of a data dir runs this ([`super::deliver::run`]
-//! sleeps until [`next_due`], and wakes early when the outbox or the
+//! sleeps until the [`Pass::next_due`] of its last look, and wakes early when the outbox or the
 //! endpoints change); `webhook deliver --once` appends what is due before
 //! it delivers. Appending is under the data-dir lock and skips every key
 //! the outbox has held ([`super::Outbox::append_reminders`]), so neither a
@@ -69,19 +69,34 @@ fn due_for<'a>(
     due
 }
 
-/// Appends the reminders due at `now` that the outbox has not held;
-/// returns how many. The lock is taken (within `lock_timeout`) only when
-/// there is one to append.
+/// What one look at the due reminders did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Pass {
+    /// Reminders appended to the outbox.
+    pub appended: usize,
+    /// The next instant after `now` at which one the enabled endpoints
+    /// want falls due, by the served snapshot (none: nothing to wait for).
+    pub next_due: Option<Timestamp>,
+}
+
+/// Appends the reminders due at `now` that the outbox has not held, and
+/// tells when the next one falls due (one read of the endpoints and the
+/// snapshot for both). The lock is taken (within `lock_timeout`) only
+/// when there is one to append.
 pub fn append_due(
     data_dir: &Path,
     now: Timestamp,
     lock_timeout: Duration,
-) -> Result<usize, RemindError> {
+) -> Result<Pass, RemindError> {
     let endpoints = Endpoints::new(data_dir).load()?;
     let lists = lead_lists(&endpoints);
     if lists.is_empty() {
-        return Ok(0);
+        return Ok(Pass::default());
     }
+    let union = crate::remind::Leads::union(lists.iter().copied());
+    let next_due = |snapshot: &crate::snapshot::Snapshot| {
+        crate::remind::next_due(&snapshot.records, &union, now)
+    };
     let store = SnapshotStore::new(data_dir);
     let outbox = Outbox::new(data_dir);
     let unsent = |snapshot: &crate::snapshot::Snapshot| -> Result<bool, OutboxError> {
@@ -96,12 +111,18 @@ pub fn append_due(
     };
     match store.load_current()? {
         Some(snapshot) if unsent(&snapshot)? => {}
-        _ => return Ok(0),
+        Some(snapshot) => {
+            return Ok(Pass {
+                appended: 0,
+                next_due: next_due(&snapshot),
+            })
+        }
+        None => return Ok(Pass::default()),
     }
     let lock = store.lock(lock_timeout, "resetctl webhook reminders")?;
     // Under the lock: the served snapshot may have moved on meanwhile.
     let Some(snapshot) = store.load_current()? else {
-        return Ok(0);
+        return Ok(Pass::default());
     };
     let due = due_for(&snapshot.records, &lists, now);
     let appended =
@@ -109,19 +130,10 @@ pub fn append_due(
     if appended > 0 {
         tracing::info!("webhook reminders: {appended} due at {now} appended to the outbox");
     }
-    Ok(appended)
-}
-
-/// The next instant after `now` at which a reminder the enabled endpoints
-/// want falls due, by the served snapshot; `None` when there is none.
-pub fn next_due(data_dir: &Path, now: Timestamp) -> Option<Timestamp> {
-    let endpoints = Endpoints::new(data_dir).load().ok()?;
-    let lists = lead_lists(&endpoints);
-    if lists.is_empty() {
-        return None;
-    }
-    let snapshot = SnapshotStore::new(data_dir).load_current().ok()??;
-    crate::remind::next_due(&snapshot.records, &crate::remind::Leads::union(lists), now)
+    Ok(Pass {
+        appended,
+        next_due: next_due(&snapshot),
+    })
 }
 
 /// Whether the reminder `entry` is not to be sent at `now`: it expired, or

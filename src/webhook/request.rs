@@ -103,23 +103,19 @@ pub fn check_target(format: Format, url: &Url) -> Result<(), TargetError> {
 /// Renders `event` for `endpoint`; `signed_at` is the Unix time of the attempt.
 pub fn render(endpoint: &Endpoint, event: &Event, signed_at: i64) -> Result<Request, RenderError> {
     let url = Url::parse(&endpoint.url).map_err(|e| TargetError::Url(e.to_string()))?;
+    // The human message of the ready-made formats, in the endpoint's words.
+    let message = || message(event, endpoint.language, endpoint.zone());
     match endpoint.format {
         Format::Standard => {
             let secret = endpoint.secret.as_deref().ok_or(RenderError::Secret)?;
             standard(url, secret, event, signed_at)
         }
-        format => {
-            let message = message(event, endpoint.language, endpoint.zone());
-            match format {
-                Format::Ntfy => Ok(ntfy(url, message)),
-                Format::Discord => Ok(discord(url, message)),
-                Format::Slack => Ok(slack(url, message)),
-                Format::Telegram => telegram(url, message),
-                Format::Bark => bark(url, message),
-                Format::Feishu => Ok(feishu(url, message, endpoint.language)),
-                Format::Standard => unreachable!("matched above"),
-            }
-        }
+        Format::Ntfy => Ok(ntfy(url, message())),
+        Format::Discord => Ok(discord(url, message())),
+        Format::Slack => Ok(slack(url, message())),
+        Format::Telegram => telegram(url, message()),
+        Format::Bark => bark(url, message()),
+        Format::Feishu => Ok(feishu(url, message(), endpoint.language)),
     }
 }
 
