@@ -11,8 +11,6 @@
 //! it rather than a silent typo.
 
 use std::collections::HashMap;
-use std::fs;
-use std::io;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
@@ -292,15 +290,15 @@ settings_keys! {
 /// A config file that could not be used.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
-    /// The named file does not exist or cannot be read.
-    #[error("cannot read config file {path}: {source}")]
-    Read {
+    /// The named file (`--config`, `RESETCTL_CONFIG`) does not exist.
+    #[error("cannot read config file {path}: it does not exist")]
+    Missing {
         /// The file.
         path: PathBuf,
-        /// The underlying error.
-        #[source]
-        source: io::Error,
     },
+    /// The file cannot be read, or is not a regular file of bounded size.
+    #[error("config file: {0}")]
+    Read(crate::durable::ReadError),
     /// The file is not valid TOML or has an unknown or mistyped key.
     #[error("config file {path}: {message}")]
     Invalid {
@@ -310,6 +308,9 @@ pub enum ConfigError {
         message: String,
     },
 }
+
+/// The largest config file read (the deployment guide's is 2 kB).
+pub const CONFIG_CAP: crate::durable::Cap = crate::durable::Cap::mib(1);
 
 /// A loaded config file (or none).
 #[derive(Debug, Clone, Default)]
@@ -369,11 +370,16 @@ pub fn load_config(explicit: Option<&Path>) -> Result<Config, ConfigError> {
 
 /// Reads one config file; a missing one that is not `required` is none.
 fn read_config(path: PathBuf, required: bool) -> Result<Config, ConfigError> {
-    let text = match fs::read_to_string(&path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == io::ErrorKind::NotFound && !required => return Ok(Config::default()),
-        Err(source) => return Err(ConfigError::Read { path, source }),
+    let bytes = match crate::durable::read_file(&path, CONFIG_CAP) {
+        Ok(Some(bytes)) => bytes,
+        Ok(None) if !required => return Ok(Config::default()),
+        Ok(None) => return Err(ConfigError::Missing { path }),
+        Err(e) => return Err(ConfigError::Read(e)),
     };
+    let text = String::from_utf8(bytes).map_err(|_| ConfigError::Invalid {
+        path: path.clone(),
+        message: "not UTF-8 text".to_owned(),
+    })?;
     let values = parse_config(&path, &text)?;
     Ok(Config {
         path: Some(path),

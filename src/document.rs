@@ -10,6 +10,10 @@ use serde::{Deserialize, Serialize};
 use crate::model::validate::{validate_records, ValidationError};
 use crate::model::{DataSource, Record, Timestamp};
 
+/// The largest document read from a file or stdin (`seed FILE`, `convert
+/// FILE`): a few hundred thousand records.
+pub const DOCUMENT_CAP: crate::durable::Cap = crate::durable::Cap::mib(256);
+
 /// A records document.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -5,12 +5,10 @@
 //! so re-runs are idempotent, and a record that differs from the stored one
 //! with the same id is a conflict that stops the whole import.
 
-use std::fs;
-use std::io;
 use std::path::{Path, PathBuf};
 
 use crate::document::{decode, DocumentError};
-use crate::durable::{write_atomic, AtomicWriteError, DataDirLock};
+use crate::durable::{read_data_file, write_atomic, AtomicWriteError, Cap, DataDirLock, ReadError};
 use crate::model::validate::{validate_records, SEED_PREFIX};
 use crate::model::Record;
 
@@ -19,18 +17,15 @@ pub fn history_path(data_dir: &Path) -> PathBuf {
     data_dir.join("history.json")
 }
 
+/// The largest history read (the bundled one is 15 kB).
+pub const HISTORY_CAP: Cap = Cap::mib(256);
+
 /// Why history could not be read or written.
 #[derive(Debug, thiserror::Error)]
 pub enum HistoryError {
-    /// Reading failed.
-    #[error("cannot read {path}: {source}")]
-    Read {
-        /// The file.
-        path: PathBuf,
-        /// The underlying error.
-        #[source]
-        source: io::Error,
-    },
+    /// Reading failed, or the file is unfit to read.
+    #[error(transparent)]
+    Read(#[from] ReadError),
     /// The stored history is corrupt.
     #[error("{path} is corrupt: {reason}")]
     Corrupt {
@@ -47,10 +42,8 @@ pub enum HistoryError {
 /// Reads the stored history (empty when there is none yet).
 pub fn load_history(data_dir: &Path) -> Result<Vec<Record>, HistoryError> {
     let path = history_path(data_dir);
-    let bytes = match fs::read(&path) {
-        Ok(bytes) => bytes,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(source) => return Err(HistoryError::Read { path, source }),
+    let Some(bytes) = read_data_file(&path, HISTORY_CAP)? else {
+        return Ok(Vec::new());
     };
     let records: Vec<Record> = decode(&bytes, "").map_err(|reason| HistoryError::Corrupt {
         path: path.clone(),

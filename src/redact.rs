@@ -1,15 +1,30 @@
-//! Keeping secrets out of everything resetctl shows.
+//! Keeping secrets out of everything resetctl shows: the one owner of
+//! how a value that may hold a secret is shown.
 //!
 //! An upstream URL may carry userinfo (`user:pass@`) or a token in its
-//! query, and a Redis URL a password. [`redact_url`] is the one form such a
-//! URL takes wherever it is published (`dataSource.url` by default),
-//! printed or logged: no userinfo, no query, no fragment.
+//! query, a Redis URL a password, a webhook target a token in its path
+//! (Discord, Slack, Telegram), an upstream header a credential. Whatever
+//! is printed, logged, published or put in an error message about such a
+//! value is made here, and an error about a malformed one never quotes any
+//! part of it: a mistyped URL cannot be split into a safe part and a
+//! secret one (`redis://u:pa/ss@h` reads as host `u`, port `pa`).
+//!
+//! - [`redact_url`]: a URL as published (`dataSource.url`), printed or
+//!   logged: no userinfo, no query, no fragment;
+//! - [`redact_target`]: a webhook target: its origin only;
+//! - [`header_name`]: an `upstream-header` by its name only;
+//! - [`NOT_SHOWN`]: what stands for a value that is not a well-formed URL.
 
-/// `url` without userinfo, query or fragment; a text that is not a URL
-/// becomes a placeholder (it may be a secret mistyped as a URL).
+/// What stands in an error for a value that may hold a secret and is not
+/// a well-formed URL: none of it is shown.
+pub const NOT_SHOWN: &str = "(the value is not shown: it may hold a secret)";
+
+/// `url` without userinfo, query or fragment; a text that is not a
+/// well-formed URL with an authority (`scheme://host…`) becomes
+/// [`NOT_SHOWN`] (it may be a secret mistyped as a URL).
 pub fn redact_url(url: &str) -> String {
-    match reqwest::Url::parse(url) {
-        Ok(mut parsed) => {
+    match parse_with_authority(url) {
+        Some(mut parsed) => {
             // Both fail only for URLs that cannot have userinfo at all.
             let _ = parsed.set_username("");
             let _ = parsed.set_password(None);
@@ -17,8 +32,46 @@ pub fn redact_url(url: &str) -> String {
             parsed.set_fragment(None);
             parsed.to_string()
         }
-        Err(_) => redact_node_list(url).unwrap_or_else(|| "(not a URL)".to_owned()),
+        None => redact_node_list(url).unwrap_or_else(|| NOT_SHOWN.to_owned()),
     }
+}
+
+/// A webhook target as lists and errors show it: the origin only (with
+/// `/…` when there is more), since chat services put their tokens in the
+/// path or the query.
+pub fn redact_target(url: &str) -> String {
+    match parse_with_authority(url) {
+        Some(parsed) if parsed.path() == "/" && parsed.query().is_none() => {
+            parsed.origin().ascii_serialization()
+        }
+        Some(parsed) => format!("{}/…", parsed.origin().ascii_serialization()),
+        None => NOT_SHOWN.to_owned(),
+    }
+}
+
+/// An `upstream-header` value (`NAME: VALUE`) as errors show it: its name,
+/// when the text has a colon and what precedes it is a header name; else
+/// nothing of it (`X-Key=secret:…` is not a name, and may be the secret).
+pub fn header_name(text: &str) -> Option<&str> {
+    let (name, _) = text.split_once(':')?;
+    let name = name.trim();
+    (!name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)))
+    .then_some(name)
+}
+
+/// `url` parsed, when it is written `scheme://authority…` and its parts
+/// are where the URL standard puts them. A text without `//` after its
+/// scheme (`redis:/app:PW@h`) parses as a path, which would be shown whole.
+fn parse_with_authority(url: &str) -> Option<reqwest::Url> {
+    let (scheme, rest) = url.split_once(':')?;
+    if !rest.starts_with("//") || scheme.is_empty() {
+        return None;
+    }
+    let parsed = reqwest::Url::parse(url).ok()?;
+    parsed.has_host().then_some(parsed)
 }
 
 /// A URL naming several nodes (`redis+cluster://:pw@a:1,b:2/0`), which
@@ -44,7 +97,7 @@ fn redact_node_list(url: &str) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::redact_url;
+    use super::*;
 
     #[test]
     fn userinfo_query_and_fragment_are_removed() {
@@ -60,7 +113,9 @@ mod tests {
             redact_url("https://didcodexreset.com/api/status.json"),
             "https://didcodexreset.com/api/status.json"
         );
-        assert_eq!(redact_url("s3cret"), "(not a URL)");
+        assert_eq!(redact_url("s3cret"), NOT_SHOWN);
+        assert_eq!(redact_url("redis:/app:s3cret@h"), NOT_SHOWN);
+        assert_eq!(redact_url("redis://default:s3cr/et@host:6379"), NOT_SHOWN);
         assert_eq!(
             redact_url("rediss+sentinel://u:s3cret@a:26379,b:26379/mymaster/0?x=s3cret"),
             "rediss+sentinel://a:26379,b:26379/mymaster/0"
@@ -69,5 +124,23 @@ mod tests {
             redact_url("redis+cluster://:s3cret@a:7000,[::1]:7001"),
             "redis+cluster://a:7000,[::1]:7001"
         );
+    }
+}
+
+#[cfg(test)]
+mod target_tests {
+    use super::*;
+
+    #[test]
+    fn a_target_is_shown_by_its_origin_and_a_header_by_its_name() {
+        assert_eq!(
+            redact_target("https://discord.com/api/webhooks/1/T0KEN"),
+            "https://discord.com/…"
+        );
+        assert_eq!(redact_target("https://ntfy.sh/"), "https://ntfy.sh");
+        assert_eq!(redact_target("ftp:/x/T0KEN"), NOT_SHOWN);
+        assert_eq!(header_name("X-Key: s3cret"), Some("X-Key"));
+        assert_eq!(header_name("X-Key=s3cret: x"), None);
+        assert_eq!(header_name("s3cret"), None);
     }
 }

@@ -315,8 +315,9 @@ impl Reloader {
         }
         let path = self.store.data_dir().join(crate::sync::STORED_FEED);
         // One hash of the file: compared with the state's, and made the tag.
-        let read = std::fs::read(&path).map(|bytes| {
+        let read = crate::sync::read_stored_feed(self.store.data_dir()).map(|bytes| {
             use sha2::{Digest, Sha256};
+            let bytes = bytes.unwrap_or_default();
             let digest = Sha256::digest(&bytes);
             (bytes, digest)
         });
@@ -332,7 +333,7 @@ impl Reloader {
                 "{} is not the feed the sync state records (yet): keeping the mirrored one",
                 path.display()
             ),
-            Err(e) => tracing::debug!("cannot read {}: {e}", path.display()),
+            Err(e) => tracing::warn!("keeping the mirrored feed: {e}"),
         }
     }
 

@@ -39,6 +39,31 @@ pub struct StatusReport {
     /// mark-checked`. Never checked is not overdue (a new instance); a
     /// mirror's check is its upstream's, and `stale` judges the mirror.
     pub check_overdue: bool,
+    /// Files of the data dir that could not be read (not a regular file,
+    /// over their cap, an I/O error): the rest of the report stands, and
+    /// `status` exits non-zero naming each.
+    pub unreadable: Vec<Unreadable>,
+}
+
+/// A file `status` could not read.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Unreadable {
+    /// What was wrong, naming the file.
+    pub problem: String,
+    /// Whether the file itself is unfit (exit 65) rather than unreadable
+    /// for an I/O failure (exit 74).
+    #[serde(skip)]
+    pub unfit: bool,
+}
+
+impl Unreadable {
+    fn from_read(e: &crate::durable::ReadError) -> Self {
+        Self {
+            problem: e.to_string(),
+            unfit: e.is_unfit(),
+        }
+    }
 }
 
 impl StatusReport {
@@ -98,11 +123,20 @@ pub struct SnapshotStatus {
     pub versions_on_disk: usize,
 }
 
-/// Builds the report for the store at `now`. An unreadable sync state is
-/// logged and left out rather than hiding the rest of the report.
+/// Builds the report for the store at `now`. An unreadable sync state or
+/// ledger is reported in [`StatusReport::unreadable`] and left out rather
+/// than hiding the rest of the report.
 pub fn status_report(store: &SnapshotStore, now: Timestamp) -> Result<StatusReport, SnapshotError> {
+    let mut unreadable = Vec::new();
+    // A file that cannot be read is reported; one that reads but does not
+    // decode is logged, and the state the snapshot carries stands in.
     let file = load_sync_state(store.data_dir()).unwrap_or_else(|e| {
-        tracing::warn!("{e}");
+        match &e {
+            crate::sync::state::SyncStateError::Read(e) => {
+                unreadable.push(Unreadable::from_read(e))
+            }
+            other => tracing::warn!("{other}"),
+        }
         None
     });
     let current = store.load_current_explained()?;
@@ -112,7 +146,20 @@ pub fn status_report(store: &SnapshotStore, now: Timestamp) -> Result<StatusRepo
         state.status = state.effective_status(now);
         state
     });
-    let ledger = ledger_report(store, current.as_ref().map(|s| s.ledger_entry.unwrap_or(0)));
+    let published = current.as_ref().map(|s| s.ledger_entry.unwrap_or(0));
+    let ledger = match read_ledger(store.data_dir()) {
+        Ok(read) => ledger_report(read, published),
+        Err(e) => {
+            unreadable.push(match &e {
+                crate::ledger::LedgerError::Unfit(e) => Unreadable::from_read(e),
+                other => Unreadable {
+                    problem: other.to_string(),
+                    unfit: false,
+                },
+            });
+            None
+        }
+    };
     let Some(snapshot) = current else {
         return Ok(StatusReport {
             data_dir: store.data_dir().to_owned(),
@@ -122,6 +169,7 @@ pub fn status_report(store: &SnapshotStore, now: Timestamp) -> Result<StatusRepo
             ledger,
             stale: false,
             check_overdue: false,
+            unreadable,
         });
     };
     let mut by_kind: BTreeMap<&'static str, usize> =
@@ -152,6 +200,7 @@ pub fn status_report(store: &SnapshotStore, now: Timestamp) -> Result<StatusRepo
         }),
         sync,
         ledger,
+        unreadable,
         stale: false,
         check_overdue: snapshot.mode == crate::model::Mode::Standalone
             && snapshot
@@ -161,11 +210,11 @@ pub fn status_report(store: &SnapshotStore, now: Timestamp) -> Result<StatusRepo
     .judge())
 }
 
-/// The ledger's entries against what the current snapshot includes; an
-/// unreadable ledger is logged and left out.
-fn ledger_report(store: &SnapshotStore, published: Option<u64>) -> Option<LedgerReport> {
-    let read = |e: crate::ledger::LedgerError| tracing::warn!("{e}");
-    let ledger = read_ledger(store.data_dir()).map_err(read).ok()?;
+/// The ledger's entries against what the current snapshot includes.
+fn ledger_report(
+    ledger: crate::ledger::LedgerRead,
+    published: Option<u64>,
+) -> Option<LedgerReport> {
     if ledger.entries.is_empty() && ledger.torn.is_empty() && ledger.corrupt.is_empty() {
         return None;
     }

@@ -109,7 +109,7 @@ fn a_bad_config_file_names_the_key() {
     );
     let missing = w
         .run(&["--config", w.path("nope.toml").to_str().unwrap(), "status"])
-        .code(74);
+        .code(64);
     assert!(
         missing.stderr.contains("cannot read config file"),
         "{}",

@@ -125,7 +125,7 @@ fn resetctl_config_names_the_config_file() {
             .output()
             .unwrap(),
     )
-    .code(74);
+    .code(64);
     assert!(
         missing.stderr.contains("cannot read config file"),
         "{}",

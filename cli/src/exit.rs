@@ -58,6 +58,16 @@ impl CliError {
     }
 }
 
+/// A guarded read's failure: a file unfit to read (not a regular file,
+/// over its cap) is bad data; an I/O error is an I/O error.
+pub fn read_code(e: &resetctl::durable::ReadError) -> Code {
+    if e.is_unfit() {
+        Code::DataErr
+    } else {
+        Code::IoErr
+    }
+}
+
 impl From<LockError> for CliError {
     fn from(err: LockError) -> Self {
         let code = match &err {
@@ -70,27 +80,32 @@ impl From<LockError> for CliError {
 
 impl From<SnapshotError> for CliError {
     fn from(err: SnapshotError) -> Self {
-        let code = match &err {
-            SnapshotError::Read { .. } | SnapshotError::Write(_) | SnapshotError::Step(_) => {
-                Code::IoErr
-            }
-            SnapshotError::Lock(LockError::Busy { .. }) => Code::TempFail,
-            SnapshotError::Lock(LockError::Io { .. }) => Code::IoErr,
-            SnapshotError::Corrupt { .. }
-            | SnapshotError::BadPointer { .. }
-            | SnapshotError::PointerNotAFile { .. }
-            | SnapshotError::SequenceExhausted(_)
-            | SnapshotError::BrokenPointer { .. } => Code::DataErr,
-            SnapshotError::NoSuchSequence(_) | SnapshotError::Refused(_) => Code::Usage,
-        };
-        CliError::new(code, err.to_string())
+        CliError::new(snapshot_code(&err), err.to_string())
+    }
+}
+
+/// The exit code of a snapshot error, wherever it is carried.
+pub fn snapshot_code(err: &SnapshotError) -> Code {
+    match err {
+        SnapshotError::Read { .. } | SnapshotError::Write(_) | SnapshotError::Step(_) => {
+            Code::IoErr
+        }
+        SnapshotError::Lock(LockError::Busy { .. }) => Code::TempFail,
+        SnapshotError::Lock(LockError::Io { .. }) => Code::IoErr,
+        SnapshotError::Corrupt { .. }
+        | SnapshotError::BadPointer { .. }
+        | SnapshotError::Unfit(_)
+        | SnapshotError::SequenceExhausted(_)
+        | SnapshotError::BrokenPointer { .. } => Code::DataErr,
+        SnapshotError::NoSuchSequence(_) | SnapshotError::Refused(_) => Code::Usage,
     }
 }
 
 impl From<HistoryError> for CliError {
     fn from(err: HistoryError) -> Self {
         let code = match &err {
-            HistoryError::Read { .. } | HistoryError::Write(_) => Code::IoErr,
+            HistoryError::Read(e) => read_code(e),
+            HistoryError::Write(_) => Code::IoErr,
             HistoryError::Corrupt { .. } => Code::DataErr,
         };
         CliError::new(code, err.to_string())
@@ -113,9 +128,10 @@ impl From<StandaloneError> for CliError {
             e @ (StandaloneError::BadSeed { .. }
             | StandaloneError::Conflicts(_)
             | StandaloneError::Invalid(_)) => CliError::new(Code::DataErr, e.to_string()),
-            StandaloneError::Ledger(e @ resetctl::ledger::LedgerError::Corrupt { .. }) => {
-                CliError::new(Code::DataErr, e.to_string())
-            }
+            StandaloneError::Ledger(
+                e @ (resetctl::ledger::LedgerError::Corrupt { .. }
+                | resetctl::ledger::LedgerError::Unfit(_)),
+            ) => CliError::new(Code::DataErr, e.to_string()),
             StandaloneError::Ledger(e) => CliError::new(Code::IoErr, e.to_string()),
             StandaloneError::Refused(message) => CliError::new(Code::Usage, message),
         }
@@ -125,8 +141,8 @@ impl From<StandaloneError> for CliError {
 impl From<ConfigError> for CliError {
     fn from(err: ConfigError) -> Self {
         let code = match &err {
-            ConfigError::Read { .. } => Code::IoErr,
-            ConfigError::Invalid { .. } => Code::Usage,
+            ConfigError::Read(e) => read_code(e),
+            ConfigError::Missing { .. } | ConfigError::Invalid { .. } => Code::Usage,
         };
         CliError::new(code, err.to_string())
     }
@@ -137,7 +153,7 @@ impl From<resetctl::webhook::EndpointError> for CliError {
         use resetctl::webhook::EndpointError;
         let code = match &err {
             EndpointError::Read { .. } | EndpointError::Write(_) => Code::IoErr,
-            EndpointError::Corrupt { .. } => Code::DataErr,
+            EndpointError::Corrupt { .. } | EndpointError::Unfit(_) => Code::DataErr,
             EndpointError::NoSuchEndpoint(_)
             | EndpointError::Invalid(_)
             | EndpointError::Target(_) => Code::Usage,
@@ -150,6 +166,7 @@ impl From<resetctl::limit::SettingError> for CliError {
     fn from(err: resetctl::limit::SettingError) -> Self {
         let code = match err {
             resetctl::limit::SettingError::RedisRefused { .. } => Code::Unavailable,
+            resetctl::limit::SettingError::RedisTlsFile { unfit: true, .. } => Code::DataErr,
             _ => Code::Usage,
         };
         CliError::new(code, err.to_string())
@@ -164,7 +181,12 @@ impl From<resetctl::standalone::actions::ActionError> for CliError {
 
 impl From<resetctl::settings::SettingsError> for CliError {
     fn from(err: resetctl::settings::SettingsError) -> Self {
-        CliError::new(Code::Usage, err.to_string())
+        use resetctl::settings::SettingsError;
+        let code = match &err {
+            SettingsError::Invalid { .. } | SettingsError::Env(_) => Code::Usage,
+            SettingsError::UnfitFile(_) => Code::DataErr,
+        };
+        CliError::new(code, err.to_string())
     }
 }
 

@@ -54,13 +54,15 @@ impl DataDirLock {
         if let Some(dir) = path.parent() {
             super::create_dir_durable(dir).map_err(io_err)?;
         }
-        let mut file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(path)
-            .map_err(io_err)?;
+        let mut file = super::open_data_file(
+            path,
+            OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false),
+        )
+        .map_err(|e| io_err(e.at(path).into_io()))?;
         let started = Instant::now();
         loop {
             match file.try_lock() {

@@ -1,4 +1,5 @@
-//! Durable file writes shared by every writer of the data dir.
+//! Files on disk: durable writes shared by every writer of the data dir,
+//! and the one guarded read of every file the program reads ([`read_file`]).
 //!
 //! One writer per file, and every write is atomic: a temp file in the same
 //! directory, fsync, rename over the target, fsync the directory; a new
@@ -8,9 +9,14 @@
 
 mod atomic;
 mod lock;
+mod read;
 
 pub use atomic::{
     create_dir_durable, remove_durable, sync_dir, write_atomic, write_private, AtomicWriteError,
     TEMP_PREFIX,
 };
 pub use lock::{DataDirLock, LockError};
+pub use read::{
+    open_data_file, open_regular, read_data_file, read_existing, read_file, Cap, Links, OpenError,
+    ReadError,
+};

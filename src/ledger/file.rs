@@ -17,12 +17,14 @@
 //! removal). [`LedgerRead::checked`] refuses such a ledger, so nothing is
 //! published from it until it is repaired.
 
-use std::fs::{self, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use super::entry::Entry;
-use crate::durable::DataDirLock;
+use crate::durable::{open_data_file, read_data_file, Cap, DataDirLock, OpenError, ReadError};
+
+/// The largest ledger read: about 800,000 entries of a few hundred bytes.
+pub const LEDGER_CAP: Cap = Cap::mib(256);
 
 /// The ledger of `data_dir`.
 pub fn ledger_path(data_dir: &Path) -> PathBuf {
@@ -112,6 +114,9 @@ pub enum LedgerError {
         /// What the parser says of it.
         problem: String,
     },
+    /// The ledger is not a regular file, or larger than [`LEDGER_CAP`].
+    #[error(transparent)]
+    Unfit(ReadError),
     /// I/O on the ledger file.
     #[error("ledger {path}: {source}")]
     Io {
@@ -123,13 +128,26 @@ pub enum LedgerError {
     },
 }
 
+impl LedgerError {
+    fn from_read(e: ReadError) -> Self {
+        match e {
+            ReadError::Io { path, source } => LedgerError::Io { path, source },
+            unfit => LedgerError::Unfit(unfit),
+        }
+    }
+
+    fn from_open(e: OpenError, path: &Path) -> Self {
+        Self::from_read(e.at(path))
+    }
+}
+
 /// Reads every entry; a line that does not parse is reported, not fatal.
 pub fn read_ledger(data_dir: &Path) -> Result<LedgerRead, LedgerError> {
     let path = ledger_path(data_dir);
-    let text = match fs::read(&path) {
-        Ok(bytes) => bytes,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(LedgerRead::default()),
-        Err(source) => return Err(LedgerError::Io { path, source }),
+    let text = match read_data_file(&path, LEDGER_CAP) {
+        Ok(Some(bytes)) => bytes,
+        Ok(None) => return Ok(LedgerRead::default()),
+        Err(e) => return Err(LedgerError::from_read(e)),
     };
     let mut read = LedgerRead::default();
     let ends_with_newline = text.last() == Some(&b'\n');
@@ -183,12 +201,14 @@ pub fn append(_lock: &DataDirLock, data_dir: &Path, entry: &Entry) -> Result<(),
         path: path.clone(),
         source,
     };
-    let mut file = OpenOptions::new()
-        .read(true)
-        .append(true)
-        .create(true)
-        .open(&path)
-        .map_err(io_err)?;
+    let mut file = open_data_file(
+        &path,
+        std::fs::OpenOptions::new()
+            .read(true)
+            .append(true)
+            .create(true),
+    )
+    .map_err(|e| LedgerError::from_open(e, &path))?;
     let mut line = Vec::new();
     // Cut a torn last line off first (what an interrupted append left; no
     // command reported it done), so the file stays whole lines only.

@@ -81,6 +81,9 @@ pub enum SettingError {
         path: std::path::PathBuf,
         /// Why.
         why: String,
+        /// Whether the file is unfit to read (not a regular file, over
+        /// its cap) rather than missing or unreadable.
+        unfit: bool,
     },
     /// A client certificate without its key, or a key without its certificate.
     #[error(

@@ -124,9 +124,10 @@ impl Answer {
 }
 
 /// Parses a URL that requests may be made to: absolute `http` or `https`
-/// with a host. The error names the URL by its redacted form.
+/// with a host. The error names the URL by its origin only (a webhook
+/// target's token may be in its path).
 pub fn parse_target(text: &str) -> Result<Url, OutboundError> {
-    let fail = || OutboundError::Scheme(format!("{:?}", crate::redact::redact_url(text)));
+    let fail = || OutboundError::Scheme(crate::redact::redact_target(text));
     let url = Url::parse(text).map_err(|_| fail())?;
     if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none() {
         return Err(fail());

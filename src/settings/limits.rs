@@ -94,9 +94,12 @@ pub(super) fn build(raw: &Raw) -> Result<LimiterSettings, SettingsError> {
             defaults.max_clients,
         )?,
     };
-    settings
-        .check()
-        .map_err(|e| raw.invalid("rate_limit_store", e.to_string()))?;
+    settings.check().map_err(|e| match e {
+        crate::limit::SettingError::RedisTlsFile { unfit: true, .. } => {
+            SettingsError::UnfitFile(e.to_string())
+        }
+        e => raw.invalid("rate_limit_store", e.to_string()),
+    })?;
     Ok(settings)
 }
 

@@ -95,6 +95,10 @@ pub enum SettingsError {
     /// An environment variable that does not read as its type.
     #[error(transparent)]
     Env(#[from] EnvError),
+    /// A file a setting names is not a regular file, or is over its cap
+    /// (the words name the setting and the file).
+    #[error("{0}")]
+    UnfitFile(String),
 }
 
 /// How an error says where a value came from.

@@ -54,7 +54,7 @@ pub(super) fn build(
     let public = reqwest::Url::parse(&public_url).map_err(|e| {
         raw.invalid(
             "public_url",
-            format!("--public-url {public_url:?} is not a URL: {e}"),
+            format!("--public-url {} is not a URL: {e}", redact_url(&public_url)),
         )
     })?;
     if public.password().is_some() || !public.username().is_empty() {
@@ -158,12 +158,17 @@ fn upstream_headers(raw: &Raw) -> Result<Vec<(String, String)>, SettingsError> {
         .iter()
         .flatten()
         .map(|text| {
-            let (name, value) = text.split_once(':').ok_or_else(|| {
-                invalid("--upstream-header must look like \"NAME: VALUE\" (for example \"Authorization: Bearer …\")".to_owned())
+            // Named by its name only, and only when it has one: the rest
+            // may be the secret (`X-Key=secret` is not a name).
+            let name = crate::redact::header_name(text).ok_or_else(|| {
+                invalid(format!(
+                    "--upstream-header must look like \"NAME: VALUE\" (for example \"Authorization: Bearer …\"), with a header name before the colon; {}",
+                    crate::redact::NOT_SHOWN
+                ))
             })?;
-            let (name, value) = (name.trim(), value.trim());
+            let value = text.split_once(':').map_or("", |(_, value)| value).trim();
             reqwest::header::HeaderName::from_bytes(name.as_bytes())
-                .map_err(|_| invalid(format!("--upstream-header: {name:?} is not a header name")))?;
+                .map_err(|_| invalid(format!("--upstream-header: {name} is not a header name")))?;
             reqwest::header::HeaderValue::from_str(value).map_err(|_| {
                 invalid(format!("--upstream-header {name}: the value is not a valid header value"))
             })?;

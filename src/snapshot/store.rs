@@ -13,7 +13,10 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::document::DocumentError;
-use crate::durable::{write_atomic, AtomicWriteError, DataDirLock, LockError, TEMP_PREFIX};
+use crate::durable::{
+    read_data_file, write_atomic, AtomicWriteError, Cap, DataDirLock, LockError, OpenError,
+    ReadError, TEMP_PREFIX,
+};
 use crate::model::{Record, SyncState, Timestamp};
 
 use super::format::{Mode, Snapshot, SNAPSHOT_FORMAT};
@@ -25,6 +28,10 @@ const POINTER: &str = "CURRENT";
 
 /// The most of the pointer file ever read: a sequence number and a newline fit with room to spare.
 const MAX_POINTER_BYTES: u64 = 32;
+
+/// The largest snapshot file read: about 1.7 million records (a
+/// 100,000-record snapshot is 61 MB).
+pub const SNAPSHOT_CAP: Cap = Cap::mib(1024);
 
 /// Why a snapshot operation failed.
 #[derive(Debug, thiserror::Error)]
@@ -64,12 +71,10 @@ pub enum SnapshotError {
         /// What it holds.
         content: String,
     },
-    /// The pointer is a symlink, a FIFO, a directory…: only a regular file is read.
-    #[error("the pointer {path} is not a regular file; refusing to read it")]
-    PointerNotAFile {
-        /// The pointer file.
-        path: PathBuf,
-    },
+    /// A file is a symlink, a FIFO, a directory, or larger than its cap:
+    /// only a regular file of bounded size is read.
+    #[error(transparent)]
+    Unfit(ReadError),
     /// The newest sequence number is the largest there is: no version can follow it.
     #[error(
         "snapshot sequence {0} cannot be followed: it is the largest sequence number there is"
@@ -94,6 +99,16 @@ pub enum SnapshotError {
         /// The newest version that loads.
         newest: Option<u64>,
     },
+}
+
+impl SnapshotError {
+    /// A failed guarded read: a file unfit to read, or an I/O error.
+    fn from_read(e: ReadError) -> Self {
+        match e {
+            ReadError::Io { path, source } => SnapshotError::Read { path, source },
+            unfit => SnapshotError::Unfit(unfit),
+        }
+    }
 }
 
 /// One version on disk, as `snapshots list` shows it.
@@ -262,25 +277,24 @@ impl SnapshotStore {
 
     /// The sequence the pointer names, or `None` before the first publish.
     pub fn current_sequence(&self) -> Result<Option<u64>, SnapshotError> {
-        use std::io::Read;
         let path = self.pointer_path();
         // Never through a link and never a FIFO or device: a damaged or
         // tampered data dir must not make a reader hang, exhaust memory or
-        // print another file.
-        match fs::symlink_metadata(&path) {
-            Ok(meta) if meta.is_file() => {}
-            Ok(_) => return Err(SnapshotError::PointerNotAFile { path }),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-            Err(source) => return Err(SnapshotError::Read { path, source }),
-        }
+        // print another file. One byte past the cap is read, so an
+        // oversized pointer is told apart from a full one.
+        use std::io::Read;
         let mut bytes = Vec::new();
-        let read = fs::File::open(&path)
-            .and_then(|file| file.take(MAX_POINTER_BYTES + 1).read_to_end(&mut bytes));
-        match read {
-            Ok(_) => {}
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-            Err(source) => return Err(SnapshotError::Read { path, source }),
-        }
+        match crate::durable::open_regular(&path) {
+            Ok(file) => file
+                .take(MAX_POINTER_BYTES + 1)
+                .read_to_end(&mut bytes)
+                .map_err(|source| SnapshotError::Read {
+                    path: path.clone(),
+                    source,
+                })?,
+            Err(OpenError::Missing) => return Ok(None),
+            Err(e) => return Err(SnapshotError::from_read(e.at(&path))),
+        };
         let content =
             String::from_utf8_lossy(&bytes[..bytes.len().min(MAX_POINTER_BYTES as usize)]);
         match content.trim().parse() {
@@ -299,12 +313,10 @@ impl SnapshotStore {
     /// Loads and validates version `sequence`.
     pub fn load(&self, sequence: u64) -> Result<Snapshot, SnapshotError> {
         let path = self.path_of(sequence);
-        let bytes = match fs::read(&path) {
-            Ok(bytes) => bytes,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                return Err(SnapshotError::NoSuchSequence(sequence))
-            }
-            Err(source) => return Err(SnapshotError::Read { path, source }),
+        let bytes = match read_data_file(&path, SNAPSHOT_CAP) {
+            Ok(Some(bytes)) => bytes,
+            Ok(None) => return Err(SnapshotError::NoSuchSequence(sequence)),
+            Err(e) => return Err(SnapshotError::from_read(e)),
         };
         let snapshot = Snapshot::from_slice(&bytes).map_err(|reason| SnapshotError::Corrupt {
             path: path.clone(),
@@ -329,10 +341,9 @@ impl SnapshotStore {
             return Ok(None);
         };
         let path = self.path_of(sequence);
-        let bytes = fs::read(&path).map_err(|source| SnapshotError::Read {
-            path: path.clone(),
-            source,
-        })?;
+        let bytes = read_data_file(&path, SNAPSHOT_CAP)
+            .and_then(|bytes| bytes.ok_or_else(|| OpenError::Missing.at(&path)))
+            .map_err(SnapshotError::from_read)?;
         serde_json::from_slice::<SnapshotHead>(&bytes)
             .map(Some)
             .map_err(|e| SnapshotError::Corrupt {
@@ -363,7 +374,7 @@ impl SnapshotStore {
                 reason @ (SnapshotError::NoSuchSequence(_)
                 | SnapshotError::Corrupt { .. }
                 | SnapshotError::BadPointer { .. }
-                | SnapshotError::PointerNotAFile { .. }),
+                | SnapshotError::Unfit(_)),
             ) => Err(SnapshotError::BrokenPointer {
                 reason: Box::new(reason),
                 newest: self.newest_loadable().map(|s| s.sequence),
@@ -389,8 +400,9 @@ impl SnapshotStore {
         let mut entries = Vec::new();
         for (sequence, path) in self.sequences()? {
             let bytes = fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
-            let head = fs::read(&path)
+            let head = read_data_file(&path, SNAPSHOT_CAP)
                 .ok()
+                .flatten()
                 .and_then(|text| serde_json::from_slice::<SnapshotHead>(&text).ok());
             entries.push(SnapshotEntry {
                 sequence,

@@ -15,4 +15,7 @@ mod run;
 pub mod state;
 
 pub use daemon::run_daemon;
-pub use run::{sync_once, Rejected, SyncError, SyncOutcome, SyncSettings, STORED_FEED};
+pub use run::{
+    read_stored_feed, sync_once, Rejected, SyncError, SyncOutcome, SyncSettings, STORED_FEED,
+    STORED_FEED_CAP,
+};

@@ -370,10 +370,10 @@ fn decide(
     let reject = Failure::Rejected;
     match fetched.map_err(Failure::Fetch)? {
         Fetched::NotModified if !conditional => Err(reject(Rejected::UnexpectedNotModified)),
-        Fetched::NotModified => match load_stored_feed(data_dir) {
-            None => Ok(Decision::NotModified(None)),
-            Some(Err(e)) => Err(reject(Rejected::StoredFeed(e.to_string()))),
-            Some(Ok(bytes)) => {
+        Fetched::NotModified => match read_stored_feed(data_dir) {
+            Ok(None) => Ok(Decision::NotModified(None)),
+            Err(e) => Err(reject(Rejected::StoredFeed(e.to_string()))),
+            Ok(Some(bytes)) => {
                 let doc = decode_upstream(&bytes, now)
                     .map_err(|e| reject(Rejected::StoredFeed(e.to_string())))?;
                 let content = Content::checked(doc)
@@ -477,11 +477,13 @@ fn local(e: impl Into<SyncError>) -> Failure {
 /// mirrored by the server at `/api/status.json`).
 pub const STORED_FEED: &str = "upstream-feed.json";
 
-fn load_stored_feed(data_dir: &Path) -> Option<std::io::Result<Vec<u8>>> {
-    match std::fs::read(data_dir.join(STORED_FEED)) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        other => Some(other),
-    }
+/// The largest kept feed read (a fetched body is capped by
+/// `--max-body-bytes`, 16 MiB by default).
+pub const STORED_FEED_CAP: crate::durable::Cap = crate::durable::Cap::mib(1024);
+
+/// The kept feed, `None` when there is none.
+pub fn read_stored_feed(data_dir: &Path) -> Result<Option<Vec<u8>>, crate::durable::ReadError> {
+    crate::durable::read_data_file(&data_dir.join(STORED_FEED), STORED_FEED_CAP)
 }
 
 /// Keeps (or, for a records document, removes) the stored feed.

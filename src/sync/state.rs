@@ -3,11 +3,9 @@
 //! It carries the source settings too, so the server can build the 17
 //! fields of `meta.dataSource` without being told how sync was run.
 
-use std::fs;
-use std::io;
 use std::path::{Path, PathBuf};
 
-use crate::durable::{write_atomic, AtomicWriteError, DataDirLock};
+use crate::durable::{read_data_file, write_atomic, AtomicWriteError, Cap, DataDirLock, ReadError};
 pub use crate::model::{
     feed_digest, newest, SourceSettings, SyncState, UpstreamMonitor, UpstreamOrigin,
 };
@@ -15,6 +13,9 @@ use crate::model::{DataSourceStatus, Timestamp};
 
 /// The file name of the sync state.
 pub const SYNC_STATE_FILE: &str = "sync-state.json";
+
+/// The largest sync state read (a few kilobytes in use).
+pub const SYNC_STATE_CAP: Cap = Cap::mib(1);
 
 /// The sync status of `data_dir` as of `now` (`stale` once an `ok` is
 /// older than its maximum age), from its sync state file; `None` when there
@@ -29,15 +30,9 @@ pub fn status_now(data_dir: &Path, now: Timestamp) -> Option<DataSourceStatus> {
 /// Why the sync state could not be read or written.
 #[derive(Debug, thiserror::Error)]
 pub enum SyncStateError {
-    /// Reading failed.
-    #[error("cannot read {path}: {source}")]
-    Read {
-        /// The file.
-        path: PathBuf,
-        /// The underlying error.
-        #[source]
-        source: io::Error,
-    },
+    /// Reading failed, or the file is unfit to read.
+    #[error(transparent)]
+    Read(#[from] ReadError),
     /// The file is not a sync state.
     #[error("{path} is corrupt: {message}")]
     Corrupt {
@@ -59,18 +54,15 @@ pub fn sync_state_path(data_dir: &Path) -> PathBuf {
 /// Reads the sync state, `None` before the first sync.
 pub fn load_sync_state(data_dir: &Path) -> Result<Option<SyncState>, SyncStateError> {
     let path = sync_state_path(data_dir);
-    match fs::read(&path) {
-        Ok(bytes) => {
-            serde_json::from_slice(&bytes)
-                .map(Some)
-                .map_err(|e| SyncStateError::Corrupt {
-                    path,
-                    message: e.to_string(),
-                })
-        }
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-        Err(source) => Err(SyncStateError::Read { path, source }),
-    }
+    let Some(bytes) = read_data_file(&path, SYNC_STATE_CAP)? else {
+        return Ok(None);
+    };
+    serde_json::from_slice(&bytes)
+        .map(Some)
+        .map_err(|e| SyncStateError::Corrupt {
+            path,
+            message: e.to_string(),
+        })
 }
 
 /// Writes the sync state atomically; the caller holds the data-dir lock.

@@ -16,7 +16,6 @@
 //! because receivers check it against their own clock.
 
 use std::collections::HashMap;
-use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
@@ -155,9 +154,14 @@ fn state_path(data_dir: &Path, id: &str) -> PathBuf {
 
 /// The delivery state of endpoint `id`, or `None` before its first delivery.
 pub fn load_state(data_dir: &Path, id: &str) -> Option<EndpointState> {
-    fs::read(state_path(data_dir, id))
-        .ok()
-        .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+    let path = state_path(data_dir, id);
+    match crate::durable::read_data_file(&path, crate::durable::Cap::mib(1)) {
+        Ok(bytes) => bytes.and_then(|bytes| serde_json::from_slice(&bytes).ok()),
+        Err(e) => {
+            tracing::warn!("webhook {id}: starting its delivery state afresh: {e}");
+            None
+        }
+    }
 }
 
 fn save_state(data_dir: &Path, id: &str, state: &EndpointState) {

@@ -2,7 +2,6 @@
 //! (with their secrets: the file is made readable by its owner only) and
 //! written atomically under the data-dir lock like every other file.
 
-use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
@@ -219,6 +218,9 @@ pub enum EndpointError {
         #[source]
         source: io::Error,
     },
+    /// The file is not a regular file, or over its cap.
+    #[error(transparent)]
+    Unfit(crate::durable::ReadError),
     /// The file is not what this version writes.
     #[error("{path} is corrupt: {why}")]
     Corrupt {
@@ -252,6 +254,9 @@ pub struct Endpoints {
     path: PathBuf,
 }
 
+/// The largest endpoints file read (an endpoint takes a few hundred bytes).
+const ENDPOINTS_CAP: crate::durable::Cap = crate::durable::Cap::mib(16);
+
 impl Endpoints {
     /// The endpoints of `data_dir`.
     pub fn new(data_dir: &Path) -> Self {
@@ -267,15 +272,13 @@ impl Endpoints {
 
     /// Every endpoint, in the order they were added.
     pub fn load(&self) -> Result<Vec<Endpoint>, EndpointError> {
-        let bytes = match fs::read(&self.path) {
-            Ok(bytes) => bytes,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(source) => {
-                return Err(EndpointError::Read {
-                    path: self.path.clone(),
-                    source,
-                })
+        let bytes = match crate::durable::read_data_file(&self.path, ENDPOINTS_CAP) {
+            Ok(Some(bytes)) => bytes,
+            Ok(None) => return Ok(Vec::new()),
+            Err(crate::durable::ReadError::Io { path, source }) => {
+                return Err(EndpointError::Read { path, source })
             }
+            Err(unfit) => return Err(EndpointError::Unfit(unfit)),
         };
         serde_json::from_slice::<File>(&bytes)
             .map(|f| f.endpoints)

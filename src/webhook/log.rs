@@ -17,6 +17,9 @@ pub const LOG_FILE: &str = "deliveries.jsonl";
 
 /// Past this size the log is cut to its newest [`KEEP_LINES`] lines.
 const MAX_BYTES: u64 = 1 << 20;
+
+/// The largest log read: trimmed past [`MAX_BYTES`], so a larger file was not made by a deliverer.
+const READ_CAP: crate::durable::Cap = crate::durable::Cap::mib(64);
 const KEEP_LINES: usize = 2000;
 
 /// What came of one attempt.
@@ -79,7 +82,9 @@ pub fn append(data_dir: &Path, attempt: &Attempt) {
     let mut line = serde_json::to_vec(attempt).expect("an attempt serialises");
     line.push(b'\n');
     let _ = fs::create_dir_all(super::dir(data_dir));
-    if let Ok(mut file) = OpenOptions::new().create(true).append(true).open(&path) {
+    if let Ok(mut file) =
+        crate::durable::open_data_file(&path, OpenOptions::new().create(true).append(true))
+    {
         let _ = file.write_all(&line);
     }
 }
@@ -91,21 +96,26 @@ pub fn trim(data_dir: &Path) {
     if fs::metadata(&path).map(|m| m.len()).unwrap_or(0) <= MAX_BYTES {
         return;
     }
-    if let Ok(bytes) = fs::read(&path) {
-        let lines: Vec<&[u8]> = bytes
-            .split(|b| *b == b'\n')
-            .filter(|l| !l.is_empty())
-            .collect();
-        let keep = &lines[lines.len().saturating_sub(KEEP_LINES)..];
-        let mut out = keep.join(&b'\n');
-        out.push(b'\n');
-        let _ = crate::durable::write_atomic(&path, &out);
-    }
+    let bytes = match crate::durable::read_data_file(&path, READ_CAP) {
+        Ok(Some(bytes)) => bytes,
+        // Grown past what is read (appends while trimming failed): the
+        // log is informational, so it starts afresh rather than grow on.
+        Err(crate::durable::ReadError::TooLarge { .. }) => Vec::new(),
+        _ => return,
+    };
+    let lines: Vec<&[u8]> = bytes
+        .split(|b| *b == b'\n')
+        .filter(|l| !l.is_empty())
+        .collect();
+    let keep = &lines[lines.len().saturating_sub(KEEP_LINES)..];
+    let mut out = keep.join(&b'\n');
+    out.push(b'\n');
+    let _ = crate::durable::write_atomic(&path, &out);
 }
 
 /// The newest `limit` attempts (of one endpoint, if given), oldest first.
 pub fn recent(data_dir: &Path, endpoint: Option<&str>, limit: usize) -> Vec<Attempt> {
-    let Ok(bytes) = fs::read(path(data_dir)) else {
+    let Ok(Some(bytes)) = crate::durable::read_data_file(&path(data_dir), READ_CAP) else {
         return Vec::new();
     };
     let all: Vec<Attempt> = bytes

@@ -118,7 +118,7 @@ pub fn summaries(data_dir: &std::path::Path) -> Result<Vec<EndpointSummary>, End
                 .filter(|entry| e.wants(entry))
                 .count() as u64;
             EndpointSummary {
-                url: shown_url(&e.url),
+                url: crate::redact::redact_target(&e.url),
                 id: e.id,
                 format: e.format,
                 enabled: e.enabled,
@@ -135,16 +135,4 @@ pub fn summaries(data_dir: &std::path::Path) -> Result<Vec<EndpointSummary>, End
             }
         })
         .collect())
-}
-
-/// A target as lists show it: the origin only, since chat services put
-/// their tokens in the path (Discord, Slack, Telegram) or the query.
-pub fn shown_url(url: &str) -> String {
-    match reqwest::Url::parse(url) {
-        Ok(parsed) if parsed.path() == "/" && parsed.query().is_none() => {
-            parsed.origin().ascii_serialization()
-        }
-        Ok(parsed) => format!("{}/…", parsed.origin().ascii_serialization()),
-        Err(_) => "(not a URL)".to_owned(),
-    }
 }

@@ -38,7 +38,7 @@
 //! [`MAX_BYTES`] plus one publish's changes, however the upstream flaps. A
 //! reader notices the rewrite (a new file) and reads it afresh.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::OpenOptions;
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
@@ -58,6 +58,20 @@ pub const COMPACT_AT_BYTES: u64 = 1024 * 1024;
 /// The most the outbox keeps for endpoints that are behind; past it the
 /// oldest changes are dropped down to half of it.
 pub const MAX_BYTES: u64 = 32 * 1024 * 1024;
+
+/// The largest outbox read: compaction keeps it near [`MAX_BYTES`], plus
+/// what one publish adds; four times that is a file no writer made.
+const READ_CAP: crate::durable::Cap = crate::durable::Cap::bytes(4 * MAX_BYTES);
+
+fn too_large() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidData,
+        format!(
+            "larger than {} bytes, the most an outbox may hold; refusing to read it",
+            READ_CAP.bytes
+        ),
+    )
+}
 
 /// One line of the outbox.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -254,12 +268,15 @@ impl Outbox {
     /// them to `into`. Lines past the last commit are not taken.
     pub fn read_from(&self, into: &mut Committed) -> Result<(), OutboxError> {
         use std::os::unix::fs::MetadataExt;
-        let mut file = match File::open(&self.path) {
+        let mut file = match crate::durable::open_regular(&self.path) {
             Ok(file) => file,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
-            Err(e) => return Err(self.err(e)),
+            Err(crate::durable::OpenError::Missing) => return Ok(()),
+            Err(e) => return Err(self.err(e.at(&self.path).into_io())),
         };
         let meta = file.metadata().map_err(|e| self.err(e))?;
+        if meta.len() > READ_CAP.bytes {
+            return Err(self.err(too_large()));
+        }
         let identity = Some((meta.dev(), meta.ino()));
         if into.file != identity {
             // Another file (a compaction replaced it): read it afresh.
@@ -271,7 +288,9 @@ impl Outbox {
         file.seek(SeekFrom::Start(into.end))
             .map_err(|e| self.err(e))?;
         let mut bytes = Vec::new();
-        file.read_to_end(&mut bytes).map_err(|e| self.err(e))?;
+        file.take(READ_CAP.bytes)
+            .read_to_end(&mut bytes)
+            .map_err(|e| self.err(e))?;
         let base = into.end;
         let mut pending = Vec::new();
         let mut offset = 0usize;
@@ -321,10 +340,10 @@ impl Outbox {
             sequence: Option<u64>,
             next: Option<u64>,
         }
-        let bytes = match fs::read(&self.path) {
-            Ok(bytes) => bytes,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Index::default()),
-            Err(e) => return Err(self.err(e)),
+        let bytes = match crate::durable::read_data_file(&self.path, READ_CAP) {
+            Ok(Some(bytes)) => bytes,
+            Ok(None) => return Ok(Index::default()),
+            Err(e) => return Err(self.err(e.into_io())),
         };
         let mut index = Index::default();
         let mut pending = Vec::new();
@@ -522,13 +541,15 @@ impl Outbox {
         if let Some(dir) = self.path.parent() {
             crate::durable::create_dir_durable(dir).map_err(|e| self.err(e))?;
         }
-        let mut file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .read(true)
-            .write(true)
-            .open(&self.path)
-            .map_err(|e| self.err(e))?;
+        let mut file = crate::durable::open_data_file(
+            &self.path,
+            OpenOptions::new()
+                .create(true)
+                .truncate(false)
+                .read(true)
+                .write(true),
+        )
+        .map_err(|e| self.err(e.at(&self.path).into_io()))?;
         file.set_len(end).map_err(|e| self.err(e))?;
         file.seek(SeekFrom::End(0)).map_err(|e| self.err(e))?;
         file.write_all(bytes).map_err(|e| self.err(e))?;

@@ -88,6 +88,14 @@ pub fn status(settings: &Settings, as_json: bool) -> Result<(), CliError> {
     if report.snapshot.is_none() {
         return Err(nothing_published(settings));
     }
+    if let Some(first) = report.unreadable.first() {
+        let code = if report.unreadable.iter().any(|f| f.unfit) {
+            Code::DataErr
+        } else {
+            Code::IoErr
+        };
+        return Err(CliError::new(code, first.problem.clone()));
+    }
     if report.stale {
         let status = report.sync.as_ref().map_or("stale", |s| s.status.as_str());
         return Err(CliError::new(
@@ -207,16 +215,20 @@ fn render(report: &StatusReport) -> String {
 }
 
 fn render_ledger(report: &StatusReport) -> String {
+    let mut out = String::new();
+    for file in &report.unreadable {
+        out.push_str(&format!("UNREADABLE: {}\n", file.problem));
+    }
     let Some(l) = &report.ledger else {
-        return String::new();
+        return out;
     };
-    let mut out = format!(
+    out.push_str(&format!(
         "ledger:    {} entries (last entry {}), published through entry {}\n",
         l.entries,
         l.last_entry,
         l.published_through
             .map_or("none".to_owned(), |n| n.to_string())
-    );
+    ));
     if l.unpublished > 0 {
         out.push_str(&format!(
             "  unpublished:     {} entries recorded but not published; run `resetctl publish`\n",
@@ -369,13 +381,21 @@ pub fn convert(settings: &Settings, file: &Path) -> Result<(), CliError> {
 /// Reads a file, or stdin for "-"; returns a name for messages and the bytes.
 fn read_input(path: &Path) -> Result<(String, Vec<u8>), CliError> {
     if path == Path::new("-") {
+        let cap = resetctl::document::DOCUMENT_CAP.bytes;
         let mut bytes = Vec::new();
         std::io::stdin()
+            .take(cap + 1)
             .read_to_end(&mut bytes)
             .map_err(|e| CliError::new(Code::IoErr, format!("cannot read stdin: {e}")))?;
+        if bytes.len() as u64 > cap {
+            return Err(CliError::new(
+                Code::DataErr,
+                format!("stdin holds more than {cap} bytes, the most a document may hold"),
+            ));
+        }
         return Ok(("stdin".to_owned(), bytes));
     }
-    let bytes = std::fs::read(path)
-        .map_err(|e| CliError::new(Code::IoErr, format!("cannot read {}: {e}", path.display())))?;
+    let bytes = resetctl::durable::read_existing(path, resetctl::document::DOCUMENT_CAP)
+        .map_err(|e| CliError::new(crate::exit::read_code(&e), e.to_string()))?;
     Ok((path.display().to_string(), bytes))
 }

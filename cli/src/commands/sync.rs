@@ -2,6 +2,7 @@
 //! outcome to a line and an exit code.
 
 use resetctl::settings::sync::NO_UPSTREAM;
+use resetctl::sync::state::SyncStateError;
 use resetctl::sync::{run_daemon, sync_once, SyncError, SyncOutcome, SyncSettings};
 
 use crate::args::SyncArgs;
@@ -25,13 +26,9 @@ fn to_cli_error(err: SyncError) -> CliError {
         SyncError::WrongMode(_) => Code::Usage,
         SyncError::Fetch { .. } => Code::Unavailable,
         SyncError::Invalid { .. } => Code::DataErr,
+        SyncError::State(SyncStateError::Read(e)) => crate::exit::read_code(e),
         SyncError::State(_) | SyncError::Lock(_) => Code::IoErr,
-        SyncError::Snapshot(_) => {
-            return CliError::from(match err {
-                SyncError::Snapshot(e) => e,
-                _ => unreachable!(),
-            })
-        }
+        SyncError::Snapshot(e) => crate::exit::snapshot_code(e),
     };
     CliError::new(code, err.to_string())
 }

@@ -131,7 +131,7 @@ impl RedisAddress {
                 text.parse::<i64>()
                     .ok()
                     .filter(|db| *db >= 0)
-                    .ok_or_else(|| fail(format!("{text:?} is not a database number")))
+                    .ok_or_else(|| fail("the database is not a number of 0 or more".to_owned()))
             })
         };
         let node_addr = |(host, port): &(String, u16)| {
@@ -215,7 +215,7 @@ pub(super) fn host_port(node: &str) -> Result<(String, u16), String> {
     let (host, port) = if let Some(bracketed) = node.strip_prefix('[') {
         let (host, rest) = bracketed
             .split_once(']')
-            .ok_or_else(|| format!("{node:?} has an unclosed ["))?;
+            .ok_or_else(|| "a node has an unclosed [".to_owned())?;
         (host, rest.strip_prefix(':'))
     } else {
         match node.rsplit_once(':') {
@@ -227,11 +227,11 @@ pub(super) fn host_port(node: &str) -> Result<(String, u16), String> {
         return Err("a node has no host".to_owned());
     }
     let port = port
-        .ok_or_else(|| format!("{host:?} needs a port (HOST:PORT)"))?
+        .ok_or_else(|| "a node needs a port (HOST:PORT)".to_owned())?
         .parse::<u16>()
         .ok()
         .filter(|port| *port != 0)
-        .ok_or_else(|| format!("{node:?} has no port number from 1 to 65535"))?;
+        .ok_or_else(|| "a node has no port number from 1 to 65535".to_owned())?;
     Ok((host.to_owned(), port))
 }
 

@@ -72,10 +72,13 @@ impl RedisTlsFiles {
 
     fn certificates(&self) -> Result<TlsCertificates, SettingError> {
         let read = |key: &'static str, path: &PathBuf| {
-            std::fs::read(path).map_err(|e| SettingError::RedisTlsFile {
-                key,
-                path: path.clone(),
-                why: e.to_string(),
+            crate::durable::read_existing(path, crate::durable::Cap::mib(1)).map_err(|e| {
+                SettingError::RedisTlsFile {
+                    key,
+                    path: path.clone(),
+                    why: e.reason(),
+                    unfit: e.is_unfit(),
+                }
             })
         };
         let client_tls = match (&self.cert_file, &self.key_file) {

@@ -1,0 +1,235 @@
+//! Secrets stay secret in every error (issue 39, item 2): random secrets
+//! fed through malformed (and well-formed) values of every setting that
+//! may carry one are never found, not even in part, on stderr, in a
+//! server's log, or in `status`.
+
+use proptest::prelude::*;
+
+use crate::util::{Run, World};
+
+/// Every setting value that may carry `secret`, each as the environment
+/// gives it to `status` (which reads and checks every setting), and what
+/// should be refused (true) or accepted (false).
+fn shapes(secret: &str) -> Vec<(&'static str, String, bool)> {
+    let s = secret;
+    // In a well-formed URL the secret is percent-encoded, as it must be.
+    let e = &encoded(secret);
+    vec![
+        // The quota store: a password that breaks the URL's shape.
+        (
+            "RESETCTL_RATE_LIMIT_STORE",
+            format!("redis://default:{s}/x@host:6379"),
+            true,
+        ),
+        (
+            "RESETCTL_RATE_LIMIT_STORE",
+            format!("redis:/app:{s}@h"),
+            true,
+        ),
+        (
+            "RESETCTL_RATE_LIMIT_STORE",
+            format!("redis://:{s}@h:notaport"),
+            true,
+        ),
+        (
+            "RESETCTL_RATE_LIMIT_STORE",
+            format!("redis://u:{s}@[::1"),
+            true,
+        ),
+        (
+            "RESETCTL_RATE_LIMIT_STORE",
+            format!("rediss+sentinel://u:{s}@a:1,b:2"),
+            true,
+        ),
+        (
+            "RESETCTL_RATE_LIMIT_STORE",
+            format!("redis+cluster://:{s}@a:7000,b"),
+            true,
+        ),
+        ("RESETCTL_RATE_LIMIT_STORE", s.to_owned(), true),
+        // ...and one that is well-formed: shown redacted by `status`.
+        (
+            "RESETCTL_RATE_LIMIT_STORE",
+            format!("redis://u:{e}@127.0.0.1:1/0"),
+            false,
+        ),
+        // The upstream and its public address.
+        (
+            "RESETCTL_UPSTREAM",
+            format!("http://u:{s}@host:bad/feed"),
+            true,
+        ),
+        (
+            "RESETCTL_UPSTREAM",
+            format!("http://u:{s}/x@host/feed"),
+            true,
+        ),
+        ("RESETCTL_UPSTREAM", format!("ftp:/u:{s}@h"), true),
+        (
+            "RESETCTL_UPSTREAM",
+            format!("https://u:{e}@example.org/feed?token={e}"),
+            false,
+        ),
+        ("RESETCTL_PUBLIC_URL", format!("http://u:{s}@h:bad/"), true),
+        // Upstream headers, mistyped.
+        ("RESETCTL_UPSTREAM_HEADER", format!("X-Key={s}"), true),
+        ("RESETCTL_UPSTREAM_HEADER", format!("X-Key={s}:v"), true),
+        (
+            "RESETCTL_UPSTREAM_HEADER",
+            format!("X-Key: {s}\u{7f}"),
+            true,
+        ),
+        // A bare secret: refused unless it happens to read as `NAME: VALUE`.
+        (
+            "RESETCTL_UPSTREAM_HEADER",
+            s.to_owned(),
+            !reads_as_header(s),
+        ),
+    ]
+}
+
+/// `text` percent-encoded but for URL-safe characters.
+fn encoded(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// Whether `text` happens to be a valid `NAME: VALUE` (a random secret
+/// with a colon after a token may be).
+fn reads_as_header(text: &str) -> bool {
+    text.split_once(':').is_some_and(|(name, value)| {
+        !name.trim().is_empty()
+            && name
+                .trim()
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+            && value
+                .bytes()
+                .all(|b| b == b'\t' || (b' '..=b'~').contains(&b))
+    })
+}
+
+/// A part of `secret` found in `text`: any six characters of it (the
+/// whole of a shorter one).
+fn leaked<'a>(secret: &'a str, text: &str) -> Option<&'a str> {
+    let chars: Vec<(usize, char)> = secret.char_indices().collect();
+    let width = chars.len().min(6);
+    (0..=chars.len() - width).find_map(|i| {
+        let start = chars[i].0;
+        let end = chars.get(i + width).map_or(secret.len(), |c| c.0);
+        let part = &secret[start..end];
+        text.contains(part).then_some(part)
+    })
+}
+
+#[track_caller]
+fn assert_kept(secret: &str, what: &str, run: &Run) {
+    let text = format!("{}\n{}", run.stdout, run.stderr);
+    let encoded = encoded(secret);
+    for form in [secret, encoded.as_str()] {
+        if let Some(part) = leaked(form, &text) {
+            panic!("{what}: the secret {form:?} shows ({part:?}):\n{text}");
+        }
+    }
+}
+
+fn check(secret: &str) {
+    let w = World::new();
+    w.seed_bundled();
+    for (variable, value, refused) in shapes(secret) {
+        let mut cmd = w.cmd();
+        cmd.env(variable, &value);
+        if variable != "RESETCTL_UPSTREAM" && variable != "RESETCTL_RATE_LIMIT_STORE" {
+            cmd.env("RESETCTL_UPSTREAM", "https://example.org/feed");
+        }
+        let run = Run::from(cmd.arg("status").output().unwrap());
+        assert_eq!(
+            run.code == 64,
+            refused,
+            "{variable}={value:?}: exit {}\n{}",
+            run.code,
+            run.stderr
+        );
+        assert_kept(secret, &format!("status with {variable}"), &run);
+        // The same value as a flag of the command that uses it, whose
+        // log is stderr: refused at once, or (well-formed) failing later.
+        let flag = match variable {
+            "RESETCTL_RATE_LIMIT_STORE" => {
+                vec!["serve", "--listen", "127.0.0.1:0", "--rate-limit-store"]
+            }
+            "RESETCTL_UPSTREAM" => vec!["sync", "--once", "--upstream"],
+            "RESETCTL_PUBLIC_URL" => {
+                vec![
+                    "sync",
+                    "--once",
+                    "--upstream",
+                    "http://127.0.0.1:1/",
+                    "--public-url",
+                ]
+            }
+            _ => vec![
+                "sync",
+                "--once",
+                "--upstream",
+                "http://127.0.0.1:1/",
+                "--upstream-header",
+            ],
+        };
+        if refused {
+            let mut args = flag.clone();
+            args.push(&value);
+            let run = w.run_refused(&args);
+            assert_eq!(run.code, 64, "{args:?}\n{}", run.stderr);
+            assert_kept(secret, &format!("{args:?}"), &run);
+        }
+    }
+    // A webhook target with its token in the path: refused when not an
+    // http(s) URL, kept and shown by its origin only when it is one.
+    for (target, refused) in [
+        (format!("ftp://93.184.216.34/api/webhooks/1/{secret}"), true),
+        (format!("93.184.216.34/api/webhooks/1/{secret}"), true),
+        (
+            format!("https://93.184.216.34/api/webhooks/1/{}", encoded(secret)),
+            false,
+        ),
+    ] {
+        let run = w.run(&["webhook", "add", &target, "--format", "discord"]);
+        assert_eq!(run.code == 64, refused, "{target}: {}", run.stderr);
+        assert_kept(secret, &format!("webhook add {target}"), &run);
+    }
+    for args in [
+        &["webhook", "list"][..],
+        &["webhook", "list", "--json"],
+        &["status"],
+        &["status", "--json"],
+    ] {
+        assert_kept(secret, &format!("{args:?}"), &w.run(args).success());
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: 12,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
+
+    #[test]
+    fn no_error_shows_any_part_of_a_secret(
+        secret in "[A-Z][A-Za-z0-9+/=_.~!$%@:?#-]{6,18}[0-9]"
+    ) {
+        check(&secret);
+    }
+}
+
+#[test]
+fn the_reported_cases_show_nothing_of_their_secret() {
+    check("Pa55+wOrd");
+    check("PW9");
+}
