@@ -25,6 +25,7 @@ mod files;
 mod fuzz_corpora;
 mod headers;
 mod http_protocol;
+mod human_output;
 mod keying;
 mod ledger;
 mod ledger_integrity;

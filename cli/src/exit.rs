@@ -128,13 +128,20 @@ impl From<StandaloneError> for CliError {
             e @ (StandaloneError::BadSeed { .. }
             | StandaloneError::Conflicts(_)
             | StandaloneError::Invalid(_)) => CliError::new(Code::DataErr, e.to_string()),
-            StandaloneError::Ledger(
-                e @ (resetctl::ledger::LedgerError::Corrupt { .. }
-                | resetctl::ledger::LedgerError::Unfit(_)),
-            ) => CliError::new(Code::DataErr, e.to_string()),
-            StandaloneError::Ledger(e) => CliError::new(Code::IoErr, e.to_string()),
+            StandaloneError::Ledger(e) => e.into(),
             StandaloneError::Refused(message) => CliError::new(Code::Usage, message),
         }
+    }
+}
+
+impl From<resetctl::ledger::LedgerError> for CliError {
+    fn from(err: resetctl::ledger::LedgerError) -> Self {
+        use resetctl::ledger::LedgerError;
+        let code = match &err {
+            LedgerError::Corrupt { .. } | LedgerError::Unfit(_) => Code::DataErr,
+            LedgerError::Io { .. } => Code::IoErr,
+        };
+        CliError::new(code, err.to_string())
     }
 }
 

@@ -4,7 +4,10 @@
 //! unless the filter names `redis`.
 //! `--log-format json` writes the same events and fields as one JSON
 //! object per line (`timestamp`, `level`, `target`, `fields`), for log
-//! shippers; text is for people (colours only on a terminal).
+//! shippers; text is for people (colours only on a terminal), and every
+//! message and field value in it is written through
+//! [`Shown`](crate::output::Shown), so text from an upstream or a client
+//! cannot add a log line of its own.
 
 use tracing_subscriber::EnvFilter;
 
@@ -39,8 +42,24 @@ pub fn init(flag: Option<&str>, format: LogFormat) {
         .with_writer(std::io::stderr);
     let _ = match format {
         LogFormat::Text => builder
+            .fmt_fields(one_line_fields())
             .with_ansi(std::io::stderr().is_terminal())
             .try_init(),
         LogFormat::Json => builder.json().with_current_span(false).try_init(),
     };
+}
+
+/// The text format's fields: as tracing writes them (`message`, then
+/// `name=value`, space-delimited), each value on its one line.
+fn one_line_fields() -> impl for<'w> tracing_subscriber::fmt::FormatFields<'w> {
+    use tracing_subscriber::field::MakeExt;
+    tracing_subscriber::fmt::format::debug_fn(|writer, field, value| {
+        let value = crate::output::Shown(format!("{value:?}"));
+        if field.name() == "message" {
+            write!(writer, "{value}")
+        } else {
+            write!(writer, "{field}={value}")
+        }
+    })
+    .delimited(" ")
 }

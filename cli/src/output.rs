@@ -4,9 +4,13 @@
 //!
 //! Everything printed goes through [`escape_controls`]: a control
 //! character other than newline and tab is written as `\uXXXX`, so an
-//! upstream post id or an `--actor` cannot clear the screen or fake output.
-//! In JSON output that is the standard escape of the same character, so
-//! the JSON stays valid and means the same.
+//! upstream post id or an `--actor` cannot clear the screen. In JSON
+//! output that is the standard escape of the same character, so the JSON
+//! stays valid and means the same. A value inside a human-readable line
+//! (a post id, a skip reason, an actor, an upstream's name) is written
+//! with [`shown!`], which escapes newline and tab as well, so such a value
+//! cannot add a line of its own (`last error: none`) either; an error line
+//! ([`warn`]) is one line whatever its words hold.
 
 use std::io::{self, Write};
 
@@ -33,9 +37,40 @@ fn is_unsafe(c: char) -> bool {
     c.is_control() && c != '\n' && c != '\t'
 }
 
-/// Writes one line to stderr (`resetctl: …`), control characters escaped.
+/// A value inside a human-readable line: every control character, newline
+/// and tab included, written as `\uXXXX`.
+pub struct Shown<T>(pub T);
+
+impl<T: std::fmt::Display> std::fmt::Display for Shown<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let text = self.0.to_string();
+        let mut escaped = String::with_capacity(text.len());
+        for c in text.chars() {
+            if c.is_control() {
+                escaped.push_str(&format!("\\u{:04x}", u32::from(c)));
+            } else {
+                escaped.push(c);
+            }
+        }
+        // Width and alignment (`{:<44}`) apply to what is shown.
+        f.pad(&escaped)
+    }
+}
+
+/// `format!` for human-readable output: every argument is written through
+/// [`Shown`], so no value can break its line. Arguments are positional
+/// (`{}`), never captured by name, so none escapes the wrapping.
+macro_rules! shown {
+    ($fmt:literal $(, $arg:expr)* $(,)?) => {
+        format!($fmt $(, $crate::output::Shown(&$arg))*)
+    };
+}
+pub(crate) use shown;
+
+/// Writes one line to stderr (`resetctl: …`): an error or warning is one
+/// line, so every control character in it, newline included, is escaped.
 pub fn warn(line: &str) {
-    eprintln!("resetctl: {}", escape_controls(line));
+    eprintln!("resetctl: {}", Shown(line));
 }
 
 /// Writes `text` to stdout, control characters escaped; a broken pipe
@@ -62,7 +97,17 @@ pub fn json<T: serde::Serialize>(value: &T) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::escape_controls;
+    use super::{escape_controls, Shown};
+
+    #[test]
+    fn a_shown_value_cannot_break_its_line() {
+        assert_eq!(
+            shown!("id: {} ({})", "1\nlast error: none\t", 7),
+            "id: 1\\u000alast error: none\\u0009 (7)"
+        );
+        assert_eq!(Shown("a\u{1b}é\r").to_string(), "a\\u001bé\\u000d");
+        assert_eq!(shown!("[{:<4}|{:>3}]", "a\n", 7), "[a\\u000a|  7]");
+    }
 
     #[test]
     fn control_characters_are_escaped_and_json_stays_json() {

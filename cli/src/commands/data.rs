@@ -7,7 +7,7 @@ use resetctl::standalone;
 use resetctl::status::{status_report, StatusReport};
 
 use crate::exit::{CliError, Code};
-use crate::output::{json, print};
+use crate::output::{json, print, shown};
 use crate::settings::Settings;
 
 pub fn seed(settings: &Settings, file: Option<&Path>) -> Result<(), CliError> {
@@ -127,7 +127,7 @@ fn render_webhooks(webhooks: &[resetctl::webhook::EndpointSummary]) -> String {
     }
     let mut out = "webhooks:\n".to_owned();
     for w in webhooks {
-        out.push_str(&format!(
+        out.push_str(&shown!(
             "  {}  {}  {}  {}: delivered {}, pending {}, {} failed\n",
             w.id,
             w.format.as_str(),
@@ -138,13 +138,16 @@ fn render_webhooks(webhooks: &[resetctl::webhook::EndpointSummary]) -> String {
             w.failed
         ));
         if let Some(last) = w.recent_failures.last() {
-            out.push_str(&format!(
+            out.push_str(&shown!(
                 "    last failed: {} {} at {} ({})\n",
-                last.event, last.message, last.at, last.last_error
+                last.event,
+                last.message,
+                last.at,
+                last.last_error
             ));
         }
         if let Some(at) = w.next_retry_at {
-            out.push_str(&format!("    retrying; next attempt {at}\n"));
+            out.push_str(&shown!("    retrying; next attempt {}\n", at));
         }
     }
     out
@@ -167,7 +170,7 @@ fn nothing_published(settings: &Settings) -> CliError {
 }
 
 fn render(report: &StatusReport) -> String {
-    let mut out = format!("data dir:  {}\n", report.data_dir.display());
+    let mut out = shown!("data dir:  {}\n", report.data_dir.display());
     let Some(s) = &report.snapshot else {
         out.push_str("snapshot:  none published\n");
         out.push_str(&render_ledger(report));
@@ -176,23 +179,23 @@ fn render(report: &StatusReport) -> String {
     };
     let counts = |map: &std::collections::BTreeMap<&str, usize>| {
         map.iter()
-            .map(|(k, v)| format!("{k} {v}"))
+            .map(|(k, v)| shown!("{} {}", k, v))
             .collect::<Vec<_>>()
             .join(", ")
     };
-    out.push_str(&format!("mode:      {}\n", report.mode.unwrap_or("-")));
-    out.push_str(&format!(
+    out.push_str(&shown!("mode:      {}\n", report.mode.unwrap_or("-")));
+    out.push_str(&shown!(
         "snapshot:  #{} ({})\n",
         s.sequence,
         s.path.display()
     ));
-    out.push_str(&format!(
+    out.push_str(&shown!(
         "generated: {} ({} ago)\n",
         s.generated_at,
         human_age(s.age_seconds)
     ));
-    out.push_str(&format!("published: {}\n", s.published_at));
-    out.push_str(&format!(
+    out.push_str(&shown!("published: {}\n", s.published_at));
+    out.push_str(&shown!(
         "checked:   {}{}\n",
         s.last_successful_check_at
             .map_or("never".to_owned(), |t| t.to_string()),
@@ -202,13 +205,13 @@ fn render(report: &StatusReport) -> String {
             ""
         }
     ));
-    out.push_str(&format!(
+    out.push_str(&shown!(
         "records:   {} ({})\n",
         s.records,
         counts(&s.by_kind)
     ));
-    out.push_str(&format!("schedules: {}\n", counts(&s.by_schedule_state)));
-    out.push_str(&format!("versions:  {} on disk\n", s.versions_on_disk));
+    out.push_str(&shown!("schedules: {}\n", counts(&s.by_schedule_state)));
+    out.push_str(&shown!("versions:  {} on disk\n", s.versions_on_disk));
     out.push_str(&render_ledger(report));
     out.push_str(&render_sync(report));
     out
@@ -217,12 +220,12 @@ fn render(report: &StatusReport) -> String {
 fn render_ledger(report: &StatusReport) -> String {
     let mut out = String::new();
     for file in &report.unreadable {
-        out.push_str(&format!("UNREADABLE: {}\n", file.problem));
+        out.push_str(&shown!("UNREADABLE: {}\n", file.problem));
     }
     let Some(l) = &report.ledger else {
         return out;
     };
-    out.push_str(&format!(
+    out.push_str(&shown!(
         "ledger:    {} entries (last entry {}), published through entry {}\n",
         l.entries,
         l.last_entry,
@@ -230,19 +233,19 @@ fn render_ledger(report: &StatusReport) -> String {
             .map_or("none".to_owned(), |n| n.to_string())
     ));
     if l.unpublished > 0 {
-        out.push_str(&format!(
+        out.push_str(&shown!(
             "  unpublished:     {} entries recorded but not published; run `resetctl publish`\n",
             l.unpublished
         ));
     }
     if l.torn_lines > 0 {
-        out.push_str(&format!(
+        out.push_str(&shown!(
             "  torn lines:      {} (an interrupted append; kept and skipped)\n",
             l.torn_lines
         ));
     }
     if let Some(corrupt) = &l.corrupt {
-        out.push_str(&format!("  CORRUPT:         {corrupt}\n"));
+        out.push_str(&shown!("  CORRUPT:         {}\n", corrupt));
     }
     out
 }
@@ -255,8 +258,9 @@ fn render_sync(report: &StatusReport) -> String {
     let time =
         |t: Option<resetctl::model::Timestamp>| t.map_or("never".to_owned(), |t| t.to_string());
     let status = sync.status;
-    let mut out = format!(
-        "sync:      {status} ({})\n",
+    let mut out = shown!(
+        "sync:      {} ({})\n",
+        status,
         match sync.status {
             resetctl::model::DataSourceStatus::Ok => "the cache is fresh",
             resetctl::model::DataSourceStatus::Stale =>
@@ -265,21 +269,23 @@ fn render_sync(report: &StatusReport) -> String {
             resetctl::model::DataSourceStatus::Pending => "waiting for the first sync",
         }
     );
-    out.push_str(&format!(
+    out.push_str(&shown!(
         "  upstream:        {} ({})\n",
-        s.source.url, s.source.name
+        s.source.url,
+        s.source.name
     ));
-    out.push_str(&format!(
+    out.push_str(&shown!(
         "  interval:        {} min (stale after {} min)\n",
-        s.source.interval_minutes, s.source.max_age_minutes
+        s.source.interval_minutes,
+        s.source.max_age_minutes
     ));
-    out.push_str(&format!("  last synced:     {}\n", time(s.synced_at)));
-    out.push_str(&format!("  last fetched:    {}\n", time(s.fetched_at)));
-    out.push_str(&format!(
+    out.push_str(&shown!("  last synced:     {}\n", time(s.synced_at)));
+    out.push_str(&shown!("  last fetched:    {}\n", time(s.fetched_at)));
+    out.push_str(&shown!(
         "  upstream data:   generated {}\n",
         time(s.upstream_generated_at)
     ));
-    out.push_str(&format!(
+    out.push_str(&shown!(
         "  last error:      {}\n",
         s.last_error_detail
             .as_deref()
@@ -287,39 +293,40 @@ fn render_sync(report: &StatusReport) -> String {
             .unwrap_or("none")
     ));
     if s.last_error_detail.is_some() {
-        out.push_str(&format!(
+        out.push_str(&shown!(
             "  published as:    {}\n",
             s.last_error.as_deref().unwrap_or("none")
         ));
     }
-    out.push_str(&format!(
+    out.push_str(&shown!(
         "  failures:        {} in a row\n",
         s.consecutive_failures
     ));
-    out.push_str(&format!(
+    out.push_str(&shown!(
         "  next attempt:    {}\n",
-        s.next_attempt_at.map_or("any time".to_owned(), |t| format!(
-            "not before {t} (backing off)"
+        s.next_attempt_at.map_or("any time".to_owned(), |t| shown!(
+            "not before {} (backing off)",
+            t
         ))
     ));
     if let Some(monitor) = &s.upstream_monitor {
-        out.push_str(&format!(
+        out.push_str(&shown!(
             "  feed monitor:    {}{}\n",
             monitor.status,
             monitor
                 .error_code
                 .as_deref()
-                .map(|c| format!(" ({c})"))
+                .map(|c| shown!(" ({})", c))
                 .unwrap_or_default()
         ));
     }
     if !s.skipped.is_empty() {
-        out.push_str(&format!("  skipped records: {}\n", s.skipped.join("; ")));
+        out.push_str(&shown!("  skipped records: {}\n", s.skipped.join("; ")));
     }
     if let Some(origin) = &s.origin {
         // A mirror of another instance serves that instance's dataSource.
         out.push_str(&match &origin.data_source {
-            Some(d) => format!(
+            Some(d) => shown!(
                 "  origin:          {} ({}), {}, synced {}\n",
                 d.url,
                 d.name,

@@ -12,7 +12,7 @@ use resetctl::standalone::{load_instance, published_ids, record_action, Request}
 
 use crate::args::{RecordCommand, RecordFacts, SourceArgs};
 use crate::exit::{CliError, Code};
-use crate::output::{json, print};
+use crate::output::{json, print, shown};
 use crate::settings::Settings;
 
 fn usage(message: impl Into<String>) -> CliError {
@@ -72,7 +72,7 @@ fn apply(settings: &Settings, request: Request) -> Result<(), CliError> {
         &actor(settings),
         request,
     )?;
-    print(&format!(
+    print(&shown!(
         "entry {}: {}; published snapshot {} ({} records)\n",
         entry.entry,
         entry.action.describe(),
@@ -249,19 +249,22 @@ fn list(settings: &Settings, as_json: bool) -> Result<(), CliError> {
         let rec = &r.record;
         let state = rec
             .schedule_state
-            .map_or(String::new(), |s| format!(" {s}"));
+            .map_or(String::new(), |s| shown!(" {}", s));
         let origin = rec
             .fulfillment_origin
-            .map_or(String::new(), |o: FulfillmentOrigin| format!(" ({o})"));
+            .map_or(String::new(), |o: FulfillmentOrigin| shown!(" ({})", o));
         let when = rec
             .schedule_window
             .map(|w| w.start_at)
             .or(rec.completed_at)
             .map_or("-".to_owned(), |t| t.to_string());
-        out.push_str(&format!(
-            "{:<44} {:<15}{state}{origin}  {when}  [{}]\n",
+        out.push_str(&shown!(
+            "{:<44} {:<15}{}{}  {}  [{}]\n",
             rec.id,
             rec.kind,
+            state,
+            origin,
+            when,
             status_word(r.status, published.contains(&rec.id))
         ));
     }
@@ -287,7 +290,7 @@ fn show(settings: &Settings, id: &str) -> Result<(), CliError> {
             serde_json::to_string(&e.action).is_ok_and(|a| a.contains(&format!("\"{id}\"")))
         })
         .map(|e| {
-            format!(
+            shown!(
                 "  entry {} {} by {}: {}",
                 e.entry,
                 e.at,
@@ -296,7 +299,7 @@ fn show(settings: &Settings, id: &str) -> Result<(), CliError> {
             )
         })
         .collect();
-    let mut out = format!(
+    let mut out = shown!(
         "status: {}\n",
         status_word(r.status, published.contains(id))
     );
@@ -315,8 +318,7 @@ fn show(settings: &Settings, id: &str) -> Result<(), CliError> {
 /// repair it).
 fn log(settings: &Settings, as_json: bool) -> Result<(), CliError> {
     resetctl::standalone::refuse_upstream(&settings.store())?;
-    let ledger = resetctl::ledger::read_ledger(&settings.data_dir)
-        .map_err(|e| CliError::new(Code::IoErr, e.to_string()))?;
+    let ledger = resetctl::ledger::read_ledger(&settings.data_dir)?;
     warn_torn(&ledger.torn);
     for bad in &ledger.corrupt {
         crate::output::warn(&format!(
@@ -329,7 +331,7 @@ fn log(settings: &Settings, as_json: bool) -> Result<(), CliError> {
         if as_json {
             out.push_str(&serde_json::to_string(e).expect("entries serialise"));
         } else {
-            out.push_str(&format!(
+            out.push_str(&shown!(
                 "{:>5}  {}  {:<20}  {}",
                 e.entry,
                 e.at,

@@ -4,7 +4,7 @@ use serde_json::json;
 
 use crate::args::SnapshotsCommand;
 use crate::exit::CliError;
-use crate::output::{json, print};
+use crate::output::{json, print, shown};
 use crate::settings::Settings;
 
 pub fn run(settings: &Settings, command: SnapshotsCommand) -> Result<(), CliError> {
@@ -86,9 +86,13 @@ fn render_list(entries: &[resetctl::snapshot::SnapshotEntry]) -> String {
                         s.records.to_string(),
                     )
                 });
-        out.push_str(&format!(
-            "{mark} {:>6}  {published:<24}  {mode:<10}  {records:>7}  {:>10}  {}\n",
+        out.push_str(&shown!(
+            "{} {:>6}  {:<24}  {:<10}  {:>7}  {:>10}  {}\n",
+            mark,
             e.sequence,
+            published,
+            mode,
+            records,
             e.bytes,
             e.path.display()
         ));

@@ -7,16 +7,19 @@ use resetctl::sync::{run_daemon, sync_once, SyncError, SyncOutcome, SyncSettings
 
 use crate::args::SyncArgs;
 use crate::exit::{CliError, Code};
-use crate::output::print;
+use crate::output::{print, shown};
 use crate::settings::Settings;
 
 fn describe(outcome: &SyncOutcome, url: &str) -> String {
     match outcome {
-        SyncOutcome::Published { sequence, records } => {
-            format!("published snapshot {sequence} ({records} records) from {url}")
-        }
-        SyncOutcome::Unchanged => format!("fetched {url}: content unchanged, no new snapshot"),
-        SyncOutcome::NotModified => format!("{url} not modified (304); sync time updated"),
+        SyncOutcome::Published { sequence, records } => shown!(
+            "published snapshot {} ({} records) from {}",
+            sequence,
+            records,
+            url
+        ),
+        SyncOutcome::Unchanged => shown!("fetched {}: content unchanged, no new snapshot", url),
+        SyncOutcome::NotModified => shown!("{} not modified (304); sync time updated", url),
     }
 }
 

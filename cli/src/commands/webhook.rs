@@ -9,7 +9,7 @@ use resetctl::webhook::{log, Endpoints};
 
 use crate::args::{SetArgs, WebhookCommand};
 use crate::exit::{CliError, Code};
-use crate::output::{json, print};
+use crate::output::{json, print, shown};
 use crate::settings::Settings;
 
 /// How many attempts `deliveries` shows by default.
@@ -27,7 +27,7 @@ fn reminder_summary(
     language: resetctl::site::i18n::Lang,
     time_zone: Option<&str>,
 ) -> String {
-    format!(
+    shown!(
         "reminders {}, {}, {}",
         leads_text(remind),
         language.segment(),
@@ -41,8 +41,8 @@ fn delivery_lines(endpoint: &resetctl::webhook::Endpoint) -> String {
         Some(contact) => contact.as_deref().unwrap_or("none"),
         None => "the delivering process's",
     };
-    format!(
-        "reminders:   {}\nlanguage:    {}\ntime zone:   {}\nprivate targets: {}\ntimeout:     {} s\nrecord pages: {}\ncontact:     {contact}\n",
+    shown!(
+        "reminders:   {}\nlanguage:    {}\ntime zone:   {}\nprivate targets: {}\ntimeout:     {} s\nrecord pages: {}\ncontact:     {}\n",
         leads_text(endpoint.remind.as_ref())
             + if endpoint.remind.is_some() {
                 " before a window starts, then its start and end"
@@ -58,6 +58,7 @@ fn delivery_lines(endpoint: &resetctl::webhook::Endpoint) -> String {
         },
         endpoint.timeout_seconds,
         endpoint.record_pages.as_deref().unwrap_or("none"),
+        contact,
     )
 }
 
@@ -124,11 +125,12 @@ fn add(settings: &Settings, endpoint: NewEndpoint) -> Result<(), CliError> {
         settings.now,
         settings.lock_timeout,
     ))?;
-    let mut out = format!("{}\n", endpoint.id);
+    let mut out = shown!("{}\n", endpoint.id);
     if let Some(secret) = &endpoint.secret {
-        out.push_str(&format!(
-                "secret: {secret}\n(shown once: receivers verify the webhook-signature header with it)\n"
-            ));
+        out.push_str(&shown!(
+            "secret: {}\n(shown once: receivers verify the webhook-signature header with it)\n",
+            secret
+        ));
     }
     print(&out)
 }
@@ -144,7 +146,7 @@ fn list(settings: &Settings, as_json: bool) -> Result<(), CliError> {
     }
     let mut out = String::new();
     for s in summaries {
-        out.push_str(&format!(
+        out.push_str(&shown!(
             "{}  {:<8}  {:<8}  {}  delivered {}, pending {}, failed {}; {}\n",
             s.id,
             s.format.as_str(),
@@ -170,7 +172,7 @@ fn show(settings: &Settings, id: String, as_json: bool) -> Result<(), CliError> 
         value["delivery"] = serde_json::to_value(&summary).expect("plain data");
         return print(&json(&value));
     }
-    let mut out = format!(
+    let mut out = shown!(
             "id:          {}\nurl:         {}\nformat:      {}\nkind:        {}\nevents:      {}\nplan:        {}\ndescription: {}\nstatus:      {}\ncreated:     {}\n",
             endpoint.id,
             endpoint.url,
@@ -181,22 +183,24 @@ fn show(settings: &Settings, id: String, as_json: bool) -> Result<(), CliError> 
             endpoint.description.as_deref().unwrap_or("-"),
             match (&endpoint.enabled, &endpoint.disabled_reason) {
                 (true, _) => "enabled".to_owned(),
-                (false, Some(why)) => format!("disabled ({why})"),
+                (false, Some(why)) => shown!("disabled ({})", why),
                 (false, None) => "disabled".to_owned(),
             },
             endpoint.created_at,
         );
     if let Some(secret) = &endpoint.secret {
-        out.push_str(&format!("secret:      {secret}\n"));
+        out.push_str(&shown!("secret:      {}\n", secret));
     }
     out.push_str(&delivery_lines(&endpoint));
     if let Some(s) = summary {
-        out.push_str(&format!(
+        out.push_str(&shown!(
             "delivered:   {}\npending:     {}\nfailed:      {}\n",
-            s.delivered, s.pending, s.failed
+            s.delivered,
+            s.pending,
+            s.failed
         ));
         if let Some(at) = s.next_retry_at {
-            out.push_str(&format!("next retry:  {at}\n"));
+            out.push_str(&shown!("next retry:  {}\n", at));
         }
     }
     print(&out)
@@ -306,21 +310,22 @@ fn deliveries(
     for a in attempts {
         let answer = match (a.status, &a.error) {
             (Some(status), _) => status.to_string(),
-            (None, Some(e)) => format!("error: {e}"),
+            (None, Some(e)) => shown!("error: {}", e),
             (None, None) => "-".to_owned(),
         };
         let next = a
             .next_retry_at
-            .map_or(String::new(), |t| format!("  next retry {t}"));
-        out.push_str(&format!(
-            "{}  {}  {}  {}  attempt {}  {}  {}{next}\n",
+            .map_or(String::new(), |t| shown!("  next retry {}", t));
+        out.push_str(&shown!(
+            "{}  {}  {}  {}  attempt {}  {}  {}{}\n",
             a.at,
             a.endpoint,
             a.event,
             a.message,
             a.attempt,
             a.outcome.as_str(),
-            answer
+            answer,
+            next
         ));
     }
     print(&out)
