@@ -83,8 +83,17 @@ fn every_data_answer_carries_a_strong_etag_last_modified_and_no_cache() {
         assert_eq!(head.header("etag"), Some(tag.as_str()), "HEAD {path}");
         tags.push(tag);
     }
-    // One view, one tag: every URL's body is a function of the same data.
-    assert!(tags.windows(2).all(|w| w[0] == w[1]), "{tags:?}");
+    // The JSON bodies are a function of the data alone: one view, one tag.
+    // A feed's bytes also depend on the base of its links, which its tag
+    // covers (issue 39, item 4): one tag per feed form.
+    let (json, feeds) = tags.split_at(5);
+    assert!(json.windows(2).all(|w| w[0] == w[1]), "{tags:?}");
+    assert_eq!(feeds[0], feeds[1], "{tags:?}");
+    assert_eq!(feeds[2], feeds[3], "{tags:?}");
+    assert!(
+        json[0] != feeds[0] && json[0] != feeds[2] && feeds[0] != feeds[2],
+        "{tags:?}"
+    );
     // Refusals have no validators.
     let bad = s.get("/openapi/v1/records?page=0");
     assert_eq!(bad.status, 422);
@@ -95,48 +104,55 @@ fn every_data_answer_carries_a_strong_etag_last_modified_and_no_cache() {
 #[test]
 fn if_none_match_is_honoured_as_rfc_9110_says() {
     let (_w, s) = seeded_server(&[]);
-    let path = "/openapi/v1/records";
-    let tag = s.get(path).header("etag").unwrap().to_owned(); // 19 left
-    let weak = format!("W/{tag}");
-    let listed = format!("\"nope\", {tag}, \"other\"");
-    for (value, what) in [
-        (tag.as_str(), "the same tag"),
-        (listed.as_str(), "a list holding it"),
-        (
-            weak.as_str(),
-            "its weak form (If-None-Match compares weakly)",
-        ),
-        ("*", "*"),
-    ] {
-        for path in DATA_PATHS {
+    // Each path's own tag (the feeds' differ from the JSON bodies'): 11 left.
+    let tags: Vec<String> = DATA_PATHS
+        .iter()
+        .map(|path| s.get(path).header("etag").unwrap().to_owned())
+        .collect();
+    for (path, tag) in DATA_PATHS.iter().zip(&tags) {
+        let weak = format!("W/{tag}");
+        let listed = format!("\"nope\", {tag}, \"other\"");
+        for (value, what) in [
+            (tag.as_str(), "the same tag"),
+            (listed.as_str(), "a list holding it"),
+            (
+                weak.as_str(),
+                "its weak form (If-None-Match compares weakly)",
+            ),
+            ("*", "*"),
+        ] {
             let r = s.request("GET", path, &[("If-None-Match", value)]);
-            assert_not_modified(&r, &tag, "19", &format!("{what} on {path}"));
+            assert_not_modified(&r, tag, "11", &format!("{what} on {path}"));
         }
     }
+    let path = "/openapi/v1/records";
+    let tag = tags[0].clone();
     let head = s.request("HEAD", path, &[("If-None-Match", &tag)]);
-    assert_not_modified(&head, &tag, "19", "HEAD");
+    assert_not_modified(&head, &tag, "11", "HEAD");
     // Two header lines make one list.
     let lines = s.request(
         "GET",
         path,
         &[("If-None-Match", "\"nope\""), ("If-None-Match", &tag)],
     );
-    assert_not_modified(&lines, &tag, "19", "a list over two lines");
+    assert_not_modified(&lines, &tag, "11", "a list over two lines");
+    // A coding this server never makes is not a form of its tag (issue 39,
+    // item 17: a matcher that stripped any suffix answered this 304).
+    let deflate = format!("{}-deflate\"", &tag[..tag.len() - 1]);
+    let gzip_gzip = format!("{}-gzip-gzip\"", &tag[..tag.len() - 1]);
     for (value, what) in [
         ("\"0123456789abcdef\"", "a stale tag"),
         ("W/\"0123456789abcdef\"", "a stale weak tag"),
         ("not a tag", "an unreadable header"),
+        (deflate.as_str(), "a coding never made"),
+        (gzip_gzip.as_str(), "a coding twice"),
     ] {
         let r = s.request("GET", path, &[("If-None-Match", value)]);
         assert_eq!(r.status, 200, "{what}");
         assert_eq!(r.header("etag"), Some(tag.as_str()), "{what}");
         assert!(!r.body.is_empty(), "{what}");
     }
-    assert_eq!(
-        remaining(&s.get(path)),
-        Some("15"),
-        "the three 200s counted"
-    );
+    assert_eq!(remaining(&s.get(path)), Some("5"), "the five 200s counted");
 }
 
 #[test]
@@ -349,4 +365,78 @@ fn every_entity_tag_has_the_one_form() {
     }
     let export = s.admin_get("/export.json", &[]);
     one_form(export.header("etag").expect("an ETag"), "/export.json");
+}
+
+/// Issue 39, item 4: a feed's tag covers what its bytes depend on besides
+/// the data: the base of its links (`Host`, `--public-base-url`) and the
+/// record pages it links to (`--no-site`). A client revalidating after any
+/// of them changed gets the new bytes, not a 304 for the old ones.
+#[test]
+fn a_feeds_tag_changes_with_the_base_of_its_links() {
+    let get = |s: &Server, path: &str, headers: &[(&str, &str)]| s.request("GET", path, headers);
+    let atom = "/openapi/v1/records.atom";
+    let ics = "/openapi/v1/records.ics";
+    let (w, s) = seeded_server(&["--no-rate-limit"]);
+    // The request's host makes the links: each host its own tag.
+    let a = get(&s, atom, &[("Host", "a.example")]);
+    let tag_a = a.header("etag").unwrap().to_owned();
+    assert!(a.text().contains("http://a.example/"), "{}", a.text());
+    let b = get(
+        &s,
+        atom,
+        &[("Host", "b.example"), ("If-None-Match", &tag_a)],
+    );
+    assert_eq!(b.status, 200, "the links name another host: {b:?}");
+    assert!(b.text().contains("http://b.example/"));
+    assert_ne!(b.header("etag"), Some(tag_a.as_str()));
+    let again = get(
+        &s,
+        atom,
+        &[("Host", "a.example"), ("If-None-Match", &tag_a)],
+    );
+    assert_eq!(again.status, 304, "the same host revalidates: {again:?}");
+    let calendar = get(&s, ics, &[]);
+    let tag_ics = calendar.header("etag").unwrap().to_owned();
+    drop(s);
+    // The operator sets --public-base-url: the feeds link to it and to the
+    // record pages, and yesterday's tags no longer match.
+    let base = "https://status.example/";
+    let with_base = |extra: &[&str]| {
+        let mut args = vec!["--now", NOW, "--no-rate-limit", "--public-base-url", base];
+        args.extend_from_slice(extra);
+        Server::start(&w, &args, &[])
+    };
+    let s = with_base(&[]);
+    let feed = get(
+        &s,
+        atom,
+        &[("Host", "a.example"), ("If-None-Match", &tag_a)],
+    );
+    assert_eq!(feed.status, 200, "{feed:?}");
+    assert!(feed.text().contains("https://status.example/records/"));
+    let tag_based = feed.header("etag").unwrap().to_owned();
+    let calendar = get(&s, ics, &[("If-None-Match", &tag_ics)]);
+    assert_eq!(calendar.status, 200, "{calendar:?}");
+    assert!(calendar.text().contains("https://status.example/records/"));
+    let tag_ics_based = calendar.header("etag").unwrap().to_owned();
+    drop(s);
+    // Without the pages, the feeds no longer link to them.
+    let s = with_base(&["--no-site"]);
+    for (path, tag) in [(atom, &tag_based), (ics, &tag_ics_based)] {
+        let reply = get(&s, path, &[("If-None-Match", tag)]);
+        assert_eq!(reply.status, 200, "{path} with --no-site: {reply:?}");
+        assert!(!reply.text().contains("https://status.example/records/"));
+    }
+    drop(s);
+    // The pages are tagged by their bytes: a new --site-name is a new tag.
+    let page = |name: &str| {
+        let s = Server::start(&w, &["--now", NOW, "--site-name", name], &[]);
+        let reply = get(&s, "/en/", &[]);
+        (reply.header("etag").unwrap().to_owned(), s)
+    };
+    let (tag_one, _one) = page("One");
+    let (_, two) = page("Two");
+    let reply = get(&two, "/en/", &[("If-None-Match", &tag_one)]);
+    assert_eq!(reply.status, 200, "{reply:?}");
+    assert!(reply.text().contains("Two"));
 }

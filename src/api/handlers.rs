@@ -25,7 +25,7 @@ use crate::encoding::Effort;
 use crate::model::{BaseUrl, KindFilter};
 use crate::query::{
     parse_latest_query, parse_list_query, AtomQuery, IcsQuery, LatestQuery, ListQuery,
-    PublishedView, DEFAULT_PAGE_SIZE,
+    PublishedView, Validators, DEFAULT_PAGE_SIZE,
 };
 use crate::reload::{MirroredFeed, ViewHandle};
 use crate::snapshot::Mode;
@@ -160,6 +160,29 @@ impl DataBody {
         }
     }
 
+    /// The validators of its representation: the view's, and for a feed
+    /// also the bases of its links, which its bytes depend on.
+    fn validators<'v>(
+        &self,
+        view: &'v PublishedView,
+        links: Links<'_>,
+    ) -> std::borrow::Cow<'v, Validators> {
+        use std::borrow::Cow;
+        let pages = links.pages.map_or(&b""[..], |p| p.as_str().as_bytes());
+        match self {
+            DataBody::Latest(_) | DataBody::List(_) => Cow::Borrowed(view.validators()),
+            DataBody::Atom(_, feed_base) => {
+                let (from, base): (&[u8], &[u8]) = match (feed_base, links.base) {
+                    (FeedBase::Configured, Some(base)) => (b"configured", base.as_str().as_bytes()),
+                    (FeedBase::Host(Some(host)), _) => (b"host", host.as_bytes()),
+                    (FeedBase::Host(None), _) | (FeedBase::Configured, None) => (b"none", b""),
+                };
+                Cow::Owned(view.validators().varied(&[b"atom", from, base, pages]))
+            }
+            DataBody::Ics(_) => Cow::Owned(view.validators().varied(&[b"ics", pages])),
+        }
+    }
+
     /// Its representation made from `view` (hot: coded at the best
     /// levels; else quickly, on the request that first needs it).
     fn render(&self, view: &PublishedView, links: Links<'_>) -> Representation {
@@ -197,7 +220,12 @@ impl DataBody {
         } else {
             Effort::Quick
         };
-        Representation::new(content_type, body, &view.validators().etag, effort)
+        Representation::new(
+            content_type,
+            body,
+            &self.validators(view, links).etag,
+            effort,
+        )
     }
 }
 
@@ -300,7 +328,7 @@ pub(crate) async fn answer_data<Q, E: std::fmt::Display>(
         &data.quota,
         *client,
         conditionals,
-        view.validators(),
+        &body.validators(&view, links),
         representation,
         || maybe_panic(raw_query),
     )

@@ -126,6 +126,28 @@ impl Validators {
     }
 }
 
+impl Validators {
+    /// The validators of a representation of the same data whose bytes
+    /// also depend on `inputs` (the base of a feed's links, the record
+    /// pages' base): the tag covers them too, so a changed
+    /// `--public-base-url` or `Host` is never answered 304 with the old
+    /// links. The last-modified instant is the data's.
+    pub fn varied(&self, inputs: &[&[u8]]) -> Self {
+        use sha2::{Digest, Sha256};
+        let mut hash = Sha256::new().chain_update(&self.etag);
+        for input in inputs {
+            // Length-prefixed, so ("ab", "c") and ("a", "bc") differ.
+            hash.update((input.len() as u64).to_be_bytes());
+            hash.update(input);
+        }
+        Self {
+            etag: entity_tag(&hash.finalize()),
+            last_modified: self.last_modified,
+            last_modified_http: self.last_modified_http.clone(),
+        }
+    }
+}
+
 /// The newest instant of `meta` that has happened: when the served bytes
 /// last changed (a sync that only moves `dataSource.syncedAt` moves it too).
 /// The next attempt lies ahead and is left out.

@@ -219,7 +219,14 @@ pub fn raw_request_with_body(
     stream
         .set_read_timeout(Some(Duration::from_secs(10)))
         .unwrap();
-    let mut request = format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
+    // The caller's own `Host` (one, several or an empty name) replaces
+    // the default, which names the address connected to.
+    let host = if headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
+        String::new()
+    } else {
+        format!("Host: {addr}\r\n")
+    };
+    let mut request = format!("{method} {path} HTTP/1.1\r\n{host}Connection: close\r\n");
     for (k, v) in headers {
         request.push_str(&format!("{k}: {v}\r\n"));
     }
