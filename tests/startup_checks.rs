@@ -108,6 +108,59 @@ fn trusting_every_address_is_refused() {
     );
 }
 
+/// Issue 39, item 5: ranges that together hold every address trust
+/// everyone as `0.0.0.0/0` does; so does the IPv4-mapped range of every
+/// IPv4 address. Refused in every layer, whatever the split.
+#[test]
+fn ranges_that_together_hold_every_address_are_refused() {
+    let w = World::new();
+    let serve = ["serve", "--listen", "127.0.0.1:0"];
+    for ranges in [
+        &["0.0.0.0/1", "128.0.0.0/1"][..],
+        &["10.0.0.0/8", "0.0.0.0/2", "64.0.0.0/2", "128.0.0.0/1"],
+        &["::/1", "8000::/1"],
+        &["::ffff:0:0/96"],
+    ] {
+        let mut args = serve.to_vec();
+        for range in ranges {
+            args.extend(["--trust-proxy", range]);
+        }
+        let refused = w.run_refused(&args).code(64);
+        assert!(
+            refused.stderr.contains("holds every address"),
+            "{ranges:?}: {}",
+            refused.stderr
+        );
+        assert_eq!(refused.stdout, "", "nothing listened");
+        let mut env = w.cmd();
+        env.env("RESETCTL_TRUST_PROXY", ranges.join(","));
+        let refused = crate::util::Run::from(env.arg("status").output().unwrap()).code(64);
+        assert!(
+            refused
+                .stderr
+                .contains("RESETCTL_TRUST_PROXY: trust-proxy:")
+                && refused.stderr.contains("holds every address"),
+            "{ranges:?}: {}",
+            refused.stderr
+        );
+    }
+    // Half the addresses are not every address.
+    w.seed_bundled();
+    let s = Server::start(
+        &w,
+        &[
+            "--now",
+            NOW,
+            "--trust-proxy",
+            "0.0.0.0/1",
+            "--trust-proxy",
+            "::/1",
+        ],
+        &[],
+    );
+    assert_eq!(s.get("/healthz").status, 200);
+}
+
 #[test]
 fn a_bad_redis_url_is_refused_before_anything_listens() {
     let w = World::new();

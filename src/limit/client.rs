@@ -41,6 +41,14 @@ impl Cidr {
         if prefix == 0 {
             return Err(SettingError::TrustsEveryone(text.to_owned()));
         }
+        // An IPv4-mapped range (`::ffff:10.0.0.0/104`) is the IPv4 range
+        // it maps: a peer is keyed by its canonical address, IPv4 for a
+        // mapped one, so only then can the range ever match.
+        if let (IpAddr::V6(v6), Some(v4)) = (network, network_v4(network)) {
+            if prefix >= 96 && v6.segments()[5] == 0xffff {
+                return Self::parse(&format!("{v4}/{}", prefix - 96));
+            }
+        }
         Ok(Self {
             network: mask(network, prefix),
             prefix,
@@ -52,6 +60,65 @@ impl Cidr {
         let ip = canonical(ip);
         ip.is_ipv4() == self.network.is_ipv4() && mask(ip, self.prefix) == self.network
     }
+
+    /// The first and last address of the range, as numbers of its family.
+    fn bounds(&self) -> (u128, u128) {
+        let (bits, start) = match self.network {
+            IpAddr::V4(v4) => (32, u128::from(u32::from(v4))),
+            IpAddr::V6(v6) => (128, u128::from(v6)),
+        };
+        let size_bits = bits - u32::from(self.prefix);
+        let last = if size_bits >= 128 {
+            u128::MAX
+        } else {
+            start | ((1u128 << size_bits) - 1)
+        };
+        (start, last)
+    }
+}
+
+/// `network` as the IPv4 address an IPv4-mapped IPv6 address maps.
+fn network_v4(network: IpAddr) -> Option<Ipv4Addr> {
+    match network {
+        IpAddr::V6(v6) => v6.to_ipv4_mapped(),
+        IpAddr::V4(_) => None,
+    }
+}
+
+/// Checks a set of trusted-proxy ranges: refused when together they hold
+/// every IPv4 or every IPv6 address (`0.0.0.0/1` with `128.0.0.0/1`), since
+/// then every client may name its own quota key, as with `0.0.0.0/0`.
+pub fn check_trusted(ranges: &[Cidr]) -> Result<(), SettingError> {
+    for (v4, last) in [(true, u128::from(u32::MAX)), (false, u128::MAX)] {
+        let mut spans: Vec<(u128, u128)> = ranges
+            .iter()
+            .filter(|r| r.network.is_ipv4() == v4)
+            .map(Cidr::bounds)
+            .collect();
+        spans.sort_unstable();
+        // Walk up from zero: `next` is the first address not yet covered.
+        let mut next: u128 = 0;
+        let mut everything = false;
+        for (start, end) in spans {
+            if start > next {
+                break;
+            }
+            if end >= last {
+                everything = true;
+                break;
+            }
+            next = next.max(end + 1);
+        }
+        if everything {
+            let listed: Vec<String> = ranges
+                .iter()
+                .filter(|r| r.network.is_ipv4() == v4)
+                .map(ToString::to_string)
+                .collect();
+            return Err(SettingError::TrustsEveryone(listed.join(", ")));
+        }
+    }
+    Ok(())
 }
 
 impl std::fmt::Display for Cidr {
@@ -340,5 +407,33 @@ mod tests {
             );
         }
         assert!(Cidr::parse("0.0.0.0/1").is_ok());
+        assert_eq!(
+            Cidr::parse("::ffff:10.0.0.0/104").unwrap().to_string(),
+            "10.0.0.0/8"
+        );
+        assert!(Cidr::parse("::ffff:0:0/96").is_err());
+    }
+
+    #[test]
+    fn a_set_of_ranges_that_holds_every_address_is_refused() {
+        let set = |texts: &[&str]| -> Vec<Cidr> {
+            texts.iter().map(|t| Cidr::parse(t).unwrap()).collect()
+        };
+        for everyone in [
+            &["0.0.0.0/1", "128.0.0.0/1"][..],
+            &["128.0.0.0/1", "10.0.0.0/8", "0.0.0.0/2", "64.0.0.0/2"],
+            &["::/1", "8000::/1"],
+            &["0.0.0.0/1", "192.168.0.0/16", "128.0.0.0/2", "192.0.0.0/2"],
+        ] {
+            assert!(check_trusted(&set(everyone)).is_err(), "{everyone:?}");
+        }
+        for some in [
+            &["0.0.0.0/1", "128.0.0.0/2"][..],
+            &["0.0.0.0/1", "::/1", "8000::/2"],
+            &["10.0.0.0/8", "192.168.0.0/16", "fc00::/7"],
+            &["0.0.0.0/1", "128.0.0.1/32", "128.0.0.2/31", "192.0.0.0/2"],
+        ] {
+            assert!(check_trusted(&set(some)).is_ok(), "{some:?}");
+        }
     }
 }

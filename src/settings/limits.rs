@@ -40,7 +40,7 @@ pub(super) fn build(raw: &Raw) -> Result<LimiterSettings, SettingsError> {
             ));
         }
     };
-    let trusted_proxies = v
+    let trusted_proxies: Vec<Cidr> = v
         .trust_proxy
         .iter()
         .flatten()
@@ -48,6 +48,8 @@ pub(super) fn build(raw: &Raw) -> Result<LimiterSettings, SettingsError> {
             Cidr::parse(c).map_err(|e| raw.invalid("trust_proxy", format!("trust-proxy: {e}")))
         })
         .collect::<Result<_, _>>()?;
+    crate::limit::client::check_trusted(&trusted_proxies)
+        .map_err(|e| raw.invalid("trust_proxy", format!("trust-proxy: {e}")))?;
     let ipv6_prefix = v
         .ipv6_prefix_len
         .unwrap_or(defaults.client_keys.ipv6_prefix);
