@@ -520,3 +520,71 @@ fn a_corrupt_middle_line_refuses_every_publishing_command_and_announces_nothing(
     std::fs::write(&path, &bytes).unwrap();
     w.run(&["--now", NOW, "publish"]).success();
 }
+
+/// Issue 39, item 6: one changed digit in an entry's date is corruption,
+/// found by the check every line carries: every command that publishes
+/// refuses naming the line, and nothing of the changed entry is served.
+/// A ledger written before checks (or a line corrected by hand, its check
+/// removed) is read, and the next append writes a check on every line.
+#[test]
+fn a_changed_byte_fails_its_lines_check_and_unchecked_lines_get_one() {
+    let w = World::new();
+    record(
+        &w,
+        &["schedule", "--operator", "--at", "2026-12-21 12:00 +00:00"],
+    )
+    .success();
+    w.run(&["--now", NOW, "mark-checked", "--at", "2026-11-20T09:59:00Z"])
+        .success();
+    let path = w.data_dir().join("ledger.jsonl");
+    let text = String::from_utf8(ledger(&w)).unwrap();
+    std::fs::write(&path, text.replacen("2026-12-21T12", "2026-12-28T12", 1)).unwrap();
+    for args in [&["--now", NOW, "publish"][..], &["record", "list"]] {
+        let refused = w.run(args).code(65);
+        assert!(
+            refused.stderr.contains("ledger.jsonl line 1 is corrupt")
+                && refused.stderr.contains("do not match its check"),
+            "{args:?}: {}",
+            refused.stderr
+        );
+    }
+    let status = w.run(&["status"]);
+    assert!(status.stdout.contains("CORRUPT:"), "{}", status.stdout);
+    let served = w.run(&["export"]).success().stdout;
+    assert!(
+        served.contains("2026-12-21T12") && !served.contains("2026-12-28"),
+        "the changed date was published"
+    );
+
+    assert!(
+        text.lines()
+            .all(|l| l.contains(",\"check\":\"") && l.ends_with("\"}")),
+        "{text}"
+    );
+    // The same ledger as an older version wrote it: no checks.
+    let unchecked: String = text
+        .lines()
+        .map(|l| {
+            let at = l.rfind(",\"check\":\"").unwrap();
+            format!("{}}}\n", &l[..at])
+        })
+        .collect();
+    std::fs::write(&path, &unchecked).unwrap();
+    w.run(&["--now", NOW, "publish"]).success();
+    w.run(&["--now", NOW, "mark-checked", "--at", "2026-11-20T09:59:30Z"])
+        .success();
+    let upgraded = String::from_utf8(ledger(&w)).unwrap();
+    assert_eq!(upgraded.lines().count(), 3, "{upgraded}");
+    assert!(
+        upgraded.lines().all(|l| l.contains(",\"check\":\"")),
+        "{upgraded}"
+    );
+    assert!(upgraded.starts_with(&unchecked.lines().next().unwrap()[..40]));
+    // Now checked, a changed byte in an old line is found too.
+    std::fs::write(
+        &path,
+        upgraded.replacen("2026-12-21T12", "2026-12-28T12", 1),
+    )
+    .unwrap();
+    w.run(&["--now", NOW, "publish"]).code(65);
+}

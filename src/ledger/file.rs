@@ -1,5 +1,8 @@
-//! The ledger file: JSON lines, appended and fsynced under the data-dir
-//! lock, never rewritten or truncated.
+//! The ledger file: JSON lines, each with a check of its bytes
+//! ([`super::line`]), appended and fsynced under the data-dir lock, never
+//! rewritten or truncated but for one case: a ledger with lines that carry
+//! no check (written before checks, or repaired by hand) is rewritten
+//! atomically with them by its next append.
 //!
 //! An append that fails (a full disk, say) truncates the file back to its
 //! length before the append, under the lock, so a failed command leaves
@@ -10,7 +13,8 @@
 //! done. Entry numbers are allocated past every number on disk, the torn
 //! line's included, so no two entries ever carry the same number.
 //!
-//! Any other line that is not an entry (a changed byte, a cut line, a
+//! Any other line that is not an entry (a changed byte, which its check
+//! no longer matches, a cut line, a
 //! foreign line, the torn line an older version ended with a line end
 //! instead of cutting it) is **corrupt**: no crash of this program can write it, and skipping it
 //! would silently drop an operator's action (and announce its record's
@@ -21,6 +25,7 @@ use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use super::entry::Entry;
+use super::line::Line;
 use crate::durable::{open_data_file, read_data_file, Cap, DataDirLock, OpenError, ReadError};
 
 /// The largest ledger read: about 800,000 entries of a few hundred bytes.
@@ -62,6 +67,9 @@ pub struct LedgerRead {
     /// The highest entry number on any line: an entry (however it is
     /// spaced) or a torn line that starts `{"entry":N` (an append's).
     pub highest_number: u64,
+    /// Entries read from lines without one (written before checks, or
+    /// by hand), which the next append rewrites with them.
+    pub unchecked: usize,
 }
 
 impl LedgerRead {
@@ -105,7 +113,7 @@ pub enum LedgerError {
     #[error(
         "ledger.jsonl line {line} is corrupt ({problem}): it is neither an entry nor an interrupted append, \
          so nothing is published from this ledger until it is repaired. Restore ledger.jsonl from a backup, \
-         or correct or delete that line by hand (the ledger is the source of truth; `resetctl record log` \
+         or correct that line by hand and remove its \"check\" member, or delete it (the ledger is the source of truth; `resetctl record log` \
          shows what the other lines hold), then run `resetctl publish`"
     )]
     Corrupt {
@@ -166,7 +174,14 @@ pub fn read_ledger(data_dir: &Path) -> Result<LedgerRead, LedgerError> {
         let parsed = if i + 1 == count && !ends_with_newline {
             Err((true, "no line end: the append did not finish".to_owned()))
         } else {
-            serde_json::from_slice::<Entry>(line).map_err(|e| (false, e.to_string()))
+            match super::line::decode(line) {
+                Ok(Line::Checked(entry)) => Ok(entry),
+                Ok(Line::Unchecked(entry)) => {
+                    read.unchecked += 1;
+                    Ok(entry)
+                }
+                Err(problem) => Err((false, problem)),
+            }
         };
         match parsed {
             Ok(entry) => {
@@ -195,7 +210,20 @@ pub fn read_ledger(data_dir: &Path) -> Result<LedgerRead, LedgerError> {
 /// caller holds the lock. On failure the file is truncated back to where
 /// it was, so a failed append leaves nothing that could later be read as
 /// an entry.
-pub fn append(_lock: &DataDirLock, data_dir: &Path, entry: &Entry) -> Result<(), LedgerError> {
+///
+/// `earlier`, when given, are the entries of a ledger with lines that
+/// carry no check (written before checks, or by hand; what the caller
+/// read under the same lock): the ledger is then rewritten, atomically,
+/// with a check on every line and `entry` last, instead of appended to.
+pub fn append(
+    lock: &DataDirLock,
+    data_dir: &Path,
+    entry: &Entry,
+    earlier: Option<&[Entry]>,
+) -> Result<(), LedgerError> {
+    if let Some(earlier) = earlier {
+        return rewrite_checked(lock, data_dir, earlier, entry);
+    }
     let path = ledger_path(data_dir);
     let io_err = |source| LedgerError::Io {
         path: path.clone(),
@@ -232,7 +260,7 @@ pub fn append(_lock: &DataDirLock, data_dir: &Path, entry: &Entry) -> Result<(),
         );
         len = whole as u64;
     }
-    serde_json::to_writer(&mut line, entry).map_err(|e| io_err(io::Error::other(e)))?;
+    line.extend_from_slice(&super::line::encode(entry));
     line.push(b'\n');
     crate::testhook::reached("append:begin");
     if let Err(e) = file.write_all(&line).and_then(|()| file.sync_all()) {
@@ -243,5 +271,35 @@ pub fn append(_lock: &DataDirLock, data_dir: &Path, entry: &Entry) -> Result<(),
     if len == 0 {
         crate::durable::sync_dir(data_dir).map_err(io_err)?;
     }
+    Ok(())
+}
+
+/// The rewrite of a ledger with unchecked lines: every entry, and `entry`,
+/// each on a checked line, replacing the file
+/// atomically (a torn last line, which no command reported done, is left
+/// out as an append would cut it).
+fn rewrite_checked(
+    _lock: &DataDirLock,
+    data_dir: &Path,
+    earlier: &[Entry],
+    entry: &Entry,
+) -> Result<(), LedgerError> {
+    let path = ledger_path(data_dir);
+    let mut bytes = Vec::new();
+    for e in earlier.iter().chain(std::iter::once(entry)) {
+        bytes.extend_from_slice(&super::line::encode(e));
+        bytes.push(b'\n');
+    }
+    crate::testhook::reached("append:begin");
+    crate::durable::write_atomic(&path, &bytes).map_err(|e| LedgerError::Io {
+        path: path.clone(),
+        source: e.source,
+    })?;
+    crate::testhook::reached("append:done");
+    tracing::info!(
+        "{}: had lines without a check (written before checks, or by hand); rewritten with a check on each of its {} lines",
+        path.display(),
+        earlier.len() + 1
+    );
     Ok(())
 }

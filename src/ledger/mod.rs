@@ -2,6 +2,7 @@
 //! action (`<data-dir>/ledger.jsonl`), and the records derived from it.
 //!
 //! - [`entry`]: what an entry holds (who, when, what);
+//! - [`line`]: one line's format, an entry and a check of its bytes;
 //! - [`file`](mod@file): appending (fsync, under the data-dir lock) and reading back,
 //!   reporting a torn last line instead of dropping it;
 //! - [`derive`](mod@derive): folding seeded history and the ledger into records, with
@@ -10,6 +11,7 @@
 pub mod derive;
 pub mod entry;
 pub mod file;
+pub mod line;
 
 pub use derive::{derive_records, Derived, DerivedRecord, RecordStatus};
 pub use entry::{Action, Edit, Entry};

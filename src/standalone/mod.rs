@@ -202,6 +202,9 @@ pub struct Instance {
     pub torn: Vec<BadLine>,
     /// The number the next entry gets (past every number on disk).
     pub next_entry_number: u64,
+    /// Whether some ledger lines carry no check (written before checks,
+    /// or by hand): the next append rewrites the ledger with them.
+    pub unchecked_lines: bool,
     /// The derived records (published or not).
     pub derived: Derived,
     /// The last ledger entry the current snapshot includes (`None`: no
@@ -250,6 +253,7 @@ pub fn load_instance(
         .map(|head| head.ledger_entry.unwrap_or(0));
     Ok(Instance {
         next_entry_number: ledger.next_entry_number(),
+        unchecked_lines: ledger.unchecked > 0,
         entries: ledger.entries,
         torn: ledger.torn,
         derived,
@@ -306,7 +310,12 @@ pub fn record_action(
     };
     check::check_action(&instance, &entry.action, settings.now)?;
     would_publish(store, &instance, &entry, &settings)?;
-    append(&lock, store.data_dir(), &entry)?;
+    append(
+        &lock,
+        store.data_dir(),
+        &entry,
+        instance.unchecked_lines.then_some(&instance.entries[..]),
+    )?;
     let snapshot =
         publish_locked(store, &lock, settings).map_err(|e| StandaloneError::Unpublished {
             entry: entry.entry,
