@@ -33,6 +33,7 @@ mod links;
 mod make_run;
 mod mcp;
 mod mcp_limits;
+mod memory;
 mod metrics;
 mod openapi;
 mod operations;

@@ -176,6 +176,7 @@ async fn scrape(state: &Admin) -> Scrape {
         webhook_backlog: backlog,
         webhook_outbox_bytes: outbox_bytes,
         view_bodies_bytes: state.data.body_bytes() as u64,
+        view_bodies_memory_bytes: state.data.body_memory() as u64,
     }
 }
 

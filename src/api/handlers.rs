@@ -76,6 +76,11 @@ impl Data {
     pub fn body_bytes(&self) -> usize {
         self.bodies.held_bytes()
     }
+
+    /// The memory their cache counts against its bound (`/metrics`).
+    pub fn body_memory(&self) -> usize {
+        self.bodies.held_memory()
+    }
 }
 
 /// What a data route's body is a function of besides the view: the key of
@@ -100,6 +105,25 @@ pub(crate) enum BodyKey {
     Data(DataBody),
     /// `/api/status.json`: the mirrored feed of this entity tag.
     StatusFeed(Bytes),
+}
+
+impl super::representation::Weigh for BodyKey {
+    fn heap_bytes(&self) -> usize {
+        let plan =
+            |plan: &Option<crate::model::PlanId>| plan.as_ref().map_or(0, |p| p.as_str().len());
+        match self {
+            BodyKey::Data(DataBody::Latest(_) | DataBody::List(_)) => 0,
+            BodyKey::Data(DataBody::Atom(query, base)) => {
+                plan(&query.plan)
+                    + match base {
+                        FeedBase::Host(Some(host)) => host.capacity(),
+                        FeedBase::Host(None) | FeedBase::Configured => 0,
+                    }
+            }
+            BodyKey::Data(DataBody::Ics(query)) => plan(&query.plan),
+            BodyKey::StatusFeed(tag) => tag.len(),
+        }
+    }
 }
 
 /// The base of the Atom feed's links.
@@ -187,11 +211,16 @@ impl DataBody {
     /// levels; else quickly, on the request that first needs it).
     fn render(&self, view: &PublishedView, links: Links<'_>) -> Representation {
         let (content_type, body) = match self {
+            // Exactly as long as it is: a cold entry is kept (and counted)
+            // at its length, not at the capacity its builder guessed.
             DataBody::Latest(query) => (
                 "application/json",
-                Bytes::from(latest_envelope(view, *query)),
+                Bytes::from(latest_envelope(view, *query).into_boxed_slice()),
             ),
-            DataBody::List(query) => ("application/json", Bytes::from(list_envelope(view, *query))),
+            DataBody::List(query) => (
+                "application/json",
+                Bytes::from(list_envelope(view, *query).into_boxed_slice()),
+            ),
             DataBody::Atom(query, base) => {
                 let from_host;
                 let (base, fixed) = match (base, links.base) {

@@ -103,6 +103,7 @@ struct Metrics {
     webhook_backlog: Gauge,
     webhook_outbox_bytes: Gauge,
     view_bodies_bytes: Gauge,
+    view_bodies_memory_bytes: Gauge,
 }
 
 static METRICS: OnceLock<Metrics> = OnceLock::new();
@@ -237,6 +238,13 @@ impl Metrics {
                 "view_bodies",
                 Some(Unit::Bytes),
                 "Bytes of the data routes' bodies made from the served view, identity and coded forms",
+                Gauge::default(),
+            ),
+            view_bodies_memory_bytes: register(
+                &mut registry,
+                "view_bodies_memory",
+                Some(Unit::Bytes),
+                "Memory the cache of those bodies counts against its bound: bodies, keys, tags and entries",
                 Gauge::default(),
             ),
             registry,
@@ -472,6 +480,8 @@ pub struct Scrape {
     pub webhook_outbox_bytes: u64,
     /// Bytes of the data routes' bodies made from the served view.
     pub view_bodies_bytes: u64,
+    /// The memory those bodies' cache counts (bodies, keys, entries).
+    pub view_bodies_memory_bytes: u64,
 }
 
 /// The content type of the classic Prometheus text format.
@@ -501,6 +511,8 @@ pub fn render(scrape: &Scrape, openmetrics: bool) -> Option<String> {
         .set(gauge_value(scrape.webhook_outbox_bytes));
     m.view_bodies_bytes
         .set(gauge_value(scrape.view_bodies_bytes));
+    m.view_bodies_memory_bytes
+        .set(gauge_value(scrape.view_bodies_memory_bytes));
     let scraped = scraped_registry(scrape.sync);
     let mut out = String::with_capacity(8192);
     let encoded = text::encode_registry(&mut out, &m.registry)
