@@ -359,13 +359,13 @@ fn errors_the_http_library_answers_itself_have_json_bodies() {
             long_target,
             "414",
             "uri_too_long",
-            "the request target is too long",
+            "the request target is longer than 65,534 bytes",
         ),
         (
             many_headers,
             "431",
             "headers_too_large",
-            "the request headers are too large or too many",
+            "the request head (its target and headers) is larger than the server accepts, or has more than 100 headers",
         ),
     ] {
         let raw = raw_bytes(&s, request.as_bytes());
@@ -394,4 +394,118 @@ fn errors_the_http_library_answers_itself_have_json_bodies() {
     let text = String::from_utf8_lossy(&raw_bytes(&capped, target.as_bytes())).into_owned();
     assert!(text.starts_with("HTTP/1.1 431 "), "{text}");
     assert!(text.contains("\"error\":\"headers_too_large\""), "{text}");
+}
+
+/// Issue 39, item 8: each answer says what is true, from one source: a
+/// 405's detail names the methods its `Allow` lists; a long target under
+/// the default head limit is a 431 that says the head (its target
+/// included) is too large.
+#[test]
+fn a_refusal_names_what_it_refuses() {
+    let w = seeded();
+    let s = Server::start(&w, &["--now", NOW], &[]);
+    for (method, path, allow) in [
+        ("GET", "/mcp", "POST, OPTIONS"),
+        ("DELETE", "/mcp", "POST, OPTIONS"),
+        ("DELETE", "/openapi/v1/records", "GET, HEAD, OPTIONS"),
+        ("PUT", "/openapi/v1/docs", "GET, HEAD, OPTIONS"),
+        ("POST", "/en/", "GET, HEAD"),
+    ] {
+        let r = s.request(method, path, &[]);
+        assert_eq!(r.status, 405, "{method} {path}");
+        assert_eq!(r.header("allow"), Some(allow), "{method} {path}");
+        assert_eq!(
+            r.json()["detail"],
+            format!("method not allowed; this path answers {allow}"),
+            "{method} {path}"
+        );
+    }
+    // A 40 KiB target under the default 32 KiB head: the head is too large.
+    let long = format!("/openapi/v1/records?x={}", "a".repeat(40 * 1024));
+    let r = s.get(&long);
+    assert_eq!(r.status, 431);
+    let detail = r.json()["detail"].as_str().unwrap().to_owned();
+    assert!(detail.contains("its target and headers"), "{detail}");
+    // (With room for it, a target over 64 KiB is what is too long: 414,
+    // errors_the_http_library_answers_itself_have_json_bodies.)
+}
+
+/// Issue 39, item 8 (continued): a page's bad query is a page with the
+/// pages' safety headers, quoting nothing; the pages carry no CORS header
+/// while every API answer does.
+#[test]
+fn a_pages_bad_query_is_a_page_and_only_the_api_answers_cors() {
+    let w = seeded();
+    let s = Server::start(&w, &["--now", NOW], &[]);
+    // A bad query on the status page: a page, with the pages' headers.
+    for path in ["/en/?kind=%3Cb%3Eeverything", "/zh/records/300?x=1"] {
+        let bad = s.get(path);
+        assert_eq!(bad.status, 400, "{path}");
+        assert_eq!(
+            bad.header("content-type"),
+            Some("text/html; charset=utf-8"),
+            "{path}"
+        );
+        assert!(bad.header("content-security-policy").is_some(), "{path}");
+        assert_eq!(bad.header("x-content-type-options"), Some("nosniff"));
+        let text = bad.text();
+        assert!(
+            !text.contains("everything") && !text.contains("<b>"),
+            "{path} quotes the query: {text}"
+        );
+    }
+    assert!(s
+        .get("/en/?kind=nope")
+        .text()
+        .contains("takes one query parameter, kind"));
+    assert!(s
+        .get("/zh/?kind=nope")
+        .text()
+        .contains("只接受一个查询参数 kind"));
+
+    // CORS: every API answer, no page.
+    for path in [
+        "/openapi/v1/records",
+        "/openapi/v1/records.atom",
+        "/openapi/v1/openapi.json",
+        "/openapi/v1/docs",
+        "/openapi/v1/skill.md",
+        "/openapi/v1/badge.json",
+        "/healthz",
+        "/openapi/v1/nope",
+    ] {
+        assert_eq!(
+            s.get(path).header("access-control-allow-origin"),
+            Some("*"),
+            "{path}"
+        );
+    }
+    for path in ["/", "/en/", "/zh/records/300", "/records/nope"] {
+        assert_eq!(
+            s.get(path).header("access-control-allow-origin"),
+            None,
+            "{path}"
+        );
+    }
+}
+
+/// Issue 39, item 8 (continued): an HTTP/1.1 request without exactly one
+/// `Host` is a 400 (RFC 9112 section 3.2); HTTP/1.0 may omit it.
+#[test]
+fn an_http_1_1_request_needs_exactly_one_host() {
+    let w = seeded();
+    let s = Server::start(&w, &["--now", NOW], &[]);
+    for request in [
+        "GET /openapi/v1/docs HTTP/1.1\r\nConnection: close\r\n\r\n",
+        "GET /openapi/v1/docs HTTP/1.1\r\nHost: a\r\nHost: b\r\nConnection: close\r\n\r\n",
+        "GET /openapi/v1/records/stream HTTP/1.1\r\nConnection: close\r\n\r\n",
+    ] {
+        let answer = String::from_utf8_lossy(&raw_bytes(&s, request.as_bytes())).into_owned();
+        assert!(
+            answer.starts_with("HTTP/1.1 400 ") && answer.contains("exactly one Host header"),
+            "{request:?}: {answer}"
+        );
+    }
+    let answer = raw_bytes(&s, b"GET /openapi/v1/docs HTTP/1.0\r\n\r\n");
+    assert!(answer.starts_with(b"HTTP/1.0 200 ") || answer.starts_with(b"HTTP/1.1 200 "));
 }

@@ -11,6 +11,13 @@ use super::responses::{json, push_json_str};
 /// carries one, decisions.md "Details pinned").
 const STREAM_RETRY_SECONDS: u64 = 60;
 
+/// The methods a read path answers (`Allow` of its 405).
+pub const READ_METHODS: &str = "GET, HEAD, OPTIONS";
+/// The methods `/mcp` answers.
+pub const RPC_METHODS: &str = "POST, OPTIONS";
+/// The methods a page answers.
+pub const PAGE_METHODS: &str = "GET, HEAD";
+
 /// Every error the API answers with.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ApiError {
@@ -38,14 +45,18 @@ pub enum ApiError {
     NotFound,
     /// 404: the path exists on other instances; the detail says why not here.
     NotHere(&'static str),
-    /// 405: the path exists, the method does not.
-    MethodNotAllowed,
+    /// 405: the path exists, the method does not; the methods it answers
+    /// (the `Allow` header and the detail, from this one value).
+    MethodNotAllowed(&'static str),
     /// 406: the request's `Accept-Encoding` refuses every form this
     /// answer has (`identity;q=0` or `*;q=0` and no coding offered).
     NotAcceptable,
     /// 400: the request target is neither a path nor an absolute URL
     /// (authority form without CONNECT, or `*` without OPTIONS).
     BadTarget,
+    /// 400: an HTTP/1.1 request without exactly one `Host` header (RFC
+    /// 9112 section 3.2).
+    BadHost,
     /// 408: the request body did not arrive whole within this time of its
     /// head; the connection is closed after the answer (the accept loop
     /// adds `Connection: close` on HTTP/1, and closes HTTP/2 with `GOAWAY`).
@@ -101,10 +112,10 @@ impl ApiError {
             ),
             ApiError::NotFound => (StatusCode::NOT_FOUND, "not_found", "no such path".into()),
             ApiError::NotHere(why) => (StatusCode::NOT_FOUND, "not_found", (*why).into()),
-            ApiError::MethodNotAllowed => (
+            ApiError::MethodNotAllowed(allow) => (
                 StatusCode::METHOD_NOT_ALLOWED,
                 "method_not_allowed",
-                "method not allowed; this path answers GET, HEAD and OPTIONS".into(),
+                format!("method not allowed; this path answers {allow}"),
             ),
             ApiError::NotAcceptable => (
                 StatusCode::NOT_ACCEPTABLE,
@@ -116,6 +127,11 @@ impl ApiError {
                 StatusCode::BAD_REQUEST,
                 "bad_request",
                 "the request target must be a path or an absolute URL".into(),
+            ),
+            ApiError::BadHost => (
+                StatusCode::BAD_REQUEST,
+                "bad_request",
+                "an HTTP/1.1 request must carry exactly one Host header".into(),
             ),
             ApiError::RequestTimeout(limit) => (
                 StatusCode::REQUEST_TIMEOUT,
@@ -133,12 +149,12 @@ impl ApiError {
             ApiError::UriTooLong => (
                 StatusCode::URI_TOO_LONG,
                 "uri_too_long",
-                "the request target is too long".into(),
+                "the request target is longer than 65,534 bytes".into(),
             ),
             ApiError::HeadersTooLarge => (
                 StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
                 "headers_too_large",
-                "the request headers are too large or too many".into(),
+                "the request head (its target and headers) is larger than the server accepts, or has more than 100 headers".into(),
             ),
         }
     }
@@ -181,11 +197,8 @@ impl ApiError {
         if let Some(seconds) = retry_after {
             headers.insert(header::RETRY_AFTER, HeaderValue::from(seconds));
         }
-        if *self == ApiError::MethodNotAllowed {
-            headers.insert(
-                header::ALLOW,
-                HeaderValue::from_static("GET, HEAD, OPTIONS"),
-            );
+        if let ApiError::MethodNotAllowed(allow) = self {
+            headers.insert(header::ALLOW, HeaderValue::from_static(allow));
         }
         response
     }

@@ -571,7 +571,7 @@ pub fn preflight(request_headers: Option<String>) -> Response {
 /// Anything no route took: 405 on a known path, 404 elsewhere.
 pub fn unrouted(path: &str) -> Response {
     if KNOWN_PATHS.contains(&path) {
-        ApiError::MethodNotAllowed.response()
+        ApiError::MethodNotAllowed(super::errors::READ_METHODS).response()
     } else {
         ApiError::NotFound.response()
     }
@@ -590,13 +590,7 @@ pub fn mcp_not_post(method: warp::http::Method, request_headers: Option<String>)
             );
             response
         }
-        _ => {
-            let mut response = ApiError::MethodNotAllowed.response();
-            response
-                .headers_mut()
-                .insert(header::ALLOW, HeaderValue::from_static("POST, OPTIONS"));
-            response
-        }
+        _ => ApiError::MethodNotAllowed(super::errors::RPC_METHODS).response(),
     };
     response.extensions_mut().insert(RpcAnswer(None));
     response

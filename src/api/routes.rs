@@ -317,7 +317,7 @@ fn mcp_other() -> impl Route {
 fn connect() -> impl Route {
     warp::method().and_then(|method: Method| async move {
         if method == Method::CONNECT {
-            Ok(ApiError::MethodNotAllowed.response())
+            Ok(ApiError::MethodNotAllowed(super::errors::READ_METHODS).response())
         } else {
             Err(warp::reject::not_found())
         }
@@ -325,7 +325,8 @@ fn connect() -> impl Route {
 }
 
 /// Targets that are not a path: `OPTIONS *` asks about the server as a
-/// whole (the preflight answer); anything else is a 400.
+/// whole (the preflight answer); anything else is a 400, as is an HTTP/1.1
+/// request without exactly one `Host`.
 fn odd_target() -> impl Route {
     warp::ext::optional::<TargetForm>()
         .and(warp::method())
@@ -333,6 +334,7 @@ fn odd_target() -> impl Route {
             match (form, method) {
                 (None, _) => Err(warp::reject::not_found()),
                 (Some(TargetForm::Asterisk), Method::OPTIONS) => Ok(handlers::preflight(None)),
+                (Some(TargetForm::BadHost), _) => Ok(ApiError::BadHost.response()),
                 (Some(_), _) => Ok(ApiError::BadTarget.response()),
             }
         })

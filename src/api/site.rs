@@ -25,7 +25,7 @@ use super::representation::Representation;
 use crate::encoding::Effort;
 use crate::model::BaseUrl;
 use crate::query::{parse_latest_query, KindFilter, PublishedView};
-use crate::site::html::{self, PageContext};
+use crate::site::html::{self, Frame, Notice, PageContext};
 use crate::site::i18n::Lang;
 use crate::site::verdict::Trust;
 
@@ -180,39 +180,38 @@ pub(crate) fn answer(
 ) -> Response {
     use warp::http::Method;
     if *method != Method::GET && *method != Method::HEAD {
-        let mut response = ApiError::MethodNotAllowed.response();
-        response
-            .headers_mut()
-            .insert(header::ALLOW, HeaderValue::from_static("GET, HEAD"));
-        return response;
+        return ApiError::MethodNotAllowed(super::errors::PAGE_METHODS).response();
     }
     let (lang, negotiated) = match &path {
         SitePath::Index(Some(lang)) | SitePath::Record(Some(lang), _) => (*lang, false),
         SitePath::Bare(lang) => return redirect(&format!("/{}/", lang.segment())),
         _ => (Lang::negotiate(accept_language), true),
     };
-    let filter = match &path {
-        // `?kind=` under the API's own query rules (`/records/latest`'s).
-        SitePath::Index(_) => match parse_latest_query(raw_query) {
-            Ok(query) => query.kind,
-            Err(problem) => return text(StatusCode::BAD_REQUEST, problem.to_string()),
-        },
-        _ if !raw_query.is_empty() => {
-            return text(
-                StatusCode::BAD_REQUEST,
-                "a record page takes no query parameters".to_owned(),
-            )
-        }
-        _ => KindFilter::All,
-    };
-    let Some(view) = data.view.load_full() else {
-        return ApiError::DataUnavailable.response();
-    };
-    let now = data.now();
     let base = site
         .public_base_url
         .clone()
         .unwrap_or_else(|| BaseUrl::from_host(None));
+    let frame = Frame {
+        lang,
+        base: &base,
+        site_name: &site.site_name,
+    };
+    let notice = |status: StatusCode, notice: Notice| {
+        notice_response(status, &frame, notice, lang, negotiated)
+    };
+    let filter = match &path {
+        // `?kind=` under the API's own query rules (`/records/latest`'s).
+        SitePath::Index(_) => match parse_latest_query(raw_query) {
+            Ok(query) => query.kind,
+            Err(_) => return notice(StatusCode::BAD_REQUEST, Notice::IndexQuery),
+        },
+        _ if !raw_query.is_empty() => return notice(StatusCode::BAD_REQUEST, Notice::RecordQuery),
+        _ => KindFilter::All,
+    };
+    let Some(view) = data.view.load_full() else {
+        return notice(StatusCode::SERVICE_UNAVAILABLE, Notice::NothingPublished);
+    };
+    let now = data.now();
     let ctx = PageContext {
         view: &view,
         now,
@@ -224,15 +223,7 @@ pub(crate) fn answer(
     let key = match &path {
         SitePath::Record(_, id) => match view.find(id) {
             Some(index) => PageKey::Record(lang, index),
-            None => {
-                let mut response = Response::new(html::not_found_page(&ctx, id).into());
-                response
-                    .headers_mut()
-                    .insert(header::CONTENT_TYPE, HeaderValue::from_static(HTML));
-                page_headers(response.headers_mut());
-                *response.status_mut() = StatusCode::NOT_FOUND;
-                return with_page_headers(response, lang, negotiated);
-            }
+            None => return notice(StatusCode::NOT_FOUND, Notice::NoSuchRecord(id)),
         },
         _ => PageKey::Index(lang, filter),
     };
@@ -285,14 +276,23 @@ fn page_headers(headers: &mut HeaderMap) {
     );
 }
 
-fn text(status: StatusCode, message: String) -> Response {
-    let mut response = Response::new(format!("{message}\n").into());
+/// A notice page (a record not found, a query the page does not take,
+/// nothing published yet) with `status` and every page's headers: made
+/// per request, never cached, so not negotiated for an encoding.
+fn notice_response(
+    status: StatusCode,
+    frame: &Frame,
+    notice: Notice,
+    lang: Lang,
+    negotiated: bool,
+) -> Response {
+    let mut response = Response::new(html::notice_page(frame, notice).into());
     *response.status_mut() = status;
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/plain; charset=utf-8"),
-    );
     response
+        .headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(HTML));
+    page_headers(response.headers_mut());
+    with_page_headers(response, lang, negotiated)
 }
 
 fn redirect(to: &str) -> Response {

@@ -467,6 +467,16 @@ pub struct Strings {
     pub nav_label: &'static str,
     /// A record page of an id that is not published.
     pub record_not_found: &'static str,
+    /// The title of a page asked with a query it does not take.
+    pub bad_query: &'static str,
+    /// What the status page takes.
+    pub index_query_rule: &'static str,
+    /// What a record page takes.
+    pub record_query_rule: &'static str,
+    /// The title of a page while no records are published.
+    pub nothing_published: &'static str,
+    /// What that means, and what its operator does about it.
+    pub nothing_published_note: &'static str,
 }
 
 /// English.
@@ -610,6 +620,11 @@ pub static EN: Strings = Strings {
     origin_github: "a GitHub item",
     nav_label: "Site",
     record_not_found: "No such record",
+    bad_query: "This page cannot show that",
+    index_query_rule: "The status page takes one query parameter, kind: all, reset_scheduled or reset_completed.",
+    record_query_rule: "A record page takes no query parameters.",
+    nothing_published: "Nothing is published yet",
+    nothing_published_note: "This instance has no records to show yet. Its operator publishes them with resetctl seed, resetctl record or resetctl sync; this page shows them as soon as they are published.",
 };
 
 /// Simplified Chinese.
@@ -751,6 +766,11 @@ pub static ZH: Strings = Strings {
     origin_github: "GitHub 条目",
     nav_label: "站点",
     record_not_found: "没有这条记录",
+    bad_query: "此页面无法显示该内容",
+    index_query_rule: "状态页只接受一个查询参数 kind：all、reset_scheduled 或 reset_completed。",
+    record_query_rule: "记录页面不接受查询参数。",
+    nothing_published: "尚未发布任何内容",
+    nothing_published_note: "此实例还没有可显示的记录。运营者用 resetctl seed、resetctl record 或 resetctl sync 发布记录；发布后此页面会立即显示。",
 };
 
 impl Strings {

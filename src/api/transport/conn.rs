@@ -84,18 +84,31 @@ pub enum TargetForm {
     Authority,
     /// `*` (the server as a whole, for OPTIONS).
     Asterisk,
+    /// A path, but an HTTP/1.1 request without exactly one `Host` header
+    /// (RFC 9112 section 3.2: a 400).
+    BadHost,
 }
 
 impl TargetForm {
-    fn of(uri: &hyper::Uri) -> Option<Self> {
+    fn of<B>(request: &hyper::Request<B>) -> Option<Self> {
+        let uri = request.uri();
         if uri.path_and_query().is_none() {
             Some(TargetForm::Authority)
         } else if uri.path() == "*" {
             Some(TargetForm::Asterisk)
+        } else if request.version() == hyper::Version::HTTP_11 && !one_host(request.headers()) {
+            Some(TargetForm::BadHost)
         } else {
             None
         }
     }
+}
+
+/// Whether `headers` hold exactly one `Host` (what an HTTP/1.1 request
+/// must carry); the stream's own path asks too.
+pub(crate) fn one_host(headers: &hyper::HeaderMap) -> bool {
+    let mut hosts = headers.get_all(hyper::header::HOST).iter();
+    hosts.next().is_some() && hosts.next().is_none()
 }
 
 /// Serves `routes` on `listener` until `shutdown` resolves, then
@@ -418,7 +431,7 @@ fn prepare<B>(keys: &ClientKeys, peer: SocketAddr, request: &mut hyper::Request<
     request.extensions_mut().insert(conditionals);
     request.extensions_mut().insert(PeerAddr(peer));
     request.extensions_mut().insert(ClientKey(client));
-    if let Some(form) = TargetForm::of(request.uri()) {
+    if let Some(form) = TargetForm::of(request) {
         request.extensions_mut().insert(form);
     }
 }

@@ -128,6 +128,10 @@ fn parse_stream_request(bytes: &[u8]) -> Parsed {
         }
         map.append(name, value);
     }
+    // Without exactly one Host, hyper's path answers the 400.
+    if !super::conn::one_host(request.headers()) {
+        return Parsed::Other;
+    }
     Parsed::Stream(Box::new(request))
 }
 

@@ -15,9 +15,9 @@ pub fn index(ctx: &PageContext, filter: KindFilter) -> String {
     let page = html! {
         (DOCTYPE)
         html lang=(ctx.lang.tag()) {
-            (head(ctx, s.title))
+            (head(&ctx.frame(), s.title))
             body {
-                (header(ctx, &format!("/{}/", other.segment())))
+                (header(&ctx.frame(), &format!("/{}/", other.segment())))
                 main {
                     h1 { (s.title) }
                     (verdict_section(ctx, &verdict))
@@ -27,7 +27,7 @@ pub fn index(ctx: &PageContext, filter: KindFilter) -> String {
                     (heatmap_section(ctx, &heatmap(crate::site::listed(ctx.view, KindFilter::Completed), now)))
                     (subscribe_section(ctx))
                 }
-                (footer(ctx))
+                (footer(&ctx.frame()))
                 script type="application/json" id="site-data" {
                     (PreEscaped(script_data(ctx)))
                 }

@@ -7,8 +7,9 @@
 //! server keeps what they make (see `api::site`), so a request copies bytes.
 //!
 //! One page per file: [`index()`] (the status page, `index.rs`),
-//! [`record_page`] (`record.rs`), [`not_found_page`] (`not_found.rs`);
-//! here, what they share: the context, the layout, the words and the
+//! [`record_page`] (`record.rs`), [`notice_page`] (`notice.rs`: a record
+//! not found, a query a page does not take, nothing published yet); here,
+//! what they share: the frame, the context, the layout, the words and the
 //! script's data.
 
 use std::sync::OnceLock;
@@ -30,11 +31,11 @@ use crate::model::{
 use crate::query::PublishedView;
 
 mod index;
-mod not_found;
+mod notice;
 mod record;
 
 pub use index::index;
-pub use not_found::not_found_page;
+pub use notice::{notice_page, Notice};
 pub use record::record_page;
 
 const CSS: &str = include_str!("../assets/page.css");
@@ -59,6 +60,29 @@ pub fn content_security_policy() -> &'static str {
     })
 }
 
+/// What every page's frame (head, header, footer) is made of: its
+/// language, the base of its links and the site's name; no data, so a
+/// page is framed also before anything is published.
+#[derive(Clone, Copy, Debug)]
+pub struct Frame<'a> {
+    /// Its language.
+    pub lang: Lang,
+    /// The base of absolute links (empty: links relative to the server's root).
+    pub base: &'a BaseUrl,
+    /// The site's name (`--site-name`): the header's and the titles' brand.
+    pub site_name: &'a str,
+}
+
+impl Frame<'_> {
+    fn s(&self) -> &'static Strings {
+        self.lang.strings()
+    }
+
+    fn link(&self, path: &str) -> String {
+        self.base.join(path)
+    }
+}
+
 /// What a page is rendered from.
 #[derive(Clone, Copy, Debug)]
 pub struct PageContext<'a> {
@@ -75,6 +99,15 @@ pub struct PageContext<'a> {
 }
 
 impl PageContext<'_> {
+    /// Its frame.
+    pub fn frame(&self) -> Frame<'_> {
+        Frame {
+            lang: self.lang,
+            base: self.base,
+            site_name: self.site_name,
+        }
+    }
+
     fn s(&self) -> &'static Strings {
         self.lang.strings()
     }
@@ -237,7 +270,7 @@ fn countdown_text(s: &Strings, ms: i64) -> String {
     out.join(" ")
 }
 
-fn head(ctx: &PageContext, title: &str) -> Markup {
+fn head(ctx: &Frame, title: &str) -> Markup {
     let s = ctx.s();
     html! {
         head {
@@ -255,7 +288,7 @@ fn head(ctx: &PageContext, title: &str) -> Markup {
     }
 }
 
-fn header(ctx: &PageContext, other_path: &str) -> Markup {
+fn header(ctx: &Frame, other_path: &str) -> Markup {
     let s = ctx.s();
     let other = ctx.lang.other();
     html! {
@@ -271,7 +304,7 @@ fn header(ctx: &PageContext, other_path: &str) -> Markup {
     }
 }
 
-fn footer(ctx: &PageContext) -> Markup {
+fn footer(ctx: &Frame) -> Markup {
     html! {
         footer {
             p { (ctx.s().times_note) }

@@ -16,9 +16,9 @@ pub fn record_page(ctx: &PageContext, index: u32) -> String {
     let page = html! {
         (DOCTYPE)
         html lang=(ctx.lang.tag()) {
-            (head(ctx, &title))
+            (head(&ctx.frame(), &title))
             body {
-                (header(ctx, &record_path(&record.id, Some(ctx.lang.other()))))
+                (header(&ctx.frame(), &record_path(&record.id, Some(ctx.lang.other()))))
                 main {
                     h1 { (what(s, record)) }
                     dl.facts id="record" {
@@ -70,7 +70,7 @@ pub fn record_page(ctx: &PageContext, index: u32) -> String {
                     }
                     p { a href=(ctx.link(&format!("/{}/", ctx.lang.segment()))) { (s.back) } }
                 }
-                (footer(ctx))
+                (footer(&ctx.frame()))
                 script type="application/json" id="site-data" {
                     (PreEscaped(script_data(ctx)))
                 }
