@@ -51,61 +51,373 @@ pub fn classify(ip: IpAddr) -> AddressKind {
     }
 }
 
-fn classify_v4(ip: Ipv4Addr) -> AddressKind {
-    let [a, b, c, _] = ip.octets();
-    match (a, b, c) {
-        (127, ..) => AddressKind::Loopback,
-        (10, ..) | (172, 16..=31, _) | (192, 168, _) | (100, 64..=127, _) | (198, 18..=19, _) => {
-            AddressKind::Private
-        }
-        (169, 254, _) => AddressKind::LinkLocal,
-        (0, ..) | (192, 0, 0 | 2) | (198, 51, 100) | (203, 0, 113) | (224..=255, ..) => {
-            AddressKind::Special
-        }
-        _ => AddressKind::Public,
+/// One block of an IANA special-purpose address registry (or of the
+/// multicast or reserved space), what it is, and the kind it is classified
+/// as.
+struct Block<A> {
+    /// The network's first address.
+    network: A,
+    /// Its prefix length.
+    prefix: u8,
+    /// The kind of network it reaches ([`AddressKind::Public`] for the
+    /// blocks the registry marks globally reachable inside a larger one
+    /// that is not).
+    kind: AddressKind,
+    /// The registry's name for it, and where it is defined.
+    name: &'static str,
+}
+
+use AddressKind::{LinkLocal, Loopback, Private, Public, Special};
+
+const fn v4(
+    a: u8,
+    b: u8,
+    c: u8,
+    d: u8,
+    prefix: u8,
+    kind: AddressKind,
+    name: &'static str,
+) -> Block<u32> {
+    Block {
+        network: u32::from_be_bytes([a, b, c, d]),
+        prefix,
+        kind,
+        name,
     }
+}
+
+/// The IPv4 blocks that are not globally reachable: the IANA IPv4
+/// Special-Purpose Address Registry (every block whose "Globally Reachable"
+/// is False or N/A), with its globally reachable exceptions inside them,
+/// and the multicast and reserved space. The longest matching prefix
+/// decides; an address in none is public.
+const V4_BLOCKS: &[Block<u32>] = &[
+    v4(0, 0, 0, 0, 8, Special, "\"this network\" (RFC 791)"),
+    v4(10, 0, 0, 0, 8, Private, "private use (RFC 1918)"),
+    v4(
+        100,
+        64,
+        0,
+        0,
+        10,
+        Private,
+        "shared address space (RFC 6598)",
+    ),
+    v4(127, 0, 0, 0, 8, Loopback, "loopback (RFC 1122)"),
+    v4(169, 254, 0, 0, 16, LinkLocal, "link local (RFC 3927)"),
+    v4(172, 16, 0, 0, 12, Private, "private use (RFC 1918)"),
+    v4(
+        192,
+        0,
+        0,
+        0,
+        24,
+        Special,
+        "IETF protocol assignments (RFC 6890)",
+    ),
+    v4(
+        192,
+        0,
+        0,
+        9,
+        32,
+        Public,
+        "port control protocol anycast (RFC 7723)",
+    ),
+    v4(
+        192,
+        0,
+        0,
+        10,
+        32,
+        Public,
+        "traversal using relays around NAT anycast (RFC 8155)",
+    ),
+    v4(
+        192,
+        0,
+        2,
+        0,
+        24,
+        Special,
+        "documentation, TEST-NET-1 (RFC 5737)",
+    ),
+    v4(
+        192,
+        88,
+        99,
+        0,
+        24,
+        Special,
+        "deprecated 6to4 relay anycast (RFC 7526)",
+    ),
+    v4(192, 168, 0, 0, 16, Private, "private use (RFC 1918)"),
+    v4(198, 18, 0, 0, 15, Private, "benchmarking (RFC 2544)"),
+    v4(
+        198,
+        51,
+        100,
+        0,
+        24,
+        Special,
+        "documentation, TEST-NET-2 (RFC 5737)",
+    ),
+    v4(
+        203,
+        0,
+        113,
+        0,
+        24,
+        Special,
+        "documentation, TEST-NET-3 (RFC 5737)",
+    ),
+    v4(224, 0, 0, 0, 4, Special, "multicast (RFC 5771)"),
+    v4(240, 0, 0, 0, 4, Special, "reserved (RFC 1112)"),
+    v4(
+        255,
+        255,
+        255,
+        255,
+        32,
+        Special,
+        "limited broadcast (RFC 919)",
+    ),
+];
+
+const fn v6(segments: [u16; 8], prefix: u8, kind: AddressKind, name: &'static str) -> Block<u128> {
+    let mut network = 0u128;
+    let mut i = 0;
+    while i < 8 {
+        network = (network << 16) | segments[i] as u128;
+        i += 1;
+    }
+    Block {
+        network,
+        prefix,
+        kind,
+        name,
+    }
+}
+
+/// The IPv6 blocks that are not globally reachable: the IANA IPv6
+/// Special-Purpose Address Registry (as [`V4_BLOCKS`]), the deprecated
+/// site-local range and multicast. The forms that carry an IPv4 address
+/// (IPv4-mapped, IPv4-compatible, NAT64's well-known prefix, 6to4, Teredo)
+/// are classified by that address before this table is read.
+const V6_BLOCKS: &[Block<u128>] = &[
+    v6(
+        [0, 0, 0, 0, 0, 0, 0, 0],
+        128,
+        Special,
+        "unspecified (RFC 4291)",
+    ),
+    v6(
+        [0, 0, 0, 0, 0, 0, 0, 1],
+        128,
+        Loopback,
+        "loopback (RFC 4291)",
+    ),
+    v6(
+        [0, 0, 0, 0, 0xffff, 0, 0, 0],
+        96,
+        Special,
+        "IPv4-translated (RFC 2765)",
+    ),
+    v6(
+        [0x64, 0xff9b, 1, 0, 0, 0, 0, 0],
+        48,
+        Private,
+        "local-use IPv4/IPv6 translation (RFC 8215)",
+    ),
+    v6(
+        [0x100, 0, 0, 0, 0, 0, 0, 0],
+        64,
+        Special,
+        "discard-only (RFC 6666)",
+    ),
+    v6(
+        [0x100, 0, 0, 1, 0, 0, 0, 0],
+        64,
+        Special,
+        "dummy IPv6 prefix (RFC 9780)",
+    ),
+    v6(
+        [0x2001, 0, 0, 0, 0, 0, 0, 0],
+        23,
+        Special,
+        "IETF protocol assignments (RFC 2928)",
+    ),
+    v6(
+        [0x2001, 1, 0, 0, 0, 0, 0, 1],
+        128,
+        Public,
+        "port control protocol anycast (RFC 7723)",
+    ),
+    v6(
+        [0x2001, 1, 0, 0, 0, 0, 0, 2],
+        128,
+        Public,
+        "traversal using relays around NAT anycast (RFC 8155)",
+    ),
+    v6(
+        [0x2001, 1, 0, 0, 0, 0, 0, 3],
+        128,
+        Public,
+        "DNS-SD service registration protocol anycast (RFC 9665)",
+    ),
+    v6(
+        [0x2001, 2, 0, 0, 0, 0, 0, 0],
+        48,
+        Private,
+        "benchmarking (RFC 5180)",
+    ),
+    v6([0x2001, 3, 0, 0, 0, 0, 0, 0], 32, Public, "AMT (RFC 7450)"),
+    v6(
+        [0x2001, 4, 0x112, 0, 0, 0, 0, 0],
+        48,
+        Public,
+        "AS112-v6 (RFC 7535)",
+    ),
+    v6(
+        [0x2001, 0x10, 0, 0, 0, 0, 0, 0],
+        28,
+        Special,
+        "deprecated ORCHID (RFC 4843)",
+    ),
+    v6(
+        [0x2001, 0x20, 0, 0, 0, 0, 0, 0],
+        28,
+        Public,
+        "ORCHIDv2 (RFC 7343)",
+    ),
+    v6(
+        [0x2001, 0x30, 0, 0, 0, 0, 0, 0],
+        28,
+        Public,
+        "drone remote ID entity tags (RFC 9374)",
+    ),
+    v6(
+        [0x2001, 0xdb8, 0, 0, 0, 0, 0, 0],
+        32,
+        Special,
+        "documentation (RFC 3849)",
+    ),
+    v6(
+        [0x3fff, 0, 0, 0, 0, 0, 0, 0],
+        20,
+        Special,
+        "documentation (RFC 9637)",
+    ),
+    v6(
+        [0x5f00, 0, 0, 0, 0, 0, 0, 0],
+        16,
+        Special,
+        "segment routing SIDs (RFC 9602)",
+    ),
+    v6(
+        [0xfc00, 0, 0, 0, 0, 0, 0, 0],
+        7,
+        Private,
+        "unique-local (RFC 4193)",
+    ),
+    v6(
+        [0xfe80, 0, 0, 0, 0, 0, 0, 0],
+        10,
+        LinkLocal,
+        "link-local unicast (RFC 4291)",
+    ),
+    v6(
+        [0xfec0, 0, 0, 0, 0, 0, 0, 0],
+        10,
+        Private,
+        "deprecated site-local (RFC 3879)",
+    ),
+    v6(
+        [0xff00, 0, 0, 0, 0, 0, 0, 0],
+        8,
+        Special,
+        "multicast (RFC 4291)",
+    ),
+];
+
+/// The block of `table` with the longest prefix that holds `address` of
+/// `bits` bits.
+fn longest_match(
+    table: &[Block<u128>],
+    address: u128,
+    bits: u32,
+) -> Option<&Block<u128>> {
+    table
+        .iter()
+        .filter(|block| {
+            let host_bits = bits - u32::from(block.prefix);
+            host_bits >= 128 || (address >> host_bits) == (block.network >> host_bits)
+        })
+        .max_by_key(|block| block.prefix)
+}
+
+/// [`V4_BLOCKS`] widened, for [`longest_match`].
+fn v4_table() -> &'static [Block<u128>] {
+    static TABLE: std::sync::OnceLock<Vec<Block<u128>>> = std::sync::OnceLock::new();
+    TABLE.get_or_init(|| {
+        V4_BLOCKS
+            .iter()
+            .map(|b| Block {
+                network: u128::from(b.network),
+                prefix: b.prefix,
+                kind: b.kind,
+                name: b.name,
+            })
+            .collect()
+    })
+}
+
+fn classify_v4(ip: Ipv4Addr) -> AddressKind {
+    longest_match(v4_table(), u128::from(u32::from(ip)), 32).map_or(Public, |b| b.kind)
 }
 
 fn classify_v6(ip: Ipv6Addr) -> AddressKind {
     let s = ip.segments();
     let low32 = Ipv4Addr::from(((u32::from(s[6])) << 16) | u32::from(s[7]));
-    if ip.is_loopback() {
-        return AddressKind::Loopback;
-    }
-    if ip.is_unspecified() {
-        return AddressKind::Special;
-    }
-    // IPv4-mapped (::ffff:a.b.c.d) and IPv4-compatible (::a.b.c.d).
-    if s[..5] == [0; 5] && (s[5] == 0xffff || s[5] == 0) {
+    // The forms that carry an IPv4 address lead where that address leads:
+    // IPv4-mapped (::ffff:a.b.c.d) and the deprecated IPv4-compatible
+    // (::a.b.c.d, but not :: and ::1, which are the table's).
+    if s[..5] == [0; 5] && (s[5] == 0xffff || (s[5] == 0 && u32::from(low32) > 1)) {
         return classify_v4(low32);
-    }
-    // IPv4-translated (::ffff:0:a.b.c.d, RFC 2765): not a destination here.
-    if s[..6] == [0, 0, 0, 0, 0xffff, 0] {
-        return AddressKind::Special;
     }
     // NAT64, well-known prefix 64:ff9b::/96 (RFC 6052).
     if s[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
         return classify_v4(low32);
     }
-    // Local-use NAT64, 64:ff9b:1::/48 (RFC 8215): a network of its operator's.
-    if s[..3] == [0x64, 0xff9b, 1] {
-        return AddressKind::Private;
+    // 6to4 (RFC 3056): the IPv4 address follows the prefix.
+    if s[0] == 0x2002 {
+        return classify_v4(Ipv4Addr::from((u32::from(s[1]) << 16) | u32::from(s[2])));
     }
-    match s[0] {
-        // 6to4 (RFC 3056): the IPv4 address follows the prefix.
-        0x2002 => classify_v4(Ipv4Addr::from((u32::from(s[1]) << 16) | u32::from(s[2]))),
-        // Teredo (RFC 4380): the client's IPv4 address, inverted, at the end.
-        0x2001 if s[1] == 0 => classify_v4(Ipv4Addr::from(!u32::from(low32))),
-        // Documentation (2001:db8::/32).
-        0x2001 if s[1] == 0xdb8 => AddressKind::Special,
-        first if first & 0xfe00 == 0xfc00 => AddressKind::Private,
-        first if first & 0xffc0 == 0xfec0 => AddressKind::Private,
-        first if first & 0xffc0 == 0xfe80 => AddressKind::LinkLocal,
-        first if first & 0xff00 == 0xff00 => AddressKind::Special,
-        // Discard-only (100::/64).
-        0x0100 if s[1..4] == [0, 0, 0] => AddressKind::Special,
-        _ => AddressKind::Public,
+    // Teredo, 2001::/32 (RFC 4380): the client's IPv4 address, inverted, at the end.
+    if s[0] == 0x2001 && s[1] == 0 {
+        return classify_v4(Ipv4Addr::from(!u32::from(low32)));
     }
+    longest_match(V6_BLOCKS, u128::from(ip), 128).map_or(Public, |b| b.kind)
+}
+
+/// Every block of both tables, with its kind and name, as `10.0.0.0/8`
+/// or `fc00::/7` (what the tests and the docs list).
+pub fn special_blocks() -> Vec<(String, AddressKind, &'static str)> {
+    let v4 = V4_BLOCKS.iter().map(|b| {
+        (
+            format!("{}/{}", Ipv4Addr::from(b.network), b.prefix),
+            b.kind,
+            b.name,
+        )
+    });
+    let v6 = V6_BLOCKS.iter().map(|b| {
+        (
+            format!("{}/{}", Ipv6Addr::from(b.network), b.prefix),
+            b.kind,
+            b.name,
+        )
+    });
+    v4.chain(v6).collect()
 }
 
 #[cfg(test)]
@@ -165,6 +477,77 @@ mod tests {
         ];
         for (text, kind) in table {
             assert_eq!(classify(text.parse().unwrap()), kind, "{text}");
+        }
+    }
+
+    /// Each block's first and last address, and the addresses just
+    /// outside it, are classified by the block (or, outside, by what holds
+    /// them): the table is what decides.
+    #[test]
+    fn every_block_of_the_registries_decides_its_addresses() {
+        for (cidr, kind, name) in special_blocks() {
+            let (network, prefix) = cidr.split_once('/').unwrap();
+            let prefix: u32 = prefix.parse().unwrap();
+            let network: IpAddr = network.parse().unwrap();
+            let (first, last) = match network {
+                IpAddr::V4(v4) => {
+                    let n = u32::from(v4);
+                    let size = u32::MAX.checked_shr(prefix).unwrap_or(0);
+                    (IpAddr::V4(n.into()), IpAddr::V4((n | size).into()))
+                }
+                IpAddr::V6(v6) => {
+                    let n = u128::from(v6);
+                    let size = u128::MAX.checked_shr(prefix).unwrap_or(0);
+                    (IpAddr::V6(n.into()), IpAddr::V6((n | size).into()))
+                }
+            };
+            // Teredo (2001::/32) leads where its IPv4 address does.
+            let teredo =
+                |ip: IpAddr| matches!(ip, IpAddr::V6(v6) if v6.segments()[..2] == [0x2001, 0]);
+            for ip in [first, last] {
+                if !teredo(ip) {
+                    assert_eq!(classify(ip), kind, "{ip} in {cidr} ({name})");
+                }
+            }
+        }
+        // The blocks the registry marks not globally reachable are never
+        // public, whatever else the address spells.
+        for text in [
+            "192.88.99.1",
+            "192.0.0.8",
+            "192.0.0.170",
+            "100:0:0:1::1",
+            "2001:2::1",
+            "2001:10::1",
+            "3fff::1",
+            "5f00::1",
+            "64:ff9b::c058:6301",
+            "2002:c058:6301::1",
+        ] {
+            assert_ne!(
+                classify(text.parse().unwrap()),
+                AddressKind::Public,
+                "{text}"
+            );
+        }
+        // And what the registry marks reachable inside them is public.
+        for text in [
+            "192.0.0.9",
+            "192.0.0.10",
+            "2001:1::1",
+            "2001:3::1",
+            "2001:4:112::1",
+            "2001:20::1",
+            "2001:30::1",
+            "192.31.196.1",
+            "192.52.193.1",
+            "192.175.48.1",
+        ] {
+            assert_eq!(
+                classify(text.parse().unwrap()),
+                AddressKind::Public,
+                "{text}"
+            );
         }
     }
 }
