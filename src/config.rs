@@ -412,7 +412,31 @@ pub fn elsewhere_hint(data_dir: &Path, config_read: Option<&Path>) -> Option<Str
 pub fn parse_config(path: &Path, text: &str) -> Result<FileConfig, ConfigError> {
     toml::from_str(text).map_err(|e| ConfigError::Invalid {
         path: path.to_owned(),
-        message: e.to_string().trim().to_owned(),
+        message: unknown_key(&e, text).unwrap_or_else(|| e.to_string().trim().to_owned()),
+    })
+}
+
+/// An unknown key's error in few words: where it is, and the key it most
+/// likely meant (`lisen` → `listen`), as clap suggests a flag; `None` for
+/// any other error, which the TOML parser words itself.
+fn unknown_key(error: &toml::de::Error, text: &str) -> Option<String> {
+    let message = error.message();
+    let key = message.strip_prefix("unknown field `")?.split('`').next()?;
+    let line = error
+        .span()
+        .map(|span| text[..span.start.min(text.len())].matches('\n').count() + 1);
+    let at = line.map(|n| format!(" at line {n}")).unwrap_or_default();
+    let nearest = FileConfig::KEYS
+        .iter()
+        .map(|k| k.replace('_', "-"))
+        .map(|k| (strsim::jaro_winkler(key, &k), k))
+        .filter(|(score, _)| *score > 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0));
+    Some(match nearest {
+        Some((_, k)) => format!("unknown key `{key}`{at}; did you mean `{k}`?"),
+        None => format!(
+            "unknown key `{key}`{at}; the keys are the long flags' names (`resetctl help` lists them)"
+        ),
     })
 }
 

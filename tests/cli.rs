@@ -103,7 +103,8 @@ fn a_bad_config_file_names_the_key() {
         .run(&["--config", config.to_str().unwrap(), "status"])
         .code(64);
     assert!(
-        run.stderr.contains("unknown field `data-dri`"),
+        run.stderr
+            .contains("unknown key `data-dri` at line 1; did you mean `data-dir`?"),
         "{}",
         run.stderr
     );

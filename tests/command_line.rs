@@ -220,12 +220,12 @@ fn every_setting_flag_has_a_config_key() {
     let config = w.path("config.toml");
     let mut unknown = Vec::new();
     for key in &keys {
-        // A table is the wrong type for every key: a known key says so, an unknown one says "unknown field".
+        // A table is the wrong type for every key: a known key says so, an unknown one says "unknown key".
         std::fs::write(&config, format!("{key} = {{}}\n")).unwrap();
         let run = w
             .run(&["--config", config.to_str().unwrap(), "status"])
             .code(64);
-        if run.stderr.contains("unknown field") {
+        if run.stderr.contains("unknown key") {
             unknown.push(key.clone());
         }
     }

@@ -329,8 +329,10 @@ fn json_logs_carry_the_access_log_fields_one_object_per_line() {
         .run(&["--config", file.to_str().unwrap(), "status"])
         .code(64);
     assert!(
-        bad.stderr
-            .contains("config file: log-format = \"xml\" is not text or json"),
+        bad.stderr.contains(&format!(
+            "config file {}: log-format = \"xml\" is not text or json",
+            file.display()
+        )),
         "{}",
         bad.stderr
     );

@@ -210,3 +210,89 @@ fn the_calendar_holds_the_first_two_hundred_events_of_its_list() {
     assert_eq!(calendar.matches("BEGIN:VEVENT").count(), 200);
     assert!(calendar.len() < 200 * 1024, "{} bytes", calendar.len());
 }
+
+/// Issue 39, item 10: a rule between two keys holds on the merged
+/// settings (a TLS file from the environment or the config file with the
+/// TLS store URL given as a flag is one setting), while each value is
+/// still checked in its own layer; an unknown config key suggests the
+/// nearest one; a value error names the file; a missing --config is a
+/// usage error.
+#[test]
+fn settings_from_several_layers_are_one_setting_and_errors_name_their_file() {
+    let w = World::new();
+    w.seed_bundled();
+    let ca = w.path("ca.pem");
+    std::fs::write(
+        &ca,
+        "-----BEGIN CERTIFICATE-----\n-----END CERTIFICATE-----\n",
+    )
+    .unwrap();
+    let store = ["status", "--rate-limit-store", "rediss://127.0.0.1:6380"];
+    // The CA file from the environment, the store as a flag.
+    let mut cmd = w.cmd();
+    cmd.env("RESETCTL_REDIS_CA_FILE", &ca).args(store);
+    let run = crate::util::Run::from(cmd.output().unwrap()).success();
+    assert!(
+        run.stdout.contains("rediss://127.0.0.1:6380"),
+        "{}",
+        run.stdout
+    );
+    // The same from the config file.
+    let config = w.path("config.toml");
+    std::fs::write(
+        &config,
+        format!("redis-ca-file = {:?}\n", ca.to_str().unwrap()),
+    )
+    .unwrap();
+    let mut args = vec!["--config", config.to_str().unwrap()];
+    args.extend(store);
+    w.run(&args).success();
+    // Each value is still checked where it is: a CA file that does not
+    // exist is refused even with the store given as a flag.
+    let mut cmd = w.cmd();
+    cmd.env("RESETCTL_REDIS_CA_FILE", w.path("nope.pem"))
+        .args(store);
+    let run = crate::util::Run::from(cmd.output().unwrap()).code(64);
+    assert!(run.stderr.contains("redis-ca-file"), "{}", run.stderr);
+    // Files with no TLS store at all are still refused, naming the store.
+    let mut cmd = w.cmd();
+    cmd.env("RESETCTL_REDIS_CA_FILE", &ca).arg("status");
+    let run = crate::util::Run::from(cmd.output().unwrap()).code(64);
+    assert!(run.stderr.contains("memory"), "{}", run.stderr);
+
+    // An unknown key suggests the nearest, and says where it is.
+    std::fs::write(&config, "keep = 3\nlisen = \"127.0.0.1:9\"\n").unwrap();
+    let run = w
+        .run(&["--config", config.to_str().unwrap(), "status"])
+        .code(64);
+    assert!(
+        run.stderr.contains(&format!(
+            "config file {}: unknown key `lisen` at line 2; did you mean `listen`?",
+            config.display()
+        )),
+        "{}",
+        run.stderr
+    );
+    // A value error names the file it is in.
+    std::fs::write(&config, "keep = 0\n").unwrap();
+    let run = w
+        .run(&["--config", config.to_str().unwrap(), "status"])
+        .code(64);
+    assert!(
+        run.stderr.contains(&format!(
+            "config file {}: keep must be at least 1",
+            config.display()
+        )),
+        "{}",
+        run.stderr
+    );
+    // A --config that names no file is a usage error.
+    let run = w
+        .run(&[
+            "--config",
+            w.path("missing.toml").to_str().unwrap(),
+            "status",
+        ])
+        .code(64);
+    assert!(run.stderr.contains("does not exist"), "{}", run.stderr);
+}

@@ -45,18 +45,24 @@ impl Settings {
         let config = load_config(cli.global.config.as_deref())?;
         let env = FileConfig::from_env(|name| std::env::var(name).ok())
             .map_err(resetctl::settings::SettingsError::from)?;
-        let mut settings = Self::from_layers(cli, env, config.values)?;
+        let mut settings = Self::from_layers(cli, env, config.values, config.path.clone())?;
         settings.config_path = config.path;
         Ok(settings)
     }
 
     /// The settings of `cli` over `env` and `file` (tests give a map and a
     /// file's text: `from_parts`).
-    fn from_layers(cli: &Cli, env: FileConfig, file: FileConfig) -> Result<Self, CliError> {
+    fn from_layers(
+        cli: &Cli,
+        env: FileConfig,
+        file: FileConfig,
+        file_path: Option<std::path::PathBuf>,
+    ) -> Result<Self, CliError> {
         let layers = Layers {
             flags: flags_layer(cli),
             env,
             file,
+            file_path,
         };
         let resolved = resetctl::settings::Settings::build(&layers)?;
         Ok(Self {
@@ -116,8 +122,9 @@ pub fn from_parts(
         .map_err(|e| CliError::new(crate::exit::Code::Usage, e.to_string()))?;
     let env = FileConfig::from_env(|name| env.get(name).cloned())
         .map_err(resetctl::settings::SettingsError::from)?;
-    let file = resetctl::config::parse_config(std::path::Path::new("config.toml"), file_text)?;
-    Settings::from_layers(&cli, env, file)
+    let path = std::path::Path::new("config.toml");
+    let file = resetctl::config::parse_config(path, file_text)?;
+    Settings::from_layers(&cli, env, file, Some(path.to_owned()))
 }
 
 /// What the command line gave, as a raw layer: the global flags and the

@@ -99,6 +99,7 @@ impl LimiterSettings {
     /// store, readable, a certificate with its key), so a bad setting is
     /// refused before a listener is bound.
     pub fn check(&self) -> Result<(), SettingError> {
+        self.check_values()?;
         match &self.redis_url {
             Some(url) => self
                 .redis_tls
@@ -107,6 +108,16 @@ impl LimiterSettings {
             None if self.redis_tls.any() => Err(SettingError::RedisTlsUnused("memory".to_owned())),
             None => Ok(()),
         }
+    }
+
+    /// The checks of each value on its own: the store URL parses, each
+    /// TLS file named reads. What holds between them (files only with a
+    /// TLS store, a certificate with its key) is [`LimiterSettings::check`]'s.
+    pub fn check_values(&self) -> Result<(), SettingError> {
+        if let Some(url) = &self.redis_url {
+            RedisAddress::parse(url)?;
+        }
+        self.redis_tls.read_each().map(drop)
     }
 
     /// Builds the limiter these settings describe; a Redis store is asked

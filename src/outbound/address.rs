@@ -342,11 +342,7 @@ const V6_BLOCKS: &[Block<u128>] = &[
 
 /// The block of `table` with the longest prefix that holds `address` of
 /// `bits` bits.
-fn longest_match(
-    table: &[Block<u128>],
-    address: u128,
-    bits: u32,
-) -> Option<&Block<u128>> {
+fn longest_match(table: &[Block<u128>], address: u128, bits: u32) -> Option<&Block<u128>> {
     table
         .iter()
         .filter(|block| {

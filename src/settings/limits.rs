@@ -96,7 +96,12 @@ pub(super) fn build(raw: &Raw) -> Result<LimiterSettings, SettingsError> {
             defaults.max_clients,
         )?,
     };
-    settings.check().map_err(|e| match e {
+    let checked = if raw.across_keys() {
+        settings.check()
+    } else {
+        settings.check_values()
+    };
+    checked.map_err(|e| match e {
         crate::limit::SettingError::RedisTlsFile { unfit: true, .. } => {
             SettingsError::UnfitFile(e.to_string())
         }

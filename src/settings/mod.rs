@@ -40,6 +40,9 @@ pub struct Layers {
     pub env: FileConfig,
     /// The config file's values.
     pub file: FileConfig,
+    /// The config file they were read from (what an error about one of
+    /// them names).
+    pub file_path: Option<PathBuf>,
 }
 
 /// How log lines are written.
@@ -83,12 +86,14 @@ pub struct Settings {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum SettingsError {
     /// A value breaks its key's rule.
-    #[error("{}{why}", origin(.key, *.layer))]
+    #[error("{}{why}", origin(.key, *.layer, .file.as_deref()))]
     Invalid {
         /// The key (snake case).
         key: &'static str,
         /// Where the value came from (`None`: a default).
         layer: Option<Source>,
+        /// The config file, when the value came from one.
+        file: Option<PathBuf>,
         /// What is wrong, naming the key.
         why: String,
     },
@@ -102,17 +107,22 @@ pub enum SettingsError {
 }
 
 /// How an error says where a value came from.
-fn origin(key: &str, source: Option<Source>) -> String {
-    match source {
-        Some(Source::File) => "config file: ".to_owned(),
-        Some(Source::Env) => format!("{}: ", env_variable(key)),
-        Some(Source::Flag) | None => String::new(),
+fn origin(key: &str, source: Option<Source>, file: Option<&std::path::Path>) -> String {
+    match (source, file) {
+        (Some(Source::File), Some(path)) => format!("config file {}: ", path.display()),
+        (Some(Source::File), None) => "config file: ".to_owned(),
+        (Some(Source::Env), _) => format!("{}: ", env_variable(key)),
+        (Some(Source::Flag) | None, _) => String::new(),
     }
 }
 
-/// What the builders of each part read: the merged values and their sources.
+/// What the builders of each part read: the merged values and their
+/// sources, the config file's name, and whether these are the layers
+/// below the flags checked on their own.
 pub struct Raw<'a> {
     merged: &'a Merged,
+    file: Option<&'a std::path::Path>,
+    alone: bool,
 }
 
 impl Raw<'_> {
@@ -128,11 +138,22 @@ impl Raw<'_> {
 
     /// An error about `key`, naming where its value came from.
     pub fn invalid(&self, key: &'static str, why: impl Into<String>) -> SettingsError {
+        let layer = self.merged.source(key);
         SettingsError::Invalid {
             key,
-            layer: self.merged.source(key),
+            layer,
+            file: (layer == Some(Source::File))
+                .then(|| self.file.map(ToOwned::to_owned))
+                .flatten(),
             why: why.into(),
         }
+    }
+
+    /// Whether rules between two keys apply: on the merged settings, not
+    /// on the layers below the flags checked alone (a TLS file in the
+    /// config file with the store URL given as a flag is one setting).
+    pub fn across_keys(&self) -> bool {
+        !self.alone
     }
 
     /// A duration setting in seconds: the value or `default`, within `min..=max`.
@@ -170,24 +191,36 @@ impl Settings {
     /// Merges `layers` and validates every key. The environment and the
     /// config file are validated on their own first: a flag given to one
     /// command does not excuse a bad value below it, so every subcommand
-    /// gives the same answer about the same file and environment.
+    /// gives the same answer about the same file and environment. A rule
+    /// between two keys is checked on the merged settings only, where
+    /// each key has its one value.
     pub fn build(layers: &Layers) -> Result<Self, SettingsError> {
+        let file = layers.file_path.as_deref();
         let below = FileConfig::merge(&[(Source::Env, &layers.env), (Source::File, &layers.file)]);
         // The data dir may come from a flag alone: it is no fault of the layers below.
         let placeholder = below.values.data_dir.is_none().then(PathBuf::new);
-        Self::from_merged(&below, placeholder)?;
+        let alone = Raw {
+            merged: &below,
+            file,
+            alone: true,
+        };
+        Self::from_raw(&alone, placeholder)?;
         let merged = FileConfig::merge(&[
             (Source::Flag, &layers.flags),
             (Source::Env, &layers.env),
             (Source::File, &layers.file),
         ]);
-        Self::from_merged(&merged, None)
+        let raw = Raw {
+            merged: &merged,
+            file,
+            alone: false,
+        };
+        Self::from_raw(&raw, None)
     }
 
-    /// Validates `merged` into settings; `data_dir` stands in for a data
+    /// Validates `raw` into settings; `data_dir` stands in for a data
     /// dir none of its layers gives.
-    fn from_merged(merged: &Merged, data_dir: Option<PathBuf>) -> Result<Self, SettingsError> {
-        let raw = Raw { merged };
+    fn from_raw(raw: &Raw, data_dir: Option<PathBuf>) -> Result<Self, SettingsError> {
         let v = raw.values();
         let data_dir = match v.data_dir.clone().or(data_dir) {
             Some(dir) => dir,
@@ -222,8 +255,8 @@ impl Settings {
             crate::outbound::check_contact(contact)
                 .map_err(|e| raw.invalid("user_agent_contact", e.to_string()))?;
         }
-        let serve = serve::ServeSettings::build(&raw, &data_dir)?;
-        let endpoints = endpoints::EndpointDefaults::build(&raw, &serve.options)?;
+        let serve = serve::ServeSettings::build(raw, &data_dir)?;
+        let endpoints = endpoints::EndpointDefaults::build(raw, &serve.options)?;
         Ok(Self {
             keep,
             lock_timeout,
@@ -234,7 +267,7 @@ impl Settings {
             log_format,
             user_agent_contact: v.user_agent_contact.clone(),
             actor: v.actor.clone(),
-            sync: sync::build(&raw, keep, lock_timeout)?,
+            sync: sync::build(raw, keep, lock_timeout)?,
             serve,
             endpoints,
             data_dir,

@@ -94,7 +94,7 @@ fn an_invalid_key_is_one_error_for_every_subcommand_naming_where_it_came_from() 
         (
             &[],
             "watch = \"bogus\"",
-            "config file: watch = \"bogus\" is not auto or poll",
+            "config file config.toml: watch = \"bogus\" is not auto or poll",
         ),
         (
             &[("RESETCTL_WATCH", "bogus")],
@@ -104,12 +104,12 @@ fn an_invalid_key_is_one_error_for_every_subcommand_naming_where_it_came_from() 
         (
             &[],
             "max-head-bytes = 99999999",
-            "config file: max-head-bytes must be 8192 to 16777216",
+            "config file config.toml: max-head-bytes must be 8192 to 16777216",
         ),
         (
             &[],
             "listen-backlog = 70000",
-            "config file: listen-backlog must be 1 to 65535",
+            "config file config.toml: listen-backlog must be 1 to 65535",
         ),
         (
             &[("RESETCTL_MAX_CONNECTIONS", "many")],
@@ -119,17 +119,17 @@ fn an_invalid_key_is_one_error_for_every_subcommand_naming_where_it_came_from() 
         (
             &[],
             "republish-every = 0",
-            "config file: republish-every must be between 0.1",
+            "config file config.toml: republish-every must be between 0.1",
         ),
         (
             &[],
             "upstream = \"http://127.0.0.1:9/x.json\"\nbackoff-cap-minutes = 0",
-            "config file: --backoff-cap-minutes must be at least 1",
+            "config file config.toml: --backoff-cap-minutes must be at least 1",
         ),
         (
             &[],
             "public-base-url = \"ftp://x\"",
-            "config file: public-base-url \"ftp://x/\" must be",
+            "config file config.toml: public-base-url \"ftp://x/\" must be",
         ),
         (
             &[],
@@ -163,7 +163,7 @@ fn a_flag_error_names_no_layer_and_a_flag_does_not_excuse_a_bad_lower_layer() {
     // A good flag over a bad file value: the file is still wrong, for every subcommand.
     assert_eq!(
         error(&["serve", "--stream-max", "5"], &[], "stream-max = 0\n"),
-        "config file: stream-max-per-client and stream-max must be at least 1"
+        "config file config.toml: stream-max-per-client and stream-max must be at least 1"
     );
     // With a good file, the flag decides.
     let settings = from_parts(

@@ -70,17 +70,20 @@ impl RedisTlsFiles {
         self.certificates().map(Some)
     }
 
+    /// Reads each file named, whatever else is named (a value's own check).
+    pub fn read_each(&self) -> Result<Vec<Vec<u8>>, SettingError> {
+        [
+            ("redis-ca-file", &self.ca_file),
+            ("redis-cert-file", &self.cert_file),
+            ("redis-key-file", &self.key_file),
+        ]
+        .into_iter()
+        .filter_map(|(key, path)| path.as_ref().map(|path| read_pem(key, path)))
+        .collect()
+    }
+
     fn certificates(&self) -> Result<TlsCertificates, SettingError> {
-        let read = |key: &'static str, path: &PathBuf| {
-            crate::durable::read_existing(path, crate::durable::Cap::mib(1)).map_err(|e| {
-                SettingError::RedisTlsFile {
-                    key,
-                    path: path.clone(),
-                    why: e.reason(),
-                    unfit: e.is_unfit(),
-                }
-            })
-        };
+        let read = read_pem;
         let client_tls = match (&self.cert_file, &self.key_file) {
             (Some(cert), Some(key)) => Some(ClientTlsConfig {
                 client_cert: read("redis-cert-file", cert)?,
@@ -101,6 +104,19 @@ impl RedisTlsFiles {
             root_cert,
         })
     }
+}
+
+/// The PEM file `path` of the setting `key`, read as every file is (no
+/// FIFO, no device, at most 1 MiB); an error names both.
+fn read_pem(key: &'static str, path: &std::path::Path) -> Result<Vec<u8>, SettingError> {
+    crate::durable::read_existing(path, crate::durable::Cap::mib(1)).map_err(|e| {
+        SettingError::RedisTlsFile {
+            key,
+            path: path.to_owned(),
+            why: e.reason(),
+            unfit: e.is_unfit(),
+        }
+    })
 }
 
 /// A connection to the store, by topology. Cheap to share: each form is
