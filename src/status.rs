@@ -24,6 +24,10 @@ pub struct StatusReport {
     pub snapshot: Option<SnapshotStatus>,
     /// The upstream sync state, or null when this data dir was never synced.
     pub sync: Option<SyncReport>,
+    /// The upstream the settings name now (its public URL), when one is
+    /// configured: what the next sync fetches, which may not be the one
+    /// `sync` last ran against.
+    pub configured_upstream: Option<String>,
     /// The operator ledger, or null when there is none.
     pub ledger: Option<LedgerReport>,
     /// Whether what is served is stale: an upstream mirror whose sync
@@ -126,7 +130,12 @@ pub struct SnapshotStatus {
 /// Builds the report for the store at `now`. An unreadable sync state or
 /// ledger is reported in [`StatusReport::unreadable`] and left out rather
 /// than hiding the rest of the report.
-pub fn status_report(store: &SnapshotStore, now: Timestamp) -> Result<StatusReport, SnapshotError> {
+pub fn status_report(
+    store: &SnapshotStore,
+    now: Timestamp,
+    configured_upstream: Option<&str>,
+) -> Result<StatusReport, SnapshotError> {
+    let configured_upstream = configured_upstream.map(str::to_owned);
     let mut unreadable = Vec::new();
     // A file that cannot be read is reported; one that reads but does not
     // decode is logged, and the state the snapshot carries stands in.
@@ -166,6 +175,7 @@ pub fn status_report(store: &SnapshotStore, now: Timestamp) -> Result<StatusRepo
             mode: None,
             snapshot: None,
             sync,
+            configured_upstream,
             ledger,
             stale: false,
             check_overdue: false,
@@ -199,6 +209,7 @@ pub fn status_report(store: &SnapshotStore, now: Timestamp) -> Result<StatusRepo
             versions_on_disk,
         }),
         sync,
+        configured_upstream,
         ledger,
         unreadable,
         stale: false,

@@ -272,8 +272,25 @@ fn export_then_reimport_gives_the_same_records() {
 #[test]
 fn export_with_nothing_published_exits_69() {
     let w = World::new();
+    // A data dir that does not exist is named as such (issue 39, item 13).
     let run = w.run(&["export"]).code(69);
-    assert_eq!(run.stderr, "resetctl: nothing is published yet in this data dir; run `resetctl seed` or `resetctl sync`\n");
+    assert_eq!(
+        run.stderr,
+        format!(
+            "resetctl: the data dir {} does not exist: is the path right? (`--data-dir`, `RESETCTL_DATA_DIR` or `data-dir` in the config file)\n",
+            w.data_dir().display()
+        )
+    );
+    // One that exists but is empty: the plain advice.
+    std::fs::create_dir_all(w.data_dir()).unwrap();
+    let run = w.run(&["export"]).code(69);
+    assert_eq!(
+        run.stderr,
+        format!(
+            "resetctl: nothing is published yet in {}; run `resetctl seed` (a standalone instance) or `resetctl sync --upstream URL --once` (a mirror)\n",
+            w.data_dir().display()
+        )
+    );
     assert_eq!(run.stdout, "");
 }
 

@@ -664,3 +664,76 @@ fn every_standalone_command_refuses_a_mirror_alike() {
         );
     }
 }
+
+/// Issue 39, item 11: failures and their back-off belong to the upstream
+/// they happened at. A first sync that could not reach its upstream says
+/// nothing is served (not that the last good data stays), and `status`
+/// does not offer `resetctl seed` to a mirror; pointed at a working
+/// upstream, the next sync runs at once, and `status` names the upstream
+/// configured now.
+#[test]
+fn a_changed_upstream_starts_afresh_and_messages_fit_the_state() {
+    let w = World::new();
+    let config = w.path("config.toml");
+    let dead = "http://127.0.0.1:1/api/status.json";
+    std::fs::write(&config, format!("upstream = {dead:?}\n")).unwrap();
+    let conf = config.to_str().unwrap();
+    let failed = w
+        .run(&["--config", conf, "--now", T1, "sync", "--once"])
+        .code(69);
+    assert!(
+        failed
+            .stderr
+            .contains("nothing from this upstream is served until a sync succeeds")
+            && !failed.stderr.contains("the last good data stays served"),
+        "{}",
+        failed.stderr
+    );
+    let status = w.run(&["--config", conf, "--now", T1, "status"]).code(69);
+    assert!(
+        status.stderr.contains("no sync has succeeded yet")
+            && status.stderr.contains("resetctl sync --once")
+            && !status.stderr.contains("resetctl seed"),
+        "{}",
+        status.stderr
+    );
+    // The operator points the config at an upstream that answers: the
+    // back-off of the dead one does not hold it back.
+    let up = Upstream::start(Behavior::Status(500));
+    up.serve(&document(T1, 5), "\"a\"");
+    let good = up.url("/r.json");
+    std::fs::write(&config, format!("upstream = {good:?}\n")).unwrap();
+    let status = w.run(&["--config", conf, "--now", T1, "status"]).code(69);
+    assert!(
+        status
+            .stderr
+            .contains(&format!("it is set to mirror {good}")),
+        "{}",
+        status.stderr
+    );
+    w.run(&["--config", conf, "--now", T1, "sync", "--once"])
+        .success();
+    let status = w.run(&["--config", conf, "--now", T1, "status"]).success();
+    assert!(
+        status
+            .stdout
+            .contains(&format!("  upstream:        {good} (")),
+        "{}",
+        status.stdout
+    );
+    assert!(
+        status.stdout.contains("  failures:        0 in a row"),
+        "{}",
+        status.stdout
+    );
+    // A later failure of this upstream says the last good data stays.
+    up.set(Behavior::Status(500));
+    let stale = w
+        .run(&["--config", conf, "--now", T2, "sync", "--once", "--force"])
+        .code(69);
+    assert!(
+        stale.stderr.contains("the last good data stays served"),
+        "{}",
+        stale.stderr
+    );
+}

@@ -55,9 +55,8 @@ fn system_config_in_this_namespace() {
     let bare = operator(&home, &["--now", NOW, "status"]);
     assert_eq!(bare.code, 69, "{}", bare.stderr);
     assert!(
-        bare.stderr.ends_with(
-            "nothing is published yet in this data dir; run `resetctl seed` or `resetctl sync`\n"
-        ),
+        bare.stderr
+            .contains("/resetctl does not exist: is the path right?"),
         "{}",
         bare.stderr
     );
@@ -92,7 +91,7 @@ fn system_config_in_this_namespace() {
     assert_eq!(empty.code, 69, "{}", empty.stderr);
     assert!(
         empty.stderr.contains(&format!(
-            "nothing is published yet in this data dir ({}); is the instance elsewhere? \
+            "the data dir {} does not exist: is the path right? (`--data-dir`, `RESETCTL_DATA_DIR` or `data-dir` in the config file); is the instance elsewhere? \
              /etc/resetctl/config.toml exists but was not read (pass --config /etc/resetctl/config.toml); \
              the units' data dir /var/lib/resetctl exists (pass --data-dir /var/lib/resetctl",
             elsewhere.display()

@@ -67,6 +67,13 @@ pub struct SyncState {
     /// for `status` and the operator, never served.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_error_detail: Option<String>,
+    /// Which upstream request the attempts below were made to (the same
+    /// fingerprint as `validators_for`): failures and back-off belong to
+    /// that upstream, and a sync to another one starts afresh. Absent in a
+    /// state written before it was kept: then taken to be the configured
+    /// upstream's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attempts_for: Option<String>,
     /// Failures in a row.
     pub consecutive_failures: u32,
     /// While backing off: the next permitted attempt.
@@ -127,6 +134,7 @@ impl SyncState {
             status: DataSourceStatus::Pending,
             last_error: None,
             last_error_detail: None,
+            attempts_for: None,
             consecutive_failures: 0,
             next_attempt_at: None,
             last_attempt_at: None,

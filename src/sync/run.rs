@@ -85,7 +85,7 @@ pub enum SyncError {
     #[error("cannot take the sync lock: {0}")]
     Lock(LockError),
     /// The upstream could not be fetched; the failure is recorded.
-    #[error("sync failed: {error}; the last good data stays served (status {status}, next attempt at {next_attempt_at})")]
+    #[error("sync failed: {error}; {} (status {status}, next attempt at {next_attempt_at})", served(*.status))]
     Fetch {
         /// The fetch error.
         error: FetchError,
@@ -95,7 +95,7 @@ pub enum SyncError {
         next_attempt_at: Timestamp,
     },
     /// The body cannot be published; the failure is recorded.
-    #[error("sync failed: {error}; the last good data stays served (status {status}, next attempt at {next_attempt_at})")]
+    #[error("sync failed: {error}; {} (status {status}, next attempt at {next_attempt_at})", served(*.status))]
     Invalid {
         /// Why the document was refused.
         error: Rejected,
@@ -110,6 +110,17 @@ pub enum SyncError {
     /// The local snapshot store failed.
     #[error(transparent)]
     Snapshot(#[from] SnapshotError),
+}
+
+/// What a failed sync leaves served, in words that fit: the last good
+/// data, or (never synced, or a new upstream) nothing yet.
+fn served(status: DataSourceStatus) -> &'static str {
+    match status {
+        DataSourceStatus::Ok | DataSourceStatus::Stale => "the last good data stays served",
+        DataSourceStatus::Error | DataSourceStatus::Pending => {
+            "nothing from this upstream is served until a sync succeeds"
+        }
+    }
 }
 
 /// Why an answer of the upstream cannot be published.
@@ -290,6 +301,22 @@ pub async fn sync_once(
         state.etag = None;
         state.last_modified = None;
     }
+    // Failures and their back-off belong to the upstream they happened
+    // at: pointed at another one, a sync starts afresh.
+    if state
+        .attempts_for
+        .as_deref()
+        .is_some_and(|before| before != fingerprint)
+    {
+        state.consecutive_failures = 0;
+        state.next_attempt_at = None;
+        state.last_error = None;
+        state.last_error_detail = None;
+        if head.as_ref().map(|head| head.mode) != Some(Mode::Upstream) {
+            state.status = DataSourceStatus::Pending;
+        }
+    }
+    state.attempts_for = Some(fingerprint.clone());
     state.source = settings.source.clone();
     if let Some(until) = state
         .next_attempt_at

@@ -43,7 +43,7 @@ pub fn export(settings: &Settings, output: Option<&Path>) -> Result<(), CliError
     let store = settings.store();
     let snapshot = store
         .load_current_explained()?
-        .ok_or_else(|| nothing_published(settings))?;
+        .ok_or_else(|| nothing_published(settings, None))?;
     let mut text =
         serde_json::to_string_pretty(&snapshot.to_document()).expect("records serialise");
     text.push('\n');
@@ -64,7 +64,8 @@ pub fn export(settings: &Settings, output: Option<&Path>) -> Result<(), CliError
 }
 
 pub fn status(settings: &Settings, as_json: bool) -> Result<(), CliError> {
-    let report = status_report(&settings.store(), settings.now)?;
+    let configured = settings.sync.as_ref().map(|s| s.source.url.as_str());
+    let report = status_report(&settings.store(), settings.now, configured)?;
     let limits = settings.serve.options.limits.describe();
     let webhooks = resetctl::webhook::summaries(&settings.data_dir)?;
     if as_json {
@@ -86,7 +87,7 @@ pub fn status(settings: &Settings, as_json: bool) -> Result<(), CliError> {
         print(&text)?;
     }
     if report.snapshot.is_none() {
-        return Err(nothing_published(settings));
+        return Err(nothing_published(settings, Some(&report)));
     }
     if let Some(first) = report.unreadable.first() {
         let code = if report.unreadable.iter().any(|f| f.unfit) {
@@ -155,17 +156,52 @@ fn render_webhooks(webhooks: &[resetctl::webhook::EndpointSummary]) -> String {
 
 /// Nothing is published in the data dir: what to run, or, when a deployed
 /// instance's config or data dir exists elsewhere, where to look instead.
-fn nothing_published(settings: &Settings) -> CliError {
-    let what = "nothing is published yet in this data dir";
-    let message =
-        match resetctl::config::elsewhere_hint(&settings.data_dir, settings.config_path.as_deref())
+/// Exit 69 with what to do, in words that fit the data dir: one that does
+/// not exist (a mistyped path must not be seeded), a mirror whose syncs
+/// have not succeeded, a standalone instance with unpublished entries, an
+/// empty one, or an instance that may be elsewhere.
+fn nothing_published(settings: &Settings, report: Option<&StatusReport>) -> CliError {
+    let dir = settings.data_dir.display();
+    if !settings.data_dir.exists() {
+        let mut message = format!(
+            "the data dir {dir} does not exist: is the path right? (`--data-dir`, `RESETCTL_DATA_DIR` or `data-dir` in the config file)"
+        );
+        if let Some(hint) =
+            resetctl::config::elsewhere_hint(&settings.data_dir, settings.config_path.as_deref())
         {
-            None => format!("{what}; run `resetctl seed` or `resetctl sync`"),
-            Some(hint) => format!(
-                "{what} ({}); is the instance elsewhere? {hint}",
-                settings.data_dir.display()
+            message.push_str(&format!("; is the instance elsewhere? {hint}"));
+        }
+        return CliError::new(Code::Unavailable, message);
+    }
+    let what = format!("nothing is published yet in {dir}");
+    let sync = report.and_then(|r| r.sync.as_ref());
+    let ledger = report.is_some_and(|r| r.ledger.is_some());
+    let configured = report.and_then(|r| r.configured_upstream.as_deref());
+    let message = match (sync, ledger) {
+        (Some(sync), _) if configured.is_some_and(|c| c != sync.source.url) => format!(
+            "{what}: it is set to mirror {}, which no sync has tried yet; run `resetctl sync --once`",
+            configured.unwrap_or_default()
+        ),
+        (Some(sync), _) => format!(
+            "{what}: it mirrors {}, and no sync has succeeded yet{}; run `resetctl sync --once` when the upstream answers",
+            sync.source.url,
+            sync.last_error_detail
+                .as_deref()
+                .or(sync.last_error.as_deref())
+                .map(|e| format!(" (the last one: {e})"))
+                .unwrap_or_default()
+        ),
+        (None, true) => format!("{what}: the ledger has entries; run `resetctl publish`"),
+        (None, false) => match resetctl::config::elsewhere_hint(
+            &settings.data_dir,
+            settings.config_path.as_deref(),
+        ) {
+            None => format!(
+                "{what}; run `resetctl seed` (a standalone instance) or `resetctl sync --upstream URL --once` (a mirror)"
             ),
-        };
+            Some(hint) => format!("{what}; is the instance elsewhere? {hint}"),
+        },
+    };
     CliError::new(Code::Unavailable, message)
 }
 
@@ -269,11 +305,19 @@ fn render_sync(report: &StatusReport) -> String {
             resetctl::model::DataSourceStatus::Pending => "waiting for the first sync",
         }
     );
-    out.push_str(&shown!(
-        "  upstream:        {} ({})\n",
-        s.source.url,
-        s.source.name
-    ));
+    match report.configured_upstream.as_deref() {
+        Some(configured) if configured != s.source.url => out.push_str(&shown!(
+            "  upstream:        {} (configured; no sync has run against it yet)\n  last synced from: {} ({})\n",
+            configured,
+            s.source.url,
+            s.source.name
+        )),
+        _ => out.push_str(&shown!(
+            "  upstream:        {} ({})\n",
+            s.source.url,
+            s.source.name
+        )),
+    }
     out.push_str(&shown!(
         "  interval:        {} min (stale after {} min)\n",
         s.source.interval_minutes,
