@@ -323,3 +323,43 @@ fn the_origin_check_fails_closed() {
     );
     assert_eq!(post_with_origins(&s, &[]), 200, "no Origin: not a browser");
 }
+
+/// Issue 39, item 12: a tool's text agrees with its structured result and
+/// says why that record is first: "Next scheduled reset" only for the
+/// soonest pending schedule (`kind=all`), never for the schedule with the
+/// latest date that `kind=reset_scheduled` puts first.
+#[test]
+fn the_latest_tools_text_names_the_record_it_returns_for_what_it_is() {
+    let w = World::new();
+    for at in ["2026-12-01 12:00 +00:00", "2026-12-10 12:00 +00:00"] {
+        w.run(&["--now", NOW, "record", "schedule", "--operator", "--at", at])
+            .success();
+    }
+    let s = Server::start(&w, &["--no-rate-limit", "--now", NOW], &[]);
+    let latest = |kind: &str| {
+        let reply = post(&s, &call(1, "get_latest_reset", json!({"kind": kind})), &[]);
+        let result = reply.json()["result"].clone();
+        let text = result["content"][0]["text"].as_str().unwrap().to_owned();
+        let data = result["structuredContent"]["data"].clone();
+        (text, data)
+    };
+    let (text, data) = latest("all");
+    assert_eq!(
+        data["scheduleWindow"]["startAt"],
+        "2026-12-01T12:00:00.000Z"
+    );
+    assert!(
+        text.starts_with("Next scheduled reset: ") && text.contains(data["id"].as_str().unwrap()),
+        "{text}"
+    );
+    let (text, data) = latest("reset_scheduled");
+    assert_eq!(
+        data["scheduleWindow"]["startAt"],
+        "2026-12-10T12:00:00.000Z"
+    );
+    assert!(
+        !text.contains("Next scheduled reset") && text.contains(data["id"].as_str().unwrap()),
+        "{text}"
+    );
+    assert!(text.contains("latest date"), "{text}");
+}

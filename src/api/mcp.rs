@@ -463,16 +463,15 @@ fn run_tool(data: &Data, name: &str, args: JsonObject) -> CallToolResult {
     let Some(view) = guard.as_deref() else {
         return failed("no published snapshot exists yet (data_unavailable)".into());
     };
-    let envelope = match query {
-        ToolQuery::Latest(q) => latest_envelope(view, q),
-        ToolQuery::List(q) => list_envelope(view, q),
+    let (envelope, latest_of) = match query {
+        ToolQuery::Latest(q) => (latest_envelope(view, q), Some(q.kind)),
+        ToolQuery::List(q) => (list_envelope(view, q), None),
     };
     let mut value: Value = serde_json::from_slice(&envelope).expect("our own JSON");
     let structured = json!({"data": value["data"].take(), "meta": value["meta"].take()});
-    let text = if name == "get_latest_reset" {
-        describe_latest(&structured["data"])
-    } else {
-        describe_page(&structured["data"])
+    let text = match latest_of {
+        Some(kind) => describe_latest(&structured["data"], kind),
+        None => describe_page(&structured["data"]),
     };
     let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
     result.structured_content = Some(structured);
@@ -506,14 +505,22 @@ fn s_of(v: &Value) -> String {
     v.as_str().unwrap_or("-").to_owned()
 }
 
-fn describe_latest(data: &Value) -> String {
+/// What the first record of `kind`'s order is, in words that say why it
+/// is first: only `all` puts the soonest pending schedule first (the next
+/// reset); `reset_scheduled` is ordered by date, newest first, so its first
+/// is the schedule with the latest date, which need not be the next.
+fn describe_latest(data: &Value, kind: crate::model::KindFilter) -> String {
+    use crate::model::KindFilter;
     if data.is_null() {
         return "No matching reset record.".into();
     }
-    let prefix = if data["scheduleState"] == "pending" {
-        "Next scheduled reset"
-    } else {
-        "Latest record"
+    let prefix = match kind {
+        KindFilter::All if data["scheduleState"] == "pending" => "Next scheduled reset",
+        KindFilter::All => "Latest record",
+        KindFilter::Scheduled => {
+            "The schedule with the latest date (not always the next reset: ask kind=all for that)"
+        }
+        KindFilter::Completed => "Latest completed reset",
     };
     format!("{prefix}: {}", describe_record(data))
 }
