@@ -296,3 +296,49 @@ fn settings_from_several_layers_are_one_setting_and_errors_name_their_file() {
         .code(64);
     assert!(run.stderr.contains("does not exist"), "{}", run.stderr);
 }
+
+/// Issue 39, item 13: a mistyped data dir is found at once: `serve` says at
+/// start that nothing is published and where it looked, a browser at `/`
+/// gets a page saying so (not a JSON 503), and `status` names a data dir
+/// that does not exist as such instead of offering to seed it.
+#[test]
+fn a_mistyped_data_dir_is_named_at_start_on_the_page_and_by_status() {
+    let w = World::new();
+    // The world's data dir does not exist until something is published.
+    let typo = w.data_dir();
+    let status = w.run(&["status"]).code(69);
+    assert!(
+        status
+            .stderr
+            .contains(&format!("the data dir {} does not exist", typo.display()))
+            && !status.stderr.contains("resetctl seed"),
+        "{}",
+        status.stderr
+    );
+    let s = Server::start(&w, &["--now", NOW], &[]);
+    let said = format!(
+        "nothing is published in {} (it did not exist",
+        typo.display()
+    );
+    crate::util::wait_until(Duration::from_secs(10), "the warning in the log", || {
+        s.log_text().contains(&said)
+    });
+    for (path, words) in [
+        ("/", "Nothing is published yet"),
+        ("/zh/", "尚未发布任何内容"),
+    ] {
+        let page = s.request("GET", path, &[("Accept", "text/html")]);
+        assert_eq!(page.status, 503, "{path}");
+        assert_eq!(
+            page.header("content-type"),
+            Some("text/html; charset=utf-8")
+        );
+        assert!(page.text().contains(words), "{path}: {}", page.text());
+        assert!(page.header("content-security-policy").is_some());
+    }
+    // The API still answers its JSON 503.
+    assert_eq!(
+        s.get("/openapi/v1/records").json()["error"],
+        "data_unavailable"
+    );
+}

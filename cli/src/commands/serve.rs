@@ -10,6 +10,30 @@ use crate::exit::{CliError, Code};
 use crate::output::print;
 use crate::settings::Settings;
 
+/// Says at start, where the operator reads it, that nothing is published
+/// in the data dir `serve` looks at, naming it (absolute) and whether it
+/// existed: a mistyped `--data-dir` is then found in the first log line,
+/// not by a browser's 503. The server still starts, and serves the first
+/// snapshot published there the moment it lands.
+fn warn_if_nothing_published(settings: &Settings) {
+    let store = settings.store();
+    if !matches!(store.current_sequence(), Ok(None)) {
+        return;
+    }
+    let dir = std::path::absolute(&settings.data_dir).unwrap_or_else(|_| settings.data_dir.clone());
+    let existed = settings.data_dir.exists();
+    tracing::warn!(
+        "nothing is published in {}{}: every data request is answered 503 and the pages say so \
+         until a snapshot is published there (resetctl seed, record or sync); is this the data dir you meant?",
+        dir.display(),
+        if existed {
+            ""
+        } else {
+            " (it did not exist; it is made now, to watch for snapshots)"
+        }
+    );
+}
+
 /// How long in-flight requests get after SIGINT/SIGTERM.
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -24,6 +48,7 @@ pub fn run(settings: &Settings, args: &ServeArgs) -> Result<(), CliError> {
     } = settings.serve.clone();
     ensure_open_files(options.connections.max_connections);
     args.moved.warn();
+    warn_if_nothing_published(settings);
     let delivery = settings.delivery();
     // `--now` freezes the server's clock (tests and demos); otherwise the system clock.
     let clock = settings.clock();
