@@ -5,15 +5,24 @@ CARGO    ?= cargo
 DATA_DIR ?= $(CURDIR)/data
 BIN      := target/release/resetctl
 
-.PHONY: run demo-data screenshots test test-deps fuzz fuzz-smoke fuzz-deps fresh-test bench bench-deps man lint fmt clean mutants
+.PHONY: run serve-demo demo-data screenshots test test-deps fuzz fuzz-smoke fuzz-deps fresh-test bench bench-deps man lint fmt clean mutants
 
 LISTEN   ?= 127.0.0.1:8080
+# The demo's quota per client: room for every example of the README and the
+# docs page, and then some. The public API's is 20/3600 (the default of
+# `resetctl serve`): `make run RATE_LIMIT=20/3600` tries that one.
+RATE_LIMIT ?= 1000/3600
 
-## run: build, then `make demo-data`, then serve ./data on $(LISTEN)
+## run: build, then `make demo-data`, then `make serve-demo` (./data on $(LISTEN), a demo quota of $(RATE_LIMIT))
 run:
 	$(CARGO) build --release --locked
 	@$(MAKE) --no-print-directory demo-data
-	$(BIN) --data-dir "$(DATA_DIR)" serve --listen "$(LISTEN)"
+	@$(MAKE) --no-print-directory serve-demo
+
+## serve-demo: serve $(DATA_DIR) on $(LISTEN) with the demo quota $(RATE_LIMIT) (requests/seconds per client), saying so first
+serve-demo:
+	@echo "make run: a demo quota of $(RATE_LIMIT) (requests/seconds per client), so every example can be tried; the public API's is 20/3600: make run RATE_LIMIT=20/3600"
+	@exec $(BIN) --data-dir "$(DATA_DIR)" serve --listen "$(LISTEN)" --rate-limit "$(RATE_LIMIT)"
 
 ## demo-data: seed $(DATA_DIR) with the bundled history when nothing is published there, then mark it checked now (a demo: nobody watches its source), so its page shows a Yes or No verdict; again at every `make run`
 # Only `status`'s exit 69 (nothing published) seeds: its exit 1 (a check

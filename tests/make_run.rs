@@ -67,3 +67,69 @@ fn make_run_shows_a_yes_or_no_on_its_first_page_and_a_day_later() {
     );
     assert_eq!(page_at(&w, later), ("no".to_owned(), false), "{out}");
 }
+
+/// Issue 39, item 14: `make run` serves with a quota that lets a newcomer
+/// try every example of the README and the docs page (twice over), says
+/// which quota it uses, and how to try the public one. The make step that
+/// `make run` ends with is what runs, on the binary under test.
+#[test]
+fn make_run_lets_a_newcomer_try_every_example_and_says_its_quota() {
+    use std::io::BufRead;
+    let w = World::new();
+    w.seed_bundled();
+    let mut make = Command::new("make")
+        .arg("-C")
+        .arg(repo_root())
+        .args(["--no-print-directory", "serve-demo"])
+        .arg(format!("BIN={}", bin()))
+        .arg(format!("DATA_DIR={}", w.data_dir().display()))
+        .arg("LISTEN=127.0.0.1:0")
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", w.path("home"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("run make (apt-get install make)");
+    struct Kill(std::process::Child);
+    impl Drop for Kill {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let stdout = std::io::BufReader::new(make.stdout.take().unwrap());
+    let make = Kill(make);
+    let mut said = String::new();
+    let mut addr = None;
+    for line in stdout.lines().map_while(Result::ok) {
+        if let Some(at) = line.strip_prefix("listening on http://") {
+            addr = Some(at.parse::<std::net::SocketAddr>().unwrap());
+            break;
+        }
+        said.push_str(&line);
+        said.push('\n');
+    }
+    let addr = addr.unwrap_or_else(|| panic!("make serve-demo did not listen:\n{said}"));
+    assert!(
+        said.contains("a demo quota of 1000/3600")
+            && said.contains("make run RATE_LIMIT=20/3600"),
+        "{said}"
+    );
+    let examples: usize = ["README.md", "src/api/assets/docs.html"]
+        .iter()
+        .map(|f| {
+            std::fs::read_to_string(repo_root().join(f))
+                .unwrap()
+                .matches("curl ")
+                .count()
+        })
+        .sum();
+    assert!(examples > 0);
+    for n in 0..2 * examples {
+        let reply = crate::util::server::raw_request(addr, "GET", "/openapi/v1/records", &[]);
+        assert_eq!(reply.status, 200, "request {n}: {:?}", reply.header("retry-after"));
+        assert_eq!(reply.header("x-ratelimit-limit"), Some("1000"));
+    }
+    drop(make);
+}
