@@ -1092,3 +1092,48 @@ fn the_shell_reader_finds_the_commands_a_shell_would_run() {
         ]
     );
 }
+
+/// Issue 39, item 15: the guide's Redis check fails when Redis does not
+/// answer `PONG`. Its `redis-cli` line, as pasted (bash `-e -o pipefail`,
+/// as the guide's blocks run), against a real Redis with the guide's
+/// password: it prints `PONG` and succeeds; with another password it fails.
+#[test]
+fn the_guides_redis_check_passes_only_on_pong() {
+    let line = blocks()
+        .into_iter()
+        .filter(|b| b.kind == "sh")
+        .flat_map(|b| b.text.lines().map(str::to_owned).collect::<Vec<_>>())
+        .find(|l| l.starts_with("redis-cli"))
+        .expect("the guide checks its Redis with redis-cli");
+    let redis = crate::util::redis::Redis::start();
+    // The guide's password, set once the harness has seen the server answer.
+    let set = Command::new("redis-cli")
+        .args([
+            "-p",
+            &redis.port.to_string(),
+            "CONFIG",
+            "SET",
+            "requirepass",
+            "CHANGE-ME",
+        ])
+        .output()
+        .expect("redis-cli (apt-get install redis-tools)");
+    assert_eq!(String::from_utf8_lossy(&set.stdout), "OK\n", "{set:?}");
+    let pasted = line.replace("10.0.0.20:6379", &format!("127.0.0.1:{}", redis.port));
+    let run = |script: &str| {
+        Command::new("bash")
+            .args(["-e", "-o", "pipefail", "-c", script])
+            .output()
+            .expect("bash")
+    };
+    let good = run(&pasted);
+    assert!(
+        good.status.success() && String::from_utf8_lossy(&good.stdout) == "PONG\n",
+        "{pasted}: {good:?}"
+    );
+    let wrong = run(&pasted.replace("CHANGE-ME", "WRONG"));
+    assert!(
+        !wrong.status.success(),
+        "{pasted} with a wrong password: {wrong:?}"
+    );
+}

@@ -112,8 +112,7 @@ fn make_run_lets_a_newcomer_try_every_example_and_says_its_quota() {
     }
     let addr = addr.unwrap_or_else(|| panic!("make serve-demo did not listen:\n{said}"));
     assert!(
-        said.contains("a demo quota of 1000/3600")
-            && said.contains("make run RATE_LIMIT=20/3600"),
+        said.contains("a demo quota of 1000/3600") && said.contains("make run RATE_LIMIT=20/3600"),
         "{said}"
     );
     let examples: usize = ["README.md", "src/api/assets/docs.html"]
@@ -128,7 +127,12 @@ fn make_run_lets_a_newcomer_try_every_example_and_says_its_quota() {
     assert!(examples > 0);
     for n in 0..2 * examples {
         let reply = crate::util::server::raw_request(addr, "GET", "/openapi/v1/records", &[]);
-        assert_eq!(reply.status, 200, "request {n}: {:?}", reply.header("retry-after"));
+        assert_eq!(
+            reply.status,
+            200,
+            "request {n}: {:?}",
+            reply.header("retry-after")
+        );
         assert_eq!(reply.header("x-ratelimit-limit"), Some("1000"));
     }
     drop(make);
