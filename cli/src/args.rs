@@ -105,32 +105,34 @@ pub struct SetArgs {
     /// Refuse such a target again.
     #[arg(long)]
     pub no_allow_private_targets: bool,
-    /// Seconds a request may take, answer included (0.1 to 60).
+    /// Seconds a request may take, answer included (0.1 to 60). Default: unchanged.
     #[arg(long, value_name = "SECONDS")]
     pub webhook_timeout: Option<f64>,
     /// Link notifications to the record pages under this public address of the status site.
+    /// Default: unchanged.
     #[arg(long, value_name = "URL", conflicts_with = "no_public_base_url")]
     pub public_base_url: Option<String>,
     /// Stop linking notifications to record pages.
     #[arg(long)]
     pub no_public_base_url: bool,
     /// The contact sent in its requests' User-Agent (an https:// or mailto: URL, or an
-    /// e-mail address). Default at add: --user-agent-contact.
+    /// e-mail address). Default: unchanged (at add: --user-agent-contact).
     #[arg(long, value_name = "CONTACT", conflicts_with = "no_contact")]
     pub contact: Option<String>,
     /// Send no contact in its requests' User-Agent.
     #[arg(long)]
     pub no_contact: bool,
-    /// Remind before scheduled resets at these leads (see `webhook add --remind`).
+    /// Remind before scheduled resets at these leads (see `webhook add --remind`). Default:
+    /// unchanged.
     #[arg(long, value_name = "LEADS", value_parser = parse_leads, conflicts_with = "no_remind")]
     pub remind: Option<resetctl::remind::Leads>,
     /// Send no reminders.
     #[arg(long)]
     pub no_remind: bool,
-    /// The language of its messages: en or zh.
+    /// The language of its messages: en or zh. Default: unchanged.
     #[arg(long, value_name = "LANG", value_parser = parse_lang)]
     pub lang: Option<resetctl::site::i18n::Lang>,
-    /// The time zone of local times in its messages, as Area/City.
+    /// The time zone of local times in its messages, as Area/City. Default: unchanged.
     #[arg(long, value_name = "AREA/CITY", conflicts_with = "no_tz")]
     pub tz: Option<String>,
     /// Show times in UTC only.
@@ -172,7 +174,7 @@ pub enum Command {
         after_help = "Examples:\n  resetctl export -o /var/www/records.json   # let nginx serve it as an upstream"
     )]
     Export {
-        /// Output file (written atomically); default: stdout.
+        /// Output file (written atomically). Default: stdout.
         #[arg(short, long, value_name = "FILE")]
         output: Option<PathBuf>,
     },
@@ -321,16 +323,16 @@ pub struct RecordFacts {
     /// Which limits: global, banked or global_and_banked. Default: global.
     #[arg(long = "type", value_name = "TYPE")]
     pub reset_type: Option<String>,
-    /// Affected plans, comma-separated (all, unknown, or plan ids).
+    /// Affected plans, comma-separated (all, unknown, or plan ids). Default: none (no scope).
     #[arg(long, value_name = "PLANS", value_delimiter = ',')]
     pub scope_plans: Vec<String>,
-    /// Affected quota windows, comma-separated (five_hour, weekly, unknown…).
+    /// Affected quota windows, comma-separated (five_hour, weekly, unknown…). Default: unknown.
     #[arg(long, value_name = "WINDOWS", value_delimiter = ',')]
     pub scope_windows: Vec<String>,
-    /// Confidence, 0 to 1.
+    /// Confidence, 0 to 1. Default: none (unknown).
     #[arg(long, value_name = "0..1", allow_negative_numbers = true)]
     pub confidence: Option<f64>,
-    /// The post text or operator copy.
+    /// The post text or operator copy. Default: none.
     #[arg(long)]
     pub text: Option<String>,
     /// When the source was announced (with an offset). Default: now.
@@ -352,16 +354,17 @@ pub enum RecordCommand {
         /// Where the record comes from.
         #[command(flatten)]
         source: SourceArgs,
-        /// An exact time (datetime precision; window start = end).
+        /// An exact time (datetime precision; window start = end). Default: none (with no
+        /// --at, --date or --window the time is unknown).
         #[arg(long, value_name = "TIME", value_parser = parse_operator_time, group = "when")]
         at: Option<Timestamp>,
-        /// A civil day (date precision), with --tz.
+        /// A civil day (date precision), with --tz. Default: none.
         #[arg(long, value_name = "YYYY-MM-DD", group = "when", requires = "tz")]
         date: Option<String>,
-        /// The time zone of --date, as Area/City.
+        /// The time zone of --date, as Area/City (required with it). Default: none.
         #[arg(long, value_name = "AREA/CITY")]
         tz: Option<String>,
-        /// A window START END (window precision).
+        /// A window START END (window precision). Default: none.
         #[arg(long, value_names = ["START", "END"], num_args = 2, value_parser = parse_operator_time, group = "when")]
         window: Vec<Timestamp>,
         /// explicit (stated) or contextual_inference. Default: explicit.
@@ -376,7 +379,8 @@ pub enum RecordCommand {
         /// Where the record comes from.
         #[command(flatten)]
         source: SourceArgs,
-        /// When the reset took effect (with an offset); default: unknown (completedAt = announcedAt).
+        /// When the reset took effect (with an offset). Default: unknown (completedAt =
+        /// announcedAt).
         #[arg(long, value_name = "TIME", value_parser = parse_operator_time)]
         at: Option<Timestamp>,
         /// Facts about the record.
@@ -391,7 +395,7 @@ pub enum RecordCommand {
         /// When the reset happened (with an offset). Default: now.
         #[arg(long, value_name = "TIME", value_parser = parse_operator_time)]
         at: Option<Timestamp>,
-        /// Who records it.
+        /// Who records it. Default: $USER@hostname.
         #[arg(long, env = "RESETCTL_ACTOR", value_name = "NAME")]
         actor: Option<String>,
     },
@@ -401,7 +405,7 @@ pub enum RecordCommand {
         completion_id: String,
         /// The schedule.
         schedule_id: String,
-        /// Who records it.
+        /// Who records it. Default: $USER@hostname.
         #[arg(long, env = "RESETCTL_ACTOR", value_name = "NAME")]
         actor: Option<String>,
     },
@@ -411,7 +415,7 @@ pub enum RecordCommand {
         completion_id: String,
         /// The schedule.
         schedule_id: String,
-        /// Who records it.
+        /// Who records it. Default: $USER@hostname.
         #[arg(long, env = "RESETCTL_ACTOR", value_name = "NAME")]
         actor: Option<String>,
     },
@@ -419,7 +423,7 @@ pub enum RecordCommand {
     Dismiss {
         /// The record.
         id: String,
-        /// Who records it.
+        /// Who records it. Default: $USER@hostname.
         #[arg(long, env = "RESETCTL_ACTOR", value_name = "NAME")]
         actor: Option<String>,
     },
@@ -427,7 +431,7 @@ pub enum RecordCommand {
     Undo {
         /// The entry number.
         entry: u64,
-        /// Who records it.
+        /// Who records it. Default: $USER@hostname.
         #[arg(long, env = "RESETCTL_ACTOR", value_name = "NAME")]
         actor: Option<String>,
     },
@@ -435,22 +439,22 @@ pub enum RecordCommand {
     Edit {
         /// The record.
         id: String,
-        /// New text.
+        /// New text. Default: unchanged.
         #[arg(long, conflicts_with = "clear_text")]
         text: Option<String>,
         /// Remove the text.
         #[arg(long)]
         clear_text: bool,
-        /// New confidence (0 to 1).
+        /// New confidence (0 to 1). Default: unchanged.
         #[arg(long, allow_negative_numbers = true)]
         confidence: Option<f64>,
-        /// New reset type.
+        /// New reset type. Default: unchanged.
         #[arg(long = "type", value_name = "TYPE")]
         reset_type: Option<String>,
-        /// New effective time of a completion (with an offset).
+        /// New effective time of a completion (with an offset). Default: unchanged.
         #[arg(long, value_name = "TIME", value_parser = parse_operator_time)]
         effective_at: Option<Timestamp>,
-        /// Who records it.
+        /// Who records it. Default: $USER@hostname.
         #[arg(long, env = "RESETCTL_ACTOR", value_name = "NAME")]
         actor: Option<String>,
     },
@@ -480,14 +484,16 @@ pub enum RecordCommand {
 pub struct SyncArgs {
     /// The upstream: a records document (another instance's export), the public status feed,
     /// or "public" for the public feed's preset (URL, page URL, source id and name).
+    /// Default: none (sync then says what to pass).
     #[arg(long, env = "RESETCTL_UPSTREAM", value_name = "URL")]
     pub upstream: Option<String>,
     /// An extra request header for the upstream, "NAME: VALUE" (repeatable): the place for
     /// a secret such as "Authorization: Bearer …". Never printed, logged or published.
+    /// Default: none.
     #[arg(long, env = "RESETCTL_UPSTREAM_HEADER", value_name = "HEADER")]
     pub upstream_header: Vec<String>,
-    /// The upstream URL as published in dataSource.url. Default: the upstream URL without
-    /// userinfo, query or fragment (which may hold secrets).
+    /// The upstream URL as published in dataSource.url. Default: the upstream URL, without
+    /// its secrets (userinfo, query or fragment).
     #[arg(long, env = "RESETCTL_PUBLIC_URL", value_name = "URL")]
     pub public_url: Option<String>,
     /// The upstream's public page (dataSource.pageUrl). Default: the upstream's origin.
@@ -542,41 +548,47 @@ pub struct SyncArgs {
 #[derive(Debug, Args)]
 #[command(next_help_heading = "Serving")]
 pub struct ServeArgs {
-    /// Address to listen on: IP:PORT or HOST:PORT (every address the name resolves to is
+    /// Address to listen on. IP:PORT or HOST:PORT (every address the name resolves to is
     /// tried in turn). Default: 127.0.0.1:8080.
     #[arg(long, env = "RESETCTL_LISTEN", value_name = "ADDR")]
     pub listen: Option<String>,
-    /// A second address, for a private network, answering GET /metrics (Prometheus; OpenMetrics
-    /// when the Accept header asks), /healthz and /export.json (the served snapshot and
+    /// Private address for /metrics and /export.json. A second address, for a private
+    /// network, answering GET /metrics (Prometheus; OpenMetrics when the Accept header asks),
+    /// /healthz and /export.json (the served snapshot and
     /// dataSource as a records document with a strong ETag, for replicas that sync from this
     /// instance and then serve its meta). Not counted, not flood-guarded. Metrics are recorded
     /// only with it. Default: off.
     #[arg(long, env = "RESETCTL_ADMIN_LISTEN", value_name = "ADDR")]
     pub admin_listen: Option<String>,
     /// How to notice new snapshots: auto or poll. File events with a polling fallback (auto),
-    /// or polling only.
-    #[arg(long, env = "RESETCTL_WATCH", value_enum, value_name = "MODE")]
+    /// or polling only. Default: auto.
+    #[arg(
+        long,
+        env = "RESETCTL_WATCH",
+        value_enum,
+        value_name = "MODE",
+        hide_possible_values = true
+    )]
     pub watch: Option<WatchArg>,
-    /// Standalone mode: re-evaluate states periodically and republish when they change
-    /// (so `elapsed` appears within a minute of a window's end).
+    /// Republish when states change with time (standalone mode). States are re-evaluated
+    /// periodically, so `elapsed` appears within a minute of a window's end.
     #[arg(long, env = "RESETCTL_REPUBLISH")]
     pub republish: bool,
     /// With --republish: seconds between re-evaluations (0.1 to 86400). Default: 15.
     #[arg(long, env = "RESETCTL_REPUBLISH_EVERY", value_name = "SECONDS")]
     pub republish_every: Option<f64>,
-    /// The public address of this API, for the Atom feed's self link. The base of the Atom
-    /// feed's self link: an absolute
-    /// http:// or https:// URL without query or fragment, with the path prefix a proxy adds,
-    /// if any. Default: http:// and the request's Host header (relative links when that is
-    /// not a plain host and port).
+    /// Public address of this API. The base of the Atom feed's self link and of the links
+    /// to the record pages: an absolute http:// or https:// URL without query or fragment,
+    /// with the path prefix a proxy adds, if any. Default: the request's Host (as
+    /// http://HOST; links are relative when that is not a plain host and port).
     #[arg(long, env = "RESETCTL_PUBLIC_BASE_URL", value_name = "URL")]
     pub public_base_url: Option<String>,
     /// Serve the API only: no status page at / and no record pages (/records/ID,
     /// /en/, /zh/), which then answer 404. The badge and the API are unchanged.
     #[arg(long, env = "RESETCTL_NO_SITE")]
     pub no_site: bool,
-    /// The site's name, shown in the pages' header and in every page title (1 to 80
-    /// characters, no control characters). Default: resetctl.
+    /// The pages' name in their header and titles. 1 to 80 characters, no control
+    /// characters. Default: resetctl.
     #[arg(long, env = "RESETCTL_SITE_NAME", value_name = "NAME")]
     pub site_name: Option<String>,
     /// An Origin allowed to call /mcp (repeatable); requests carrying any other Origin
@@ -641,11 +653,11 @@ impl MovedDeliveryArgs {
 #[derive(Debug, Args, Clone)]
 #[command(next_help_heading = "Connections")]
 pub struct ConnectionArgs {
-    /// Seconds a connection gets to send a request head, counted from accept and from the
-    /// end of each response (so also the idle keep-alive timeout); 0.1 to 3600. Default: 10.
+    /// Seconds a client gets to send a request head. Counted from accept and from the end of
+    /// each response (so also the idle keep-alive timeout); 0.1 to 3600. Default: 10.
     #[arg(long, env = "RESETCTL_HEADER_TIMEOUT", value_name = "SECONDS")]
     pub header_timeout: Option<f64>,
-    /// Seconds a request body gets to arrive whole, counted from its head (HTTP/1 and
+    /// Seconds a request body gets to arrive whole. Counted from its head (HTTP/1 and
     /// HTTP/2); past it the request is answered with a JSON 408 and the connection is
     /// closed; 0.1 to 3600. Default: 10.
     #[arg(long, env = "RESETCTL_BODY_TIMEOUT", value_name = "SECONDS")]
@@ -661,7 +673,7 @@ pub struct ConnectionArgs {
     /// one gets 431. Default: 32768.
     #[arg(long, env = "RESETCTL_MAX_HEAD_BYTES", value_name = "BYTES")]
     pub max_head_bytes: Option<u64>,
-    /// Connections the kernel queues before they are accepted. The listen backlog:
+    /// Connections the kernel queues unaccepted. The listen backlog:
     /// connections the kernel queues before they are accepted, so
     /// bursts are not dropped (nginx's default is 511). Default: 1024.
     #[arg(long, env = "RESETCTL_LISTEN_BACKLOG", value_name = "N")]
@@ -680,8 +692,8 @@ pub struct StreamArgs {
     /// Default: 10000.
     #[arg(long, env = "RESETCTL_STREAM_MAX", value_name = "N")]
     pub stream_max: Option<u64>,
-    /// Seconds between the comment heartbeats of an idle stream, which keep proxies
-    /// from cutting it (0.1 to 3600). Default: 25.
+    /// Seconds between an idle stream's heartbeats. Comment lines that keep proxies from
+    /// cutting it (0.1 to 3600). Default: 25.
     #[arg(long, env = "RESETCTL_STREAM_HEARTBEAT", value_name = "SECONDS")]
     pub stream_heartbeat: Option<f64>,
 }
@@ -690,38 +702,39 @@ pub struct StreamArgs {
 #[derive(Debug, Args, Clone)]
 #[command(next_help_heading = "Quota")]
 pub struct LimiterArgs {
-    /// Requests per sliding window per client, as N/SECONDS. Default: 20/3600.
+    /// Requests per sliding window per client. As N/SECONDS. Default: 20/3600.
     #[arg(long, env = "RESETCTL_RATE_LIMIT", value_name = "N/SECONDS")]
     pub rate_limit: Option<String>,
     /// Turn the quota off (and drop the X-RateLimit-* headers).
     #[arg(long, env = "RESETCTL_NO_RATE_LIMIT", conflicts_with = "rate_limit")]
     pub no_rate_limit: bool,
-    /// Where the quota lives: memory, or a Redis URL shared by instances. "memory" (default);
-    /// redis://HOST:PORT/DB (rediss:// with TLS) for one server;
+    /// Quota store: memory or a Redis URL. "memory" (this process), or, shared by
+    /// instances, redis://HOST:PORT/DB (rediss:// with TLS) for one server;
     /// redis+cluster://HOST:PORT,HOST:PORT… for a Redis Cluster;
     /// redis+sentinel://HOST:PORT,HOST:PORT…/MASTER[/DB] for the master the sentinels name
-    /// (rediss+cluster://, rediss+sentinel:// with TLS).
+    /// (rediss+cluster://, rediss+sentinel:// with TLS). Default: memory.
     #[arg(long, env = "RESETCTL_RATE_LIMIT_STORE", value_name = "URL")]
     pub rate_limit_store: Option<String>,
-    /// A TLS quota store's certificates are checked against this CA (PEM) instead of the
-    /// system's roots.
+    /// CA of a TLS quota store (PEM). The store's certificate is checked against it.
+    /// Default: the system's roots.
     #[arg(long, env = "RESETCTL_REDIS_CA_FILE", value_name = "PEM")]
     pub redis_ca_file: Option<PathBuf>,
     /// The client certificate (PEM) shown to a TLS quota store that asks for one (mutual
-    /// TLS); with --redis-key-file.
+    /// TLS); with --redis-key-file. Default: none.
     #[arg(long, env = "RESETCTL_REDIS_CERT_FILE", value_name = "PEM")]
     pub redis_cert_file: Option<PathBuf>,
-    /// The client certificate's private key (PEM); with --redis-cert-file.
+    /// The client certificate's private key (PEM); with --redis-cert-file. Default: none.
     #[arg(long, env = "RESETCTL_REDIS_KEY_FILE", value_name = "PEM")]
     pub redis_key_file: Option<PathBuf>,
-    /// The in-process quota tracks at most this many clients; past it, new clients get
-    /// 503 rate_limit_unavailable (clients already tracked are unaffected) until idle
-    /// ones leave the window. Default: 4000000 (about 256 MiB).
+    /// Most clients tracked in process. Past it, new clients get 503 rate_limit_unavailable
+    /// (clients already tracked are unaffected) until idle ones leave the window.
+    /// Default: 4000000 (256 MiB).
     #[arg(long, env = "RESETCTL_RATE_LIMIT_MAX_CLIENTS", value_name = "N")]
     pub rate_limit_max_clients: Option<u64>,
     /// Believe the client IP header (--client-ip-header) from peers in this range
     /// (repeatable, or comma-separated in the env). A range of every address (0.0.0.0/0,
-    /// ::/0) is refused: it would let every client choose its own quota key.
+    /// ::/0, or ranges that together hold every address) is refused: it would let every
+    /// client choose its own quota key. Default: none.
     #[arg(
         long = "trust-proxy",
         env = "RESETCTL_TRUST_PROXY",
@@ -729,7 +742,7 @@ pub struct LimiterArgs {
         value_delimiter = ','
     )]
     pub trust_proxy: Vec<String>,
-    /// The header your trusted proxy puts the client's address in. The one header your
+    /// The trusted proxy's client header. The one header your
     /// trusted proxy sets with the client's address: x-forwarded-for,
     /// forwarded (RFC 7239), or another name such as x-real-ip. Every other forwarding
     /// header is ignored. Default: x-forwarded-for.
@@ -738,8 +751,8 @@ pub struct LimiterArgs {
     /// IPv6 clients are keyed by this prefix length. Default: 64.
     #[arg(long, env = "RESETCTL_IPV6_PREFIX_LEN", value_name = "BITS")]
     pub ipv6_prefix_len: Option<u8>,
-    /// Burst guard of the uncounted routes, per client, or "off". As PER_SECOND/BURST per
-    /// client, or "off". Default: 50/200.
+    /// Burst guard of uncounted routes, or off. As PER_SECOND/BURST per client, or "off".
+    /// Default: 50/200.
     #[arg(long, env = "RESETCTL_FLOOD_GUARD", value_name = "RATE/BURST")]
     pub flood_guard: Option<String>,
 }
@@ -757,7 +770,7 @@ pub struct DeliveryArgs {
     #[arg(long, env = "RESETCTL_WEBHOOK_TIMEOUT", value_name = "SECONDS")]
     pub webhook_timeout: Option<f64>,
     /// The public address of the status site: notifications link to the record's page there
-    /// (unless no-site is set). Default: the public-base-url of the config file or environment.
+    /// (unless no-site is set). Default: the configured public-base-url.
     #[arg(long, env = "RESETCTL_PUBLIC_BASE_URL", value_name = "URL")]
     pub public_base_url: Option<String>,
 }
@@ -770,8 +783,9 @@ pub enum WebhookCommand {
         /// The target: an http(s) URL (telegram: the Bot API sendMessage URL with its chat_id;
         /// bark: the device key's URL; ntfy: the topic URL; see the examples).
         url: String,
-        /// standard (signed Standard Webhooks JSON), ntfy, discord, slack (also Mattermost and
-        /// Rocket.Chat), telegram, bark or feishu. Default: standard.
+        /// The format: standard, ntfy, discord, slack, telegram, bark or feishu. standard is
+        /// signed Standard Webhooks JSON; slack also suits Mattermost and Rocket.Chat.
+        /// Default: standard.
         #[arg(long, value_name = "FORMAT", value_parser = parse_format)]
         format: Option<resetctl::webhook::Format>,
         /// The list whose changes are sent: all, reset_scheduled or reset_completed. Default: all.
@@ -800,10 +814,11 @@ pub enum WebhookCommand {
         /// too). Default: UTC only.
         #[arg(long, value_name = "AREA/CITY")]
         tz: Option<String>,
-        /// Only records whose scope names this plan (or all, unknown, or no scope).
+        /// Only records whose scope names this plan (or all, unknown, or no scope). Default:
+        /// every record.
         #[arg(long, value_name = "PLAN")]
         plan: Option<String>,
-        /// A note for operators.
+        /// A note for operators. Default: none.
         #[arg(long, value_name = "TEXT")]
         description: Option<String>,
         /// How it is delivered to (kept with the endpoint).

@@ -2,8 +2,10 @@
 //! the detail.
 //!
 //! Every option's doc comment opens with a sentence that says what the
-//! option is; `-h` shows that sentence (and the default, when the comment
-//! names a short one), `--help` the whole comment. Options are grouped
+//! option is and, for one that takes a value, closes with `Default: X.`
+//! (`tests/command_line.rs` holds every `-h` to it); `-h` shows that first
+//! sentence and the default, `--help` the whole comment. The global
+//! options are one line of every `-h`, and whole in `--help`. Options are grouped
 //! under headings declared on their structs in `args.rs` (global options,
 //! listening, connections, streams, quota…), so a command's own options
 //! are not interleaved with the global ones.
@@ -12,9 +14,51 @@ use clap::CommandFactory;
 
 use crate::args::Cli;
 
-/// The command line as it is parsed, documented and completed.
-pub fn command() -> clap::Command {
+/// The command line as it is documented in the man pages: every option
+/// with its whole text.
+pub fn documented() -> clap::Command {
     summarized(Cli::command())
+}
+
+/// The command line as it is parsed, helped (`-h`, `--help`) and completed.
+pub fn command() -> clap::Command {
+    let cli = Cli::command();
+    let globals: Vec<String> = cli
+        .get_arguments()
+        .filter(|a| a.is_global_set())
+        .filter_map(|a| a.get_long().map(|l| format!("--{l}")))
+        .collect();
+    let line = format!(
+        "Global options, before or after any command: {}; see `resetctl --help`.",
+        globals.join(", ")
+    );
+    with_globals_summarised(summarized(cli), &line)
+}
+
+/// `cmd` whose `-h` lists the global options once, as `line` after its own
+/// text, instead of a section of their own on every command's screen;
+/// `--help` (and the man pages) keep them whole.
+fn with_globals_summarised(cmd: clap::Command, line: &str) -> clap::Command {
+    let after = cmd.get_after_help().map(ToString::to_string);
+    let short = match &after {
+        Some(text) => format!("{text}\n\n{line}"),
+        None => line.to_owned(),
+    };
+    let cmd = cmd
+        .mut_args(|arg| {
+            if arg.is_global_set() {
+                arg.hide_short_help(true)
+            } else {
+                arg
+            }
+        })
+        .after_help(short);
+    // `--help` keeps the text it had (it lists the global options whole).
+    let cmd = match after {
+        Some(text) => cmd.after_long_help(text),
+        None => cmd,
+    };
+    cmd.mut_subcommands(|sub| with_globals_summarised(sub, line))
 }
 
 /// `cmd` with every option's short help cut to its summary, the whole text
@@ -54,11 +98,23 @@ pub fn summary(help: &str) -> String {
         }
     }
     match default_of(help) {
-        Some(default) if default.len() <= 24 && first.len() + default.len() <= SHORT + 10 => {
-            format!("{first} [default: {default}]")
-        }
-        _ => first.to_owned(),
+        Some(default) => format!("{first} [default: {}]", short_default(default)),
+        None => first.to_owned(),
     }
+}
+
+/// A default as `-h` shows it: whole when short, else up to its first
+/// clause (`60 (the public feed's maintainers ask…)` → `60`).
+fn short_default(default: &str) -> &str {
+    let mut shown = default;
+    for cut in [" (", "; ", ", "] {
+        if shown.len() > 28 {
+            if let Some(at) = shown.find(cut) {
+                shown = &shown[..at];
+            }
+        }
+    }
+    shown
 }
 
 /// A summary longer than this is cut at a clause.
@@ -116,8 +172,10 @@ mod tests {
             "Turn it off (e.g. for tests)"
         );
         assert_eq!(
-            summary("Largest body, in bytes. Default: 16777216 unless the upstream is the public feed, where it is smaller"),
-            "Largest body, in bytes"
+            summary(
+                "Minutes between syncs. Default: 60 (the public feed's maintainers ask for it)."
+            ),
+            "Minutes between syncs [default: 60]"
         );
     }
 }

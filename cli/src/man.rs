@@ -10,7 +10,7 @@
 /// Every man page as (file name, roff bytes).
 pub fn render_man_pages() -> Vec<(String, Vec<u8>)> {
     let mut pages = Vec::new();
-    let mut root = crate::help::command();
+    let mut root = crate::help::documented();
     root.build();
     render(&root, "resetctl", &mut pages);
     pages
