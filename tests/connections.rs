@@ -133,7 +133,9 @@ fn connect_from(local: &str, server: std::net::SocketAddr) -> std::net::TcpStrea
     let stream = runtime.block_on(async {
         let socket = tokio::net::TcpSocket::new_v4().unwrap();
         socket.bind(format!("{local}:0").parse().unwrap()).unwrap();
-        socket.connect(server).await.unwrap()
+        crate::util::within(10, "connect", socket.connect(server))
+            .await
+            .unwrap()
     });
     let stream = stream.into_std().unwrap();
     stream.set_nonblocking(false).unwrap();

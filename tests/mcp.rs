@@ -5,7 +5,7 @@
 use serde_json::{json, Value};
 
 use crate::util::server::{raw_request, raw_request_with_body, Server};
-use crate::util::World;
+use crate::util::{within, World};
 
 const NOW: &str = "2026-11-20T10:00:00.000Z";
 
@@ -37,7 +37,9 @@ fn an_rmcp_client_initializes_lists_and_calls_both_tools() {
     runtime.block_on(async move {
         use rmcp::ServiceExt;
         let transport = rmcp::transport::StreamableHttpClientTransport::from_uri(url);
-        let client = ().serve(transport).await.expect("initialize");
+        let client = within(10, "initialize", ().serve(transport))
+            .await
+            .expect("initialize");
         let info = client.peer_info().expect("server info");
         assert_eq!(
             info.server_info.as_ref().map(|i| i.name.as_str()),
@@ -45,7 +47,9 @@ fn an_rmcp_client_initializes_lists_and_calls_both_tools() {
         );
         assert!(info.capabilities.tools.is_some());
 
-        let tools = client.list_all_tools().await.expect("tools/list");
+        let tools = within(10, "tools/list", client.list_all_tools())
+            .await
+            .expect("tools/list");
         let names: Vec<String> = tools.iter().map(|t| t.name.to_string()).collect();
         assert_eq!(names, ["get_latest_reset", "list_resets"]);
         for tool in &tools {
@@ -60,10 +64,13 @@ fn an_rmcp_client_initializes_lists_and_calls_both_tools() {
         let call = |name: &'static str, a: Value| {
             rmcp::model::CallToolRequestParams::new(name).with_arguments(args(a))
         };
-        let latest = client
-            .call_tool(call("get_latest_reset", json!({"kind": "reset_scheduled"})))
-            .await
-            .expect("call");
+        let latest = within(
+            10,
+            "get_latest_reset",
+            client.call_tool(call("get_latest_reset", json!({"kind": "reset_scheduled"}))),
+        )
+        .await
+        .expect("call");
         assert_eq!(latest.is_error, Some(false));
         let structured = latest.structured_content.clone().unwrap();
         assert_eq!(structured["data"], rest_latest["data"]);
@@ -71,13 +78,16 @@ fn an_rmcp_client_initializes_lists_and_calls_both_tools() {
         // The README pins "plus a short text", not its wording.
         assert_short_text(&latest.content);
 
-        let page = client
-            .call_tool(call(
+        let page = within(
+            10,
+            "list_resets",
+            client.call_tool(call(
                 "list_resets",
                 json!({"kind": "reset_completed", "page": 2, "pageSize": 3}),
-            ))
-            .await
-            .expect("call");
+            )),
+        )
+        .await
+        .expect("call");
         let structured = page.structured_content.clone().unwrap();
         assert_eq!(structured["data"], rest_page["data"]);
         assert_short_text(&page.content);
@@ -91,10 +101,13 @@ fn an_rmcp_client_initializes_lists_and_calls_both_tools() {
             (json!({"limit": 5}), "limit"),
             (json!({"page": "2"}), "page"),
         ] {
-            let bad = client
-                .call_tool(call("list_resets", a.clone()))
-                .await
-                .expect("a tool error is still a result");
+            let bad = within(
+                10,
+                "a bad call",
+                client.call_tool(call("list_resets", a.clone())),
+            )
+            .await
+            .expect("a tool error is still a result");
             assert_eq!(bad.is_error, Some(true), "{a}");
             assert_eq!(bad.structured_content, None, "{a}");
             let content = serde_json::to_value(&bad.content).unwrap();
@@ -105,11 +118,17 @@ fn an_rmcp_client_initializes_lists_and_calls_both_tools() {
         }
         // An unknown tool is a JSON-RPC error answered by the server (-32602),
         // not a transport failure.
-        match client.call_tool(call("drop_tables", json!({}))).await {
+        match within(
+            10,
+            "an unknown tool",
+            client.call_tool(call("drop_tables", json!({}))),
+        )
+        .await
+        {
             Err(rmcp::ServiceError::McpError(e)) => assert_eq!(e.code.0, -32602, "{e:?}"),
             other => panic!("expected a -32602 error from the server, got {other:?}"),
         }
-        client.cancel().await.unwrap();
+        within(10, "cancel", client.cancel()).await.unwrap();
     });
 }
 

@@ -402,9 +402,23 @@ fn metrics_say_which_build_and_how_the_process_is_doing_in_both_formats() {
         );
         assert!(gauge("process_threads") >= 1.0);
         assert!(gauge("process_virtual_memory_bytes") >= resident);
+        // The CPU time the kernel counts for the process, read around the
+        // scrape (user + system ticks of /proc/PID/stat, 100 per second):
+        // the reported figure lies between them, within a tick each way.
+        let cpu_of_process = || {
+            let stat = std::fs::read_to_string(format!("/proc/{}/stat", s.child.id())).unwrap();
+            let fields: Vec<&str> = stat.rsplit_once(") ").unwrap().1.split(' ').collect();
+            (fields[11].parse::<f64>().unwrap() + fields[12].parse::<f64>().unwrap()) / 100.0
+        };
+        let before = cpu_of_process();
+        let m = parse(format, &s.admin_get("/metrics", &headers).body);
+        let after = cpu_of_process();
         let cpu = value(&m, "process_cpu_seconds", "process_cpu_seconds_total", &[])
             .unwrap_or_else(|| panic!("{format}: no process_cpu_seconds in {m:#}"));
-        assert!(cpu >= 0.0);
+        assert!(
+            cpu > 0.0 && before - 0.02 <= cpu && cpu <= after + 0.02,
+            "{format}: cpu {cpu} s, the kernel counted {before} s before the scrape and {after} s after"
+        );
     }
 }
 

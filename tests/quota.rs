@@ -381,17 +381,47 @@ fn burst(addr: std::net::SocketAddr, n: usize) -> (usize, usize, usize) {
             let barrier = barrier.clone();
             std::thread::spawn(move || {
                 barrier.wait();
-                raw_request(addr, "GET", "/openapi/v1/records/latest", &[]).status
+                raw_request(addr, "GET", "/openapi/v1/records/latest", &[])
             })
         })
         .collect();
-    let statuses: Vec<u16> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    let replies: Vec<Reply> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    let statuses: Vec<u16> = replies
+        .into_iter()
+        .map(|reply| {
+            uncounted_retried(reply, || {
+                raw_request(addr, "GET", "/openapi/v1/records/latest", &[])
+            })
+            .status
+        })
+        .collect();
     let count = |s| statuses.iter().filter(|&&x| x == s).count();
     (
         count(200),
         count(429),
         statuses.len() - count(200) - count(429),
     )
+}
+
+/// `reply`, or, when it is the store's documented 503 (a check that missed
+/// the store's 300 ms on a loaded machine: fail closed, not counted), the
+/// same request sent again, alone, until it is counted (three times at
+/// most): what is asserted is then exact counting over every request.
+fn uncounted_retried(reply: Reply, again: impl Fn() -> Reply) -> Reply {
+    let mut reply = reply;
+    for _ in 0..3 {
+        if reply.status != 503 {
+            break;
+        }
+        assert_eq!(
+            reply.json()["error"],
+            "rate_limit_unavailable",
+            "{}",
+            reply.text()
+        );
+        reply = again();
+    }
+    reply
 }
 
 #[test]
@@ -457,7 +487,21 @@ fn redis_backend_admits_exactly_twenty_across_two_servers() {
             })
         })
         .collect();
-    let replies: Vec<Reply> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    let replies: Vec<Reply> = handles
+        .into_iter()
+        .enumerate()
+        .map(|(i, h)| {
+            let addr = if i % 2 == 0 { b.addr } else { c.addr };
+            uncounted_retried(h.join().unwrap(), || {
+                raw_request(
+                    addr,
+                    "GET",
+                    "/openapi/v1/records",
+                    &[("X-Forwarded-For", "198.51.100.77")],
+                )
+            })
+        })
+        .collect();
     assert_eq!(
         replies.iter().filter(|r| r.status == 200).count(),
         20,

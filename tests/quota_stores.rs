@@ -387,12 +387,15 @@ fn a_cluster_counts_exactly_while_the_hot_clients_slot_moves_between_masters() {
     // by the target.
     cluster.nodes[1].cli(&["CLUSTER", "SETSLOT", &slot_text, "IMPORTING", &from]);
     cluster.nodes[0].cli(&["CLUSTER", "SETSLOT", &slot_text, "MIGRATING", &to]);
+    // Each step is held until the load has had requests admitted in it
+    // (an event, not a bet on how long a step takes).
+    const PER_STEP: usize = 50;
     let before_migrating = load.admitted();
-    std::thread::sleep(Duration::from_millis(400));
+    load.wait_admitted(before_migrating + PER_STEP);
     let port = cluster.nodes[1].port.to_string();
     cluster.nodes[0].cli(&["MIGRATE", "127.0.0.1", &port, "", "0", "5000", "KEYS", &key]);
     let migrated = load.admitted();
-    std::thread::sleep(Duration::from_millis(400));
+    load.wait_admitted(migrated + PER_STEP);
     // The target first, as redis-cli does: a source that gave the slot up
     // before the target took it would send clients back and forth.
     for i in [1, 0, 2] {
@@ -408,7 +411,7 @@ fn a_cluster_counts_exactly_while_the_hot_clients_slot_moves_between_masters() {
         1,
         "the slot moved to the second master"
     );
-    std::thread::sleep(Duration::from_millis(300));
+    load.wait_admitted(moved + PER_STEP);
     // And back, by `redis-cli --cluster reshard` itself: the slot is the
     // lowest the second master holds, so moving one slot moves it.
     let before_reshard = load.admitted();

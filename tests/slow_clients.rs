@@ -14,6 +14,7 @@ use bytes::Bytes;
 use http_body::{Body, Frame};
 
 use crate::util::server::Server;
+use crate::util::within;
 use crate::util::World;
 
 const HEAD: &str = "POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n";
@@ -52,7 +53,7 @@ fn connect_from(local: &str, server: SocketAddr) -> TcpStream {
     let stream = runtime.block_on(async {
         let socket = tokio::net::TcpSocket::new_v4().unwrap();
         socket.bind(format!("{local}:0").parse().unwrap()).unwrap();
-        socket.connect(server).await.unwrap()
+        within(10, "connect", socket.connect(server)).await.unwrap()
     });
     let stream = stream.into_std().unwrap();
     stream.set_nonblocking(false).unwrap();
@@ -190,10 +191,16 @@ async fn h2(
     hyper::client::conn::http2::SendRequest<Trickle>,
     tokio::task::JoinHandle<Result<(), hyper::Error>>,
 ) {
-    let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
-    let (sender, connection) = hyper::client::conn::http2::handshake(
-        hyper_util::rt::TokioExecutor::new(),
-        hyper_util::rt::TokioIo::new(tcp),
+    let tcp = within(10, "connect", tokio::net::TcpStream::connect(addr))
+        .await
+        .unwrap();
+    let (sender, connection) = within(
+        10,
+        "the HTTP/2 handshake",
+        hyper::client::conn::http2::handshake(
+            hyper_util::rt::TokioExecutor::new(),
+            hyper_util::rt::TokioIo::new(tcp),
+        ),
     )
     .await
     .unwrap();
@@ -203,7 +210,13 @@ async fn h2(
 async fn body_of(response: hyper::Response<hyper::body::Incoming>) -> serde_json::Value {
     let mut body = response.into_body();
     let mut bytes = Vec::new();
-    while let Some(frame) = std::future::poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)).await {
+    while let Some(frame) = within(
+        10,
+        "the next frame of a body",
+        std::future::poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)),
+    )
+    .await
+    {
         if let Ok(data) = frame.unwrap().into_data() {
             bytes.extend_from_slice(&data);
         }
@@ -224,6 +237,7 @@ fn a_trickled_http2_body_gets_408_and_an_idle_http2_connection_is_closed() {
         // A body that trickles.
         let (mut sender, connection) = h2(s.addr).await;
         let (tx, rx) = tokio::sync::mpsc::channel(1);
+        // The trickle ends when the request does (its receiver dropped).
         tokio::spawn(async move {
             while tx.send(Bytes::from_static(b"{")).await.is_ok() {
                 tokio::time::sleep(Duration::from_millis(300)).await;
@@ -235,7 +249,9 @@ fn a_trickled_http2_body_gets_408_and_an_idle_http2_connection_is_closed() {
             .body(Trickle(rx))
             .unwrap();
         let started = Instant::now();
-        let response = sender.send_request(request).await.unwrap();
+        let response = within(10, "the 408", sender.send_request(request))
+            .await
+            .unwrap();
         assert_eq!(response.status(), 408);
         assert_eq!(response.headers()["content-type"], "application/json");
         assert_eq!(body_of(response).await["error"], "request_timeout");
@@ -258,7 +274,8 @@ fn a_trickled_http2_body_gets_408_and_an_idle_http2_connection_is_closed() {
         let request = hyper::Request::get(format!("http://{}/healthz", s.addr))
             .body(Trickle(rx))
             .unwrap();
-        assert_eq!(sender.send_request(request).await.unwrap().status(), 200);
+        let answer = within(10, "the healthz answer", sender.send_request(request)).await;
+        assert_eq!(answer.unwrap().status(), 200);
         let idle_since = Instant::now();
         tokio::time::timeout(Duration::from_secs(6), connection)
             .await

@@ -169,10 +169,7 @@ fn read_with(path: &Path, cap: Cap, links: Links) -> Result<Option<Vec<u8>>, Rea
 
 /// [`read_file`] for a file that must exist: a missing one is an I/O error.
 pub fn read_existing(path: &Path, cap: Cap) -> Result<Vec<u8>, ReadError> {
-    read_file(path, cap)?.ok_or_else(|| ReadError::Io {
-        path: path.to_owned(),
-        source: io::Error::from(io::ErrorKind::NotFound),
-    })
+    read_file(path, cap)?.ok_or_else(|| OpenError::Missing.at(path))
 }
 
 /// Why [`open_regular`] gave no file.
@@ -248,7 +245,7 @@ impl OpenError {
         match self {
             OpenError::Missing => ReadError::Io {
                 path: path.to_owned(),
-                source: io::Error::from(io::ErrorKind::NotFound),
+                source: io::Error::new(io::ErrorKind::NotFound, "it does not exist"),
             },
             OpenError::NotRegular(kind) => ReadError::NotRegular {
                 path: path.to_owned(),

@@ -99,7 +99,6 @@ impl LimiterSettings {
     /// store, readable, a certificate with its key), so a bad setting is
     /// refused before a listener is bound.
     pub fn check(&self) -> Result<(), SettingError> {
-        self.check_values()?;
         match &self.redis_url {
             Some(url) => self
                 .redis_tls

@@ -40,11 +40,12 @@ pub fn collect() -> ProcessStats {
         .ok()
         .and_then(|s| field(&s, "btime"));
     ProcessStats {
-        // Nanoseconds on the CPU, exact (no tick rounding).
-        cpu_seconds: fs::read_to_string("/proc/self/schedstat")
-            .ok()
-            .and_then(|s| s.split_whitespace().next()?.parse::<u64>().ok())
-            .map(|ns| ns as f64 / 1e9),
+        // User and system time of every thread, the ended ones included
+        // (fields 14 and 15). /proc/self/schedstat is the main thread's
+        // alone, a fraction of a multi-threaded server's.
+        cpu_seconds: stat_field(&stat, 14)
+            .zip(stat_field(&stat, 15))
+            .map(|(user, system)| (user + system) as f64 / TICKS_PER_SECOND as f64),
         open_fds: fs::read_dir("/proc/self/fd").ok().map(|d| d.count() as u64),
         max_fds: fs::read_to_string("/proc/self/limits")
             .ok()

@@ -369,6 +369,18 @@ pub fn wait_until(timeout: std::time::Duration, what: &str, mut check: impl FnMu
     }
 }
 
+/// Awaits `future` for at most `seconds`, failing the test naming `what`
+/// past it: no await of a test waits forever on a regression.
+pub async fn within<T>(
+    seconds: u64,
+    what: &str,
+    future: impl std::future::Future<Output = T>,
+) -> T {
+    tokio::time::timeout(std::time::Duration::from_secs(seconds), future)
+        .await
+        .unwrap_or_else(|_| panic!("not within {seconds} s: {what}"))
+}
+
 /// The steps a process traced through `RESETCTL_TEST_TRACE` (src/testhook.rs), in order.
 pub fn trace(path: &Path) -> Vec<String> {
     std::fs::read_to_string(path)

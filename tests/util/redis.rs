@@ -49,6 +49,21 @@ pub fn redis_cli(port: u16, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).trim().to_owned()
 }
 
+/// `redis-cli -p PORT ARGS…` that may fail (nothing listening yet): its
+/// output, or `None`.
+fn try_redis_cli(port: u16, args: &[&str]) -> Option<String> {
+    let cli = super::tool(&["redis-cli"], "--version", "redis-tools");
+    let out = Command::new(cli)
+        .args(["-h", "127.0.0.1", "-p", &port.to_string()])
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_owned())
+}
+
 pub struct Redis {
     /// The plain-TCP port (the test's own way in, also for a TLS server).
     pub port: u16,
@@ -367,6 +382,60 @@ impl Drop for Sentinel {
     }
 }
 
+impl Sentinel {
+    /// A sentinel watching the master on `master_port`, answering on a
+    /// port of its own: a port another process took between choosing and
+    /// binding it is given up for another (five tries), and the sentinel
+    /// is returned once it answers as itself (its own config file).
+    fn start(sentinel_bin: &str, master_port: u16) -> Self {
+        for _attempt in 0..5 {
+            let dir = tempfile::tempdir().unwrap();
+            let port = free_port();
+            let config = dir.path().join("sentinel.conf");
+            std::fs::write(
+                &config,
+                format!(
+                    "port {port}\nbind 127.0.0.1\ndir {}\n\
+                     sentinel monitor mymaster 127.0.0.1 {master_port} 2\n\
+                     sentinel down-after-milliseconds mymaster 1000\n\
+                     sentinel failover-timeout mymaster 5000\n\
+                     sentinel parallel-syncs mymaster 1\n",
+                    dir.path().display(),
+                ),
+            )
+            .unwrap();
+            let child = Command::new(sentinel_bin)
+                .arg(&config)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("start redis-sentinel");
+            let mut sentinel = Sentinel {
+                port,
+                child,
+                _dir: dir,
+            };
+            let ours = format!("config_file:{}", config.display());
+            let deadline = Instant::now() + Duration::from_secs(10);
+            loop {
+                if sentinel.child.try_wait().unwrap().is_some() {
+                    break; // It could not bind: another port.
+                }
+                if try_redis_cli(port, &["INFO", "server"]).is_some_and(|i| i.contains(&ours)) {
+                    return sentinel;
+                }
+                assert!(
+                    Instant::now() < deadline,
+                    "redis-sentinel did not answer on port {port} within 10 s"
+                );
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            let _ = sentinel.child.wait();
+        }
+        panic!("redis-sentinel did not start in 5 attempts");
+    }
+}
+
 impl RedisSentinels {
     pub fn start() -> Self {
         let master = Redis::start();
@@ -385,35 +454,7 @@ impl RedisSentinels {
         });
         let sentinel_bin = super::tool(&["redis-sentinel"], "--version", "redis-sentinel");
         let sentinels = (0..3)
-            .map(|_| {
-                let dir = tempfile::tempdir().unwrap();
-                let port = free_port();
-                let config = dir.path().join("sentinel.conf");
-                std::fs::write(
-                    &config,
-                    format!(
-                        "port {port}\nbind 127.0.0.1\ndir {}\n\
-                         sentinel monitor mymaster 127.0.0.1 {} 2\n\
-                         sentinel down-after-milliseconds mymaster 1000\n\
-                         sentinel failover-timeout mymaster 5000\n\
-                         sentinel parallel-syncs mymaster 1\n",
-                        dir.path().display(),
-                        master.port
-                    ),
-                )
-                .unwrap();
-                let child = Command::new(&sentinel_bin)
-                    .arg(&config)
-                    .stdout(Stdio::null())
-                    .stderr(Stdio::null())
-                    .spawn()
-                    .expect("start redis-sentinel");
-                Sentinel {
-                    port,
-                    child,
-                    _dir: dir,
-                }
-            })
+            .map(|_| Sentinel::start(&sentinel_bin, master.port))
             .collect::<Vec<_>>();
         let group = RedisSentinels {
             master,
@@ -425,7 +466,8 @@ impl RedisSentinels {
             "the sentinels to know each other and the replica",
             || {
                 group.sentinels.iter().all(|s| {
-                    redis_cli(s.port, &["INFO", "sentinel"]).contains("slaves=1,sentinels=3")
+                    try_redis_cli(s.port, &["INFO", "sentinel"])
+                        .is_some_and(|info| info.contains("slaves=1,sentinels=3"))
                 })
             },
         );
