@@ -162,6 +162,13 @@ macro_rules! settings_keys {
                 })
             }
 
+            /// Forgets `key` (snake case): the flag layer drops what clap
+            /// read from the environment for a flag, which is the
+            /// environment's (and is read there).
+            pub fn clear(&mut self, key: &str) {
+                $( if key == stringify!($field) { self.$field = None; } )*
+            }
+
             /// `layers` merged, highest first: each key from the first
             /// layer that has it, with where it came from.
             pub fn merge(layers: &[(Source, &FileConfig)]) -> Merged {

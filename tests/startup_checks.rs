@@ -342,3 +342,57 @@ fn a_mistyped_data_dir_is_named_at_start_on_the_page_and_by_status() {
         "data_unavailable"
     );
 }
+
+/// `serve --check`, the config test: every effective setting with where it
+/// came from and secrets redacted; a port a running server holds is
+/// reported, not a failure; a listen address that is not this host's is
+/// exit 71 and a bad setting 64, as serve would; nothing listens after.
+#[test]
+fn serve_check_tests_the_settings_as_serve_would_without_serving() {
+    let w = World::new();
+    w.seed_bundled();
+    let s = Server::start(&w, &["--now", NOW], &[]);
+    let held = s.addr.to_string();
+    let mut cmd = w.cmd();
+    cmd.env(
+        "RESETCTL_RATE_LIMIT_STORE",
+        "redis://user:S3cretPw@127.0.0.1:1/0",
+    )
+    .args(["serve", "--listen", &held, "--check"]);
+    let run = crate::util::Run::from(cmd.output().unwrap()).success();
+    assert!(
+        run.stdout.contains(&format!("listen = {held}"))
+            && run.stdout.contains("# flag")
+            && run
+                .stdout
+                .contains("rate-limit-store = redis://127.0.0.1:1/0")
+            && run.stdout.contains("# env RESETCTL_RATE_LIMIT_STORE")
+            && run.stdout.contains("its port is in use now")
+            && run.stdout.contains("# the settings are good"),
+        "{}",
+        run.stdout
+    );
+    assert!(!format!("{}{}", run.stdout, run.stderr).contains("S3cretPw"));
+    let foreign = w
+        .run(&["serve", "--listen", "192.0.2.1:8080", "--check"])
+        .code(71);
+    assert!(
+        foreign.stderr.contains("is not this host's"),
+        "{}",
+        foreign.stderr
+    );
+    let bad = w
+        .run(&["serve", "--max-connections", "0", "--check"])
+        .code(64);
+    assert!(
+        bad.stderr.contains("max-connections must be at least 1"),
+        "{}",
+        bad.stderr
+    );
+    // Nothing was left listening: the port the check found free still is.
+    let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = free.local_addr().unwrap().to_string();
+    drop(free);
+    w.run(&["serve", "--listen", &port, "--check"]).success();
+    std::net::TcpListener::bind(&port).expect("the checked port is free again");
+}

@@ -40,6 +40,7 @@ mod operations;
 mod outbound;
 mod outbox_bound;
 mod power_loss;
+mod precedence;
 mod promises_over_time;
 mod quota;
 mod quota_model;

@@ -30,6 +30,11 @@ pub struct Cli {
     /// The command to run.
     #[command(subcommand)]
     pub command: Command,
+    /// The arguments whose value clap read from their environment
+    /// variable, not the command line (filled after parsing): their values
+    /// are the environment layer's.
+    #[arg(skip)]
+    pub from_env: Vec<String>,
 }
 
 /// Flags accepted before or after any subcommand.
@@ -609,6 +614,13 @@ pub struct ServeArgs {
     /// The quota.
     #[command(flatten)]
     pub limits: LimiterArgs,
+    /// Test the settings and exit, as nginx -t does. Reads every layer, checks every
+    /// setting as serve would, checks that each listen address is this host's and that the
+    /// quota store answers, prints every effective setting and where it came from (secrets
+    /// redacted), and exits 0, or as serve would fail: 64 a setting, 69 the quota store, 71
+    /// a listen address. A port a running server holds is reported, not a failure.
+    #[arg(long, help_heading = "Options")]
+    pub check: bool,
     /// Delivery flags this command no longer takes (warned about).
     #[command(flatten)]
     pub moved: MovedDeliveryArgs,
@@ -706,7 +718,7 @@ pub struct LimiterArgs {
     #[arg(long, env = "RESETCTL_RATE_LIMIT", value_name = "N/SECONDS")]
     pub rate_limit: Option<String>,
     /// Turn the quota off (and drop the X-RateLimit-* headers).
-    #[arg(long, env = "RESETCTL_NO_RATE_LIMIT", conflicts_with = "rate_limit")]
+    #[arg(long, env = "RESETCTL_NO_RATE_LIMIT")]
     pub no_rate_limit: bool,
     /// Quota store: memory or a Redis URL. "memory" (this process), or, shared by
     /// instances, redis://HOST:PORT/DB (rediss:// with TLS) for one server;

@@ -141,6 +141,12 @@ pub fn flags_layer(cli: &Cli) -> FileConfig {
         Command::Webhook(WebhookCommand::Add { delivery, .. }) => deliveries(&mut layer, delivery),
         _ => {}
     }
+    // What clap read from a flag's variable is the environment's value,
+    // and the environment layer has it: the flag layer holds the command
+    // line alone, so every value says where it really came from.
+    for id in &cli.from_env {
+        layer.clear(id);
+    }
     layer
 }
 

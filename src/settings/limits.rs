@@ -19,11 +19,20 @@ pub(super) fn build(raw: &Raw) -> Result<LimiterSettings, SettingsError> {
         ),
         None => defaults.policy,
     };
-    // `no-rate-limit` turns the quota off unless a rate limit was given on a higher layer.
-    let outranked = matches!(
-        (raw.source("rate_limit"), raw.source("no_rate_limit")),
-        (Some(rate), Some(off)) if rate < off
-    );
+    // `no-rate-limit` turns the quota off unless a rate limit was given on
+    // a higher layer; both on one layer contradict each other. (Not a clap
+    // conflict: clap would also refuse a flag beside the other's variable,
+    // which is a lower layer.)
+    let both = (raw.source("rate_limit"), raw.source("no_rate_limit"));
+    if let (Some(rate), Some(off)) = both {
+        if rate == off && v.no_rate_limit == Some(true) {
+            return Err(raw.invalid(
+                "no_rate_limit",
+                "rate-limit and no-rate-limit are both given; give one",
+            ));
+        }
+    }
+    let outranked = matches!(both, (Some(rate), Some(off)) if rate < off);
     let off = v.no_rate_limit == Some(true) && !outranked;
     let redis_url = match v.rate_limit_store.as_deref() {
         None | Some("memory") => None,

@@ -10,6 +10,7 @@
 //! store kind, client keys, the flood guard), [`sync`] (the upstream, its
 //! presets, fetch limits), [`endpoints`] (what a new webhook endpoint keeps).
 
+pub mod effective;
 pub mod endpoints;
 pub mod limits;
 pub mod serve;
@@ -80,6 +81,8 @@ pub struct Settings {
     pub sync: Option<crate::sync::SyncSettings>,
     /// What `webhook add` keeps with a new endpoint.
     pub endpoints: endpoints::EndpointDefaults,
+    /// Where each key's value came from (a key absent: its default).
+    pub sources: std::collections::HashMap<&'static str, Source>,
 }
 
 /// A setting that cannot be used: its key, where its value came from, and why.
@@ -271,6 +274,7 @@ impl Settings {
             serve,
             endpoints,
             data_dir,
+            sources: raw.merged.sources.clone(),
         })
     }
 }

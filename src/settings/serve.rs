@@ -29,6 +29,8 @@ pub struct ServeSettings {
     pub backlog: u32,
     /// How often a standalone instance republishes (`None`: it does not).
     pub republish: Option<Duration>,
+    /// `republish-every`, also when republishing is off (what the settings say).
+    pub republish_every: Duration,
     /// What the server itself is given.
     pub options: ServeOptions,
 }
@@ -67,6 +69,7 @@ impl ServeSettings {
             admin_listen: v.admin_listen.clone(),
             backlog,
             republish: v.republish.unwrap_or(false).then_some(every),
+            republish_every: every,
             options: ServeOptions {
                 data_dir: data_dir.to_owned(),
                 watch,

@@ -7,7 +7,7 @@ use resetctl::api::serve;
 
 use crate::args::ServeArgs;
 use crate::exit::{CliError, Code};
-use crate::output::print;
+use crate::output::{print, shown};
 use crate::settings::Settings;
 
 /// Says at start, where the operator reads it, that nothing is published
@@ -37,7 +37,100 @@ fn warn_if_nothing_published(settings: &Settings) {
 /// How long in-flight requests get after SIGINT/SIGTERM.
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// `serve --check`: every effective setting and where it came from, then
+/// the listen addresses and the quota store tried; exits as `serve` would
+/// fail, without serving.
+fn check(settings: &Settings) -> Result<(), CliError> {
+    let shown = resetctl::settings::effective::effective(settings, settings.config_path.as_deref());
+    let width = shown
+        .iter()
+        .map(|e| e.key.len() + 3 + e.value.len())
+        .max()
+        .unwrap_or(0)
+        + 2;
+    let mut out = format!(
+        "# the settings `resetctl serve` would use (config file: {})\n",
+        settings
+            .config_path
+            .as_deref()
+            .map_or_else(|| "none".to_owned(), |p| p.display().to_string())
+    );
+    for e in &shown {
+        let line = shown!("{} = {}", e.key, e.value);
+        // `line` is shown already; the padding goes around it.
+        out.push_str(&format!("{line:<width$}# {}\n", shown!("{}", e.source)));
+    }
+    print(&out)?;
+    let serve = &settings.serve;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| CliError::new(Code::IoErr, format!("cannot start the runtime: {e}")))?;
+    runtime.block_on(async {
+        let mut report = String::new();
+        let listeners = std::iter::once(("listen", &serve.listen))
+            .chain(serve.admin_listen.as_ref().map(|a| ("admin-listen", a)));
+        for (key, address) in listeners {
+            report.push_str(&shown!("# {}: {}\n", key, try_address(address).await?));
+        }
+        options_store(&serve.options.limits).await?;
+        report.push_str(&shown!(
+            "# quota store: {} answers\n# the settings are good\n",
+            serve
+                .options
+                .limits
+                .redis_url
+                .as_deref()
+                .map_or_else(|| "memory".to_owned(), resetctl::redact::redact_url)
+        ));
+        print(&report)
+    })
+}
+
+/// Whether `address` (IP:PORT or HOST:PORT) can be listened on here: each
+/// IP it names is this host's (bound on another port to find out, so a
+/// running server's port is no failure), and whether its port is free.
+async fn try_address(address: &str) -> Result<String, CliError> {
+    let addresses: Vec<SocketAddr> = tokio::net::lookup_host(address)
+        .await
+        .map_err(|e| {
+            CliError::new(
+                Code::Usage,
+                format!("listen {address:?} is not an address like 127.0.0.1:8080 or localhost:8080: {e}"),
+            )
+        })?
+        .collect();
+    let mut free = false;
+    for at in &addresses {
+        let mut any_port = *at;
+        any_port.set_port(0);
+        std::net::TcpListener::bind(any_port).map_err(|e| {
+            CliError::new(
+                Code::Listen,
+                format!(
+                    "cannot listen on {address}: {} is not this host's: {e}",
+                    at.ip()
+                ),
+            )
+        })?;
+        free |= std::net::TcpListener::bind(at).is_ok();
+    }
+    Ok(if free {
+        format!("{address} can be listened on")
+    } else {
+        format!("{address} is this host's; its port is in use now (a running server?)")
+    })
+}
+
+/// The quota store asked once, as `serve` asks it at start.
+async fn options_store(limits: &resetctl::limit::LimiterSettings) -> Result<(), CliError> {
+    limits.connect().await.map(drop).map_err(CliError::from)
+}
+
 pub fn run(settings: &Settings, args: &ServeArgs) -> Result<(), CliError> {
+    if args.check {
+        return check(settings);
+    }
     let resetctl::settings::serve::ServeSettings {
         listen,
         admin_listen,

@@ -56,6 +56,8 @@ pub fn run(settings: &Settings, args: &SyncArgs) -> Result<(), CliError> {
                 "maxRedirects": fetch.max_redirects,
             },
             "backoffCapMinutes": sync.backoff_cap.as_secs() / 60,
+            // Every key as `serve --check` shows it, with where it came from.
+            "settings": resetctl::settings::effective::effective(settings, settings.config_path.as_deref()),
         })));
     }
     let clock = settings.clock();

@@ -1,0 +1,215 @@
+//! What the settings are, as an operator reads them: every key's
+//! effective value, spelled as the config file would spell it, and where
+//! it came from (a flag, the environment, the config file, or its
+//! default). Made from the validated [`Settings`], so what is shown is what
+//! a command uses; a value that may hold a secret is shown redacted
+//! ([`crate::redact`]). `serve --check` prints it; the precedence of every
+//! key is tested through it.
+
+use std::time::Duration;
+
+use super::Settings;
+use crate::config::{FileConfig, Source};
+
+/// One key's effective value and its origin.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Effective {
+    /// The key as the config file and the long flag spell it (`listen`).
+    pub key: String,
+    /// Its value in the config file's spelling; words in parentheses for
+    /// what is not a value (`(none)`, `(no upstream)`).
+    pub value: String,
+    /// `flag`, `env RESETCTL_…`, `config file PATH` or `default`.
+    pub source: String,
+}
+
+/// Every key of [`FileConfig::KEYS`], in that order, as `settings` has it.
+pub fn effective(settings: &Settings, config_file: Option<&std::path::Path>) -> Vec<Effective> {
+    FileConfig::KEYS
+        .iter()
+        .map(|key| Effective {
+            key: super::kebab(key),
+            value: value_of(settings, key),
+            source: match settings.sources.get(key) {
+                Some(Source::Flag) => "flag".to_owned(),
+                Some(Source::Env) => format!("env {}", crate::config::env_variable(key)),
+                Some(Source::File) => match config_file {
+                    Some(path) => format!("config file {}", path.display()),
+                    None => "config file".to_owned(),
+                },
+                None => "default".to_owned(),
+            },
+        })
+        .collect()
+}
+
+fn seconds(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    if s.fract() == 0.0 {
+        format!("{s:.0}")
+    } else {
+        s.to_string()
+    }
+}
+
+fn or_none(value: Option<String>) -> String {
+    value.unwrap_or_else(|| "(none)".to_owned())
+}
+
+fn list(values: impl Iterator<Item = String>) -> String {
+    let values: Vec<String> = values.collect();
+    if values.is_empty() {
+        "(none)".to_owned()
+    } else {
+        values.join(",")
+    }
+}
+
+/// The value of `key` (snake case) in `settings`.
+fn value_of(settings: &Settings, key: &str) -> String {
+    let serve = &settings.serve;
+    let options = &serve.options;
+    let limits = &options.limits;
+    let connections = &options.connections;
+    let streams = &options.streams;
+    let sync = settings.sync.as_ref();
+    let of_sync = |f: &dyn Fn(&crate::sync::SyncSettings) -> String| {
+        sync.map_or_else(|| "(no upstream)".to_owned(), f)
+    };
+    match key {
+        "data_dir" => settings.data_dir.display().to_string(),
+        "keep" => settings.keep.to_string(),
+        "lock_timeout" => seconds(settings.lock_timeout),
+        "log" => settings.log.clone().unwrap_or_else(|| "info".to_owned()),
+        "log_format" => match settings.log_format {
+            super::LogFormat::Text => "text".to_owned(),
+            super::LogFormat::Json => "json".to_owned(),
+        },
+        "match_tolerance_minutes" => settings.match_tolerance_minutes.to_string(),
+        "listen" => serve.listen.clone(),
+        "admin_listen" => serve
+            .admin_listen
+            .clone()
+            .unwrap_or_else(|| "(off)".to_owned()),
+        "watch" => match options.watch {
+            crate::reload::WatchMode::Auto => "auto".to_owned(),
+            crate::reload::WatchMode::Poll => "poll".to_owned(),
+        },
+        "republish" => serve.republish.is_some().to_string(),
+        "republish_every" => seconds(serve.republish_every),
+        "public_base_url" => or_none(
+            options
+                .public_base_url
+                .as_ref()
+                .map(|b| crate::redact::redact_url(b.as_str())),
+        ),
+        "no_site" => (!options.site).to_string(),
+        "site_name" => options.site_name.clone(),
+        "mcp_allow_origin" => list(options.mcp_allowed_origins.iter().cloned()),
+        "actor" => settings
+            .actor
+            .clone()
+            .unwrap_or_else(|| "($USER@hostname)".to_owned()),
+        "rate_limit" => limits
+            .policy
+            .map_or_else(|| "(off)".to_owned(), |p| p.to_string()),
+        "no_rate_limit" => limits.policy.is_none().to_string(),
+        "header_timeout" => seconds(connections.header_timeout),
+        "body_timeout" => seconds(connections.body_timeout),
+        "max_connections" => connections.max_connections.to_string(),
+        "max_connections_per_ip" => connections.max_connections_per_ip.to_string(),
+        "max_head_bytes" => connections.max_head_bytes.to_string(),
+        "listen_backlog" => serve.backlog.to_string(),
+        "stream_max_per_client" => streams.per_client.to_string(),
+        "stream_max" => streams.total.to_string(),
+        "stream_heartbeat" => seconds(streams.heartbeat),
+        "rate_limit_max_clients" => limits.max_clients.to_string(),
+        "rate_limit_store" => limits
+            .redis_url
+            .as_deref()
+            .map_or_else(|| "memory".to_owned(), crate::redact::redact_url),
+        "redis_ca_file" => or_none(
+            limits
+                .redis_tls
+                .ca_file
+                .as_ref()
+                .map(|p| p.display().to_string()),
+        ),
+        "redis_cert_file" => or_none(
+            limits
+                .redis_tls
+                .cert_file
+                .as_ref()
+                .map(|p| p.display().to_string()),
+        ),
+        "redis_key_file" => or_none(
+            limits
+                .redis_tls
+                .key_file
+                .as_ref()
+                .map(|p| p.display().to_string()),
+        ),
+        "trust_proxy" => list(
+            limits
+                .client_keys
+                .trusted_proxies
+                .iter()
+                .map(ToString::to_string),
+        ),
+        "client_ip_header" => limits.client_keys.header.name().to_owned(),
+        "ipv6_prefix_len" => limits.client_keys.ipv6_prefix.to_string(),
+        "flood_guard" => limits.flood.map_or_else(
+            || "off".to_owned(),
+            |(rate, burst)| format!("{rate}/{burst}"),
+        ),
+        "upstream" => of_sync(&|s| crate::redact::redact_url(&s.upstream.url)),
+        // Names only: the values are where secrets go.
+        "upstream_header" => of_sync(&|s| {
+            list(
+                s.upstream
+                    .headers
+                    .iter()
+                    .map(|(name, _)| format!("{name}: (not shown)")),
+            )
+        }),
+        "public_url" => of_sync(&|s| s.source.url.clone()),
+        "page_url" => of_sync(&|s| s.source.page_url.clone()),
+        "source_id" => of_sync(&|s| s.source.source_id.clone()),
+        "source_name" => of_sync(&|s| s.source.name.clone()),
+        "interval_minutes" => of_sync(&|s| s.source.interval_minutes.to_string()),
+        "max_age_minutes" => of_sync(&|s| s.source.max_age_minutes.to_string()),
+        "backoff_cap_minutes" => of_sync(&|s| (s.backoff_cap.as_secs() / 60).to_string()),
+        "connect_timeout" => of_sync(&|s| seconds(s.fetch.connect_timeout)),
+        "timeout" => of_sync(&|s| seconds(s.fetch.timeout)),
+        "max_body_bytes" => of_sync(&|s| s.fetch.max_body_bytes.to_string()),
+        "max_redirects" => of_sync(&|s| s.fetch.max_redirects.to_string()),
+        "allow_private_targets" => settings.endpoints.allow_private_targets.to_string(),
+        "webhook_timeout" => settings.endpoints.timeout_seconds.to_string(),
+        "user_agent_contact" => or_none(settings.user_agent_contact.clone()),
+        other => unreachable!("a key without its effective value: {other}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every key has its line: a key added to the table without one
+    /// fails here, not in an operator's `serve --check`.
+    #[test]
+    fn every_key_has_an_effective_value() {
+        let layers = super::super::Layers {
+            flags: FileConfig {
+                data_dir: Some("/d".into()),
+                ..FileConfig::default()
+            },
+            ..Default::default()
+        };
+        let settings = Settings::build(&layers).unwrap();
+        let shown = effective(&settings, None);
+        assert_eq!(shown.len(), FileConfig::KEYS.len());
+        assert_eq!(shown[0].value, "/d");
+        assert_eq!(shown[0].source, "flag");
+        assert!(shown.iter().skip(1).all(|e| e.source == "default"));
+    }
+}
