@@ -176,7 +176,7 @@ mod tests {
     fn only_the_automatic_error_heads_are_rewritten() {
         let head =
             "HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-length: 0\r\ndate: x\r\n\r\n";
-        let body = r#"{"ok":false,"error":"headers_too_large","detail":"the request headers are too large or too many","retryAfter":null}"#;
+        let body = r#"{"ok":false,"error":"headers_too_large","detail":"the request head (its target and headers) is larger than the server accepts, or has more than 100 headers","retryAfter":null}"#;
         assert_eq!(
             String::from_utf8(with_json_body(head.as_bytes()).unwrap()).unwrap(),
             format!("HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-length: {}\r\ncontent-type: application/json\r\naccess-control-allow-origin: *\r\ndate: x\r\n\r\n{body}", body.len())
