@@ -17,7 +17,7 @@
 
 /// What stands in an error for a value that may hold a secret and is not
 /// a well-formed URL: none of it is shown.
-pub const NOT_SHOWN: &str = "(the value is not shown: it may hold a secret)";
+pub const NOT_SHOWN: &str = "(the value is withheld: it may hold credentials)";
 
 /// `url` without userinfo, query or fragment; a text that is not a
 /// well-formed URL with an authority (`scheme://host…`) becomes
@@ -64,10 +64,19 @@ pub fn header_name(text: &str) -> Option<&str> {
 
 /// `url` parsed, when it is written `scheme://authority…` and its parts
 /// are where the URL standard puts them. A text without `//` after its
-/// scheme (`redis:/app:PW@h`) parses as a path, which would be shown whole.
+/// scheme (`redis:/app:PW@h`) parses as a path, which would be shown whole;
+/// one whose userinfo is followed by another `@` further on
+/// (`redis://u:pa@ss/wd@host`) had a `/`, `?` or `#` in its password, which
+/// ended the authority early and left the rest of it in the host, the path
+/// or the query.
 fn parse_with_authority(url: &str) -> Option<reqwest::Url> {
     let (scheme, rest) = url.split_once(':')?;
-    if !rest.starts_with("//") || scheme.is_empty() {
+    let rest = rest.strip_prefix("//")?;
+    if scheme.is_empty() {
+        return None;
+    }
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    if rest[..end].contains('@') && rest[end..].contains('@') {
         return None;
     }
     let parsed = reqwest::Url::parse(url).ok()?;
@@ -116,6 +125,15 @@ mod tests {
         assert_eq!(redact_url("s3cret"), NOT_SHOWN);
         assert_eq!(redact_url("redis:/app:s3cret@h"), NOT_SHOWN);
         assert_eq!(redact_url("redis://default:s3cr/et@host:6379"), NOT_SHOWN);
+        assert_eq!(
+            redact_url("redis://default:P@=.+!/Z9/x@host:6379"),
+            NOT_SHOWN
+        );
+        assert_eq!(redact_url("https://u:p?w@d@host/feed"), NOT_SHOWN);
+        assert_eq!(
+            redact_url("https://host.example/@user/feed"),
+            "https://host.example/@user/feed"
+        );
         assert_eq!(
             redact_url("rediss+sentinel://u:s3cret@a:26379,b:26379/mymaster/0?x=s3cret"),
             "rediss+sentinel://a:26379,b:26379/mymaster/0"

@@ -330,7 +330,7 @@ fn unknown_paths_and_methods_get_json_404_and_405() {
                 reply.json(),
                 error_body(
                     "method_not_allowed",
-                    "method not allowed; this path answers GET, HEAD and OPTIONS"
+                    "method not allowed; this path answers GET, HEAD, OPTIONS"
                 )
             );
         }
