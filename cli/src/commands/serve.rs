@@ -149,7 +149,7 @@ pub fn run(settings: &Settings, args: &ServeArgs) -> Result<(), CliError> {
         .enable_all()
         .build()
         .map_err(|e| CliError::new(Code::IoErr, format!("cannot start the runtime: {e}")))?;
-    runtime.block_on(async move {
+    let served = runtime.block_on(async move {
         // The quota store first: one that refuses us for good (TLS,
         // credentials) stops the start before anything listens.
         let limiter = options.limits.connect().await?;
@@ -212,7 +212,13 @@ pub fn run(settings: &Settings, args: &ServeArgs) -> Result<(), CliError> {
         }
         deliverer.abort();
         Ok(())
-    })
+    });
+    // Exit without waiting for blocking work still running: compressing a
+    // view's bodies can take seconds on a loaded machine, and nothing else
+    // there needs finishing (every file is written atomically, so a write
+    // cut short leaves the last good one).
+    runtime.shutdown_background();
+    served
 }
 
 /// Raises the soft open-file limit so it can hold `max_connections` (plus
