@@ -2,7 +2,7 @@
 //! action (`<data-dir>/ledger.jsonl`), and the records derived from it.
 //!
 //! - [`entry`]: what an entry holds (who, when, what);
-//! - [`line`]: one line's format, an entry and a check of its bytes;
+//! - [`mod@line`]: one line's format, an entry and a check of its bytes;
 //! - [`file`](mod@file): appending (fsync, under the data-dir lock) and reading back,
 //!   reporting a torn last line instead of dropping it;
 //! - [`derive`](mod@derive): folding seeded history and the ledger into records, with
