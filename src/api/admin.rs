@@ -35,6 +35,10 @@ pub struct Admin {
     pub streams: Arc<StreamSlots>,
     /// The last `/export.json` built.
     pub export: ExportCache,
+    /// The webhook outbox as the last scrape read it: the next reads only
+    /// what was appended since (a backlog of 32 MiB is decoded once, not
+    /// at every scrape).
+    pub outbox: Arc<Mutex<crate::webhook::outbox::Committed>>,
 }
 
 /// The last export built: what it was built from (a snapshot's sequence
@@ -143,7 +147,8 @@ async fn scrape(state: &Admin) -> Scrape {
         _ => 0,
     };
     let data_dir = state.snapshots.data_dir().to_owned();
-    // Two small files: off the request threads all the same.
+    let outbox = state.outbox.clone();
+    // Files, and what was appended to the outbox: off the request threads.
     let (sync, backlog, outbox_bytes) = tokio::task::spawn_blocking(move || {
         let sync = crate::sync::state::load_sync_state(&data_dir)
             .ok()
@@ -158,7 +163,11 @@ async fn scrape(state: &Admin) -> Scrape {
                     secs(s.fetched_at),
                 )
             });
-        let backlog = crate::webhook::summaries(&data_dir)
+        let mut committed = outbox.lock().unwrap_or_else(|p| p.into_inner());
+        if let Err(e) = crate::webhook::Outbox::new(&data_dir).read_from(&mut committed) {
+            tracing::debug!("/metrics: {e}");
+        }
+        let backlog = crate::webhook::summaries_of(&data_dir, &committed)
             .map(|all| all.iter().filter(|e| e.enabled).map(|e| e.pending).sum())
             .unwrap_or(0);
         let outbox_bytes =

@@ -121,6 +121,7 @@ pub async fn serve(
             snapshots,
             streams: slots,
             export: Default::default(),
+            outbox: Default::default(),
         });
         tokio::spawn(super::admin::run(listener, state, closed))
     });

@@ -382,7 +382,11 @@ pub async fn run(
     let mut running: HashMap<String, tokio::task::JoinHandle<()>> = HashMap::new();
     let mut ticks = 0u64;
     loop {
-        shared.refresh();
+        // Reading the outbox (all of it, after a compaction) and the
+        // endpoints is file work: off the runtime's threads, which answer
+        // requests meanwhile.
+        let refreshing = shared.clone();
+        let _ = tokio::task::spawn_blocking(move || refreshing.refresh()).await;
         running.retain(|_, task| !task.is_finished());
         let enabled = shared.enabled_ids();
         for id in enabled {

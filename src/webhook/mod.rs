@@ -104,8 +104,19 @@ pub struct EndpointSummary {
 
 /// The delivery summary of every endpoint of `data_dir`.
 pub fn summaries(data_dir: &std::path::Path) -> Result<Vec<EndpointSummary>, EndpointError> {
-    let endpoints = Endpoints::new(data_dir).load()?;
     let committed = Outbox::new(data_dir).read().unwrap_or_default();
+    summaries_of(data_dir, &committed)
+}
+
+/// [`summaries`] against `committed`, the outbox as the caller last read
+/// it: a process that asks often (`/metrics`) keeps one and reads only
+/// what was appended since ([`Outbox::read_from`]), instead of decoding
+/// the whole outbox each time.
+pub fn summaries_of(
+    data_dir: &std::path::Path,
+    committed: &outbox::Committed,
+) -> Result<Vec<EndpointSummary>, EndpointError> {
+    let endpoints = Endpoints::new(data_dir).load()?;
     Ok(endpoints
         .into_iter()
         .map(|e| {
