@@ -2,11 +2,17 @@
 //!
 //! Every swap of the served view ([`crate::reload::ViewHandle::store`]) is
 //! broadcast once, as a [`ViewSwap`] that already holds the events of each
-//! `kind` filter, computed once by [`crate::changes::diff`] from the view
-//! served before to the one served now (a reload can skip sequences, and a
-//! rollback goes backwards, so consecutive sequences are never assumed).
-//! A stream then only picks its filter's events: a thousand clients cost one
-//! diff per publish, not a thousand.
+//! `kind` filter, computed once by [`crate::changes::transitions`] from the
+//! view served before to the one served now (a reload can skip sequences,
+//! and a rollback goes backwards, so consecutive sequences are never
+//! assumed). A stream then only picks its filter's events: a thousand
+//! clients cost one derivation per publish, not a thousand.
+//!
+//! An event's `id` names the version it brought the client to, as
+//! `<sequence>-<tag>` ([`event_id`]): the tag is made from the version's
+//! records and `generatedAt`, so a sequence issued again after a restore
+//! or a re-seed never repeats an id of a different version, and a client
+//! that resumes from such an id is told to resync.
 //!
 //! Views are numbered by a *generation* (one per swap of this server), which
 //! orders them even when sequences repeat (a new `dataSource` alone) or go
@@ -16,9 +22,10 @@
 //! behind the broadcast's buffer) becomes a `resync` event, never unbounded
 //! buffering.
 //!
-//! Reminders are not swaps: each stream that asked for them
-//! (`remind=`) is told at the instants [`crate::remind`] names, by the
-//! server's clock ([`reminder`] makes the event).
+//! Time events are not swaps: each stream is told of unconfirmed schedules
+//! (`schedule.elapsed`), and one that asked for reminders (`remind=`) of
+//! those too, at the instants [`crate::remind`] names, by the server's
+//! clock ([`reminder`] makes the event).
 //!
 //! Pure apart from the broadcast channel: no HTTP, no I/O, no clock.
 
@@ -26,9 +33,9 @@ use std::sync::Arc;
 
 use serde_json::json;
 
-use crate::changes::diff;
+use crate::changes::{transitions, ChangeData};
 use crate::model::KindFilter;
-use crate::model::{Record, Timestamp};
+use crate::model::Record;
 use crate::query::PublishedView;
 
 /// Swaps a slow stream may fall behind before it is told to resync.
@@ -37,12 +44,13 @@ pub const BROADCAST_CAPACITY: usize = 64;
 /// One event of the record stream, ready to send.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LiveEvent {
-    /// `id:`: the sequence of the snapshot the change brought (none for a
-    /// `ready` of a resumed stream, which must not move the client's place).
-    pub id: Option<u64>,
-    /// `event:`: `ready`, `resync`, `record.created`, `record.updated`,
-    /// `record.removed`, or a reminder (`reset.upcoming`,
-    /// `reset.window_started`, `reset.window_ended`).
+    /// `id:`: the version the change brought ([`event_id`]; none for a
+    /// time event, or a `ready` of a resumed stream, which must not move
+    /// the client's place).
+    pub id: Option<String>,
+    /// `event:`: `ready`, `resync`, a change
+    /// ([`crate::changes::EVENT_TYPES`]) or a time event
+    /// ([`crate::remind::ReminderKind`]).
     pub event: &'static str,
     /// `data:`: one line of JSON.
     pub data: String,
@@ -72,24 +80,47 @@ impl ViewSwap {
     }
 }
 
-/// The change events from `old` records to `new` under `filter`, each
-/// carrying the record as the API serves it (for a removal, as last
-/// served), `new`'s sequence and its `generatedAt`.
+/// The change events from `old` records to `new` that concern a
+/// subscriber of `filter`, each carrying [`ChangeData`]: the record as the
+/// API serves it (withdrawn: as last served), `new`'s sequence and its
+/// `generatedAt`, and what the transition names (the window before a
+/// move, the completion of a fulfilment).
 pub fn change_events(old: &[Record], new: &PublishedView, filter: KindFilter) -> Vec<LiveEvent> {
-    diff(old, new.records(), filter)
+    let id = event_id(new);
+    transitions(old, new.records())
         .into_iter()
+        .filter(|change| change.concerns(filter))
         .map(|change| LiveEvent {
-            id: Some(new.sequence()),
-            event: change.kind.event_type(),
-            data: change_data(change.record, new.sequence(), new.generated_at()),
+            id: Some(id.clone()),
+            event: change.transition.event_type(),
+            data: serde_json::to_string(&ChangeData {
+                record: Some(change.record),
+                sequence: Some(new.sequence()),
+                generated_at: Some(new.generated_at()),
+                previous_window: change.previous_window,
+                completion: change.completion,
+            })
+            .expect("a change serialises"),
         })
         .collect()
 }
 
-/// The `data` of a change event: `{record, sequence, generatedAt}`, the
-/// same object a webhook's `data` is.
-fn change_data(record: &Record, sequence: u64, generated_at: Timestamp) -> String {
-    json!({"record": record, "sequence": sequence, "generatedAt": generated_at}).to_string()
+/// The `id:` of the events that bring a client to `view`:
+/// `<sequence>-<tag>`, the tag the first 48 bits of a SHA-256 of the
+/// version's records and `generatedAt`, in hex.
+pub fn event_id(view: &PublishedView) -> String {
+    format!("{}-{}", view.sequence(), view.version_tag())
+}
+
+/// A client's `Last-Event-ID`: the sequence it names, and the tag when it
+/// has one (an id of a release before tags is a bare sequence).
+pub fn parse_event_id(id: &str) -> Option<(u64, Option<&str>)> {
+    let id = id.trim();
+    let (sequence, tag) = match id.split_once('-') {
+        Some((sequence, tag)) => (sequence, Some(tag)),
+        None => (id, None),
+    };
+    Some((sequence.parse().ok()?, tag))
 }
 
 /// The first event of every stream: the current sequence and the record
@@ -99,7 +130,7 @@ fn change_data(record: &Record, sequence: u64, generated_at: Timestamp) -> Strin
 pub fn ready(view: &PublishedView, filter: KindFilter, resumed: bool) -> LiveEvent {
     let latest = view.latest(filter).unwrap_or("null");
     LiveEvent {
-        id: (!resumed).then_some(view.sequence()),
+        id: (!resumed).then(|| event_id(view)),
         event: "ready",
         data: format!(
             "{{\"sequence\":{},\"generatedAt\":\"{}\",\"latest\":{latest}}}",
@@ -131,7 +162,7 @@ pub fn reminder(reminder: &crate::remind::Reminder<'_>, view: &PublishedView) ->
 /// longer on disk, or it fell behind): refetch, then go on from `view`.
 pub fn resync(view: &PublishedView, why: &str) -> LiveEvent {
     LiveEvent {
-        id: Some(view.sequence()),
+        id: Some(event_id(view)),
         event: "resync",
         data:
             json!({"sequence": view.sequence(), "generatedAt": view.generated_at(), "reason": why})
@@ -196,12 +227,12 @@ impl LiveChanges {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::changes::ChangeKind;
+    use crate::changes::Transition;
 
     fn swap(from: u64, to: u64) -> ViewSwap {
         let event = LiveEvent {
-            id: Some(to),
-            event: ChangeKind::Created.event_type(),
+            id: Some(to.to_string()),
+            event: Transition::Created.event_type(),
             data: "{}".into(),
         };
         ViewSwap {
@@ -209,6 +240,17 @@ mod tests {
             to,
             events: [vec![event], Vec::new(), Vec::new()],
         }
+    }
+
+    #[test]
+    fn an_event_id_names_a_sequence_and_its_tag_and_a_bare_sequence_still_reads() {
+        assert_eq!(
+            parse_event_id("12-0a1b2c3d4e5f"),
+            Some((12, Some("0a1b2c3d4e5f")))
+        );
+        assert_eq!(parse_event_id(" 12 "), Some((12, None)));
+        assert_eq!(parse_event_id("x-1"), None);
+        assert_eq!(parse_event_id(""), None);
     }
 
     #[test]

@@ -98,9 +98,9 @@ fn announce(
 /// but before the pointer moved was announced, so it counts), else the
 /// current one, else nothing (every record is new).
 ///
-/// A publish without changes appends nothing, so the version named by the
-/// outbox may be older than the current one; its visible records are then
-/// the same, and if retention deleted it the current one stands in. An
+/// A publish of the very same records appends nothing, so the version
+/// named by the outbox may be older than the current one; its records are
+/// then the same, and if retention deleted it the current one stands in. An
 /// unreadable version counts as none.
 fn diff_base(store: &SnapshotStore) -> Option<Snapshot> {
     let told = Outbox::new(store.data_dir())

@@ -1,30 +1,42 @@
-//! Reminders: the time-based events of a pending schedule, derived from the
-//! served records and the clock. Every push channel (the record stream,
-//! webhooks) asks this module which reminders fall due and when the next
-//! one does; none decides it again.
+//! Time events: what falls due for a schedule by the clock, derived from
+//! the served records, the clock and the matcher's tolerance. Every push
+//! channel (the record stream, webhooks, and through them every
+//! ready-made format and e-mail) asks this module which fall due and when
+//! the next one does; none decides it again.
 //!
-//! A schedule whose served state is `pending` has, for each lead `L` it is
-//! asked for:
+//! A schedule that is neither fulfilled nor withdrawn (served `pending`,
+//! or `elapsed` once its window ended) has:
 //!
-//! | event | due at | sent late until (its grace) |
-//! |---|---|---|
-//! | `reset.upcoming` (lead `L`) | window start − `L` | [`LATE_GRACE_MS`] after it was due, and never once the window has started |
-//! | `reset.window_started` | window start | [`LATE_GRACE_MS`] after the start, and never once a longer window has ended |
-//! | `reset.window_ended` | window end (the schedule turns `elapsed`) | [`LATE_GRACE_MS`] after the end |
+//! | event | who gets it | due at | sent late until (its grace) |
+//! |---|---|---|---|
+//! | `reset.upcoming` (lead `L`) | reminder subscribers | window start − `L` | [`LATE_GRACE_MS`] after it was due, and never once the window has started |
+//! | `reset.window_started` | reminder subscribers | window start | [`LATE_GRACE_MS`] after the start, and never once a longer window has ended |
+//! | `reset.window_ended` | reminder subscribers | window end (a window longer than an instant, with a tolerance) | [`LATE_GRACE_MS`] after the end, and never once the schedule is unconfirmed |
+//! | `schedule.elapsed` | every subscriber of schedules | window end + the matcher's tolerance | [`LATE_GRACE_MS`] after it was due |
 //!
-//! `reset.window_ended` is also due for a schedule served `elapsed` (the
-//! publish that re-evaluated its state may come first); a fulfilled,
-//! dismissed or removed schedule has none. When several `reset.upcoming`
-//! of one schedule are due at once (a process was stopped), only the
-//! newest is sent: "in 60 minutes" is never sent after "in 10 minutes"
-//! was due, nor once the window has started. A window that is one instant
-//! (an exact time) starts and ends at once: both events are sent, in that
-//! order.
+//! **One message per moment.** A window that is one instant (an exact
+//! time) has one event at that instant, `reset.window_started` ("Reset due
+//! now"), never a start and an end. When several `reset.upcoming` of one
+//! schedule are due at once (a process was stopped), only the newest is
+//! sent, and none once its window has started: "in 60 minutes" is never
+//! sent after "in 10 minutes" was due. With a tolerance of 0 the window's
+//! end and the unconfirmed schedule are one moment: only
+//! `schedule.elapsed` is sent.
 //!
-//! A reminder is identified by its [`Reminder::key`]: the record, the event,
-//! the lead and the instant it refers to. A schedule that moves gets new
-//! keys (its reminders are armed again); one that is fulfilled or goes away
-//! has none left to send.
+//! **"Not confirmed" only when it is.** The served `scheduleState` turns
+//! `elapsed` when the window ends (the API's rule), but a completion up to
+//! the matcher's tolerance (`--match-tolerance-minutes`) later still
+//! fulfils the schedule. So what is announced waits for the tolerance:
+//! [`unconfirmed_at`] is the instant a schedule is told as not confirmed,
+//! and the status page and the badge ([`crate::site::verdict`]) read the
+//! same instant. A completion before it turns the next message into
+//! "Reset completed" (a `schedule.fulfilled` change), with no "elapsed"
+//! before it.
+//!
+//! A time event is identified by its [`Reminder::key`]: the record, the
+//! event, the lead and the instant it refers to. A schedule that moves gets
+//! new keys (its reminders are armed again); one that is fulfilled or goes
+//! away has none left to send.
 //!
 //! Pure: no I/O; the clock is a parameter.
 
@@ -45,44 +57,72 @@ pub const MAX_LEADS: usize = 5;
 /// stopped, or busy): 15 minutes, and never past the event it announces.
 pub const LATE_GRACE_MS: i64 = 15 * 60 * 1000;
 
-/// The event types of reminders, in the order of a schedule's life.
+/// The event types of reminders (sent to those who ask for them), in the
+/// order of a schedule's life.
 pub const EVENT_TYPES: [&str; 3] = [
     "reset.upcoming",
     "reset.window_started",
     "reset.window_ended",
 ];
 
-/// What a reminder announces.
+/// The event type of a schedule told as not confirmed: a time event every
+/// subscriber of schedules gets, reminders or not.
+pub const ELAPSED_EVENT_TYPE: &str = "schedule.elapsed";
+
+/// What a time event announces.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ReminderKind {
     /// The window starts in `lead` minutes.
     Upcoming,
-    /// The window has started, and the schedule is still pending.
+    /// The window has started (an instant window: the reset is due now).
     WindowStarted,
-    /// The window has ended with no confirmed completion.
+    /// A longer window has ended, no completion recorded yet.
     WindowEnded,
+    /// The matcher's tolerance after the window's end has passed with no
+    /// completion: not confirmed. Not a reminder: every subscriber of
+    /// schedules is told.
+    Elapsed,
 }
 
 impl ReminderKind {
+    const ALL: [ReminderKind; 4] = [
+        ReminderKind::Upcoming,
+        ReminderKind::WindowStarted,
+        ReminderKind::WindowEnded,
+        ReminderKind::Elapsed,
+    ];
+
     /// The event type.
     pub const fn event_type(self) -> &'static str {
         match self {
             ReminderKind::Upcoming => EVENT_TYPES[0],
             ReminderKind::WindowStarted => EVENT_TYPES[1],
             ReminderKind::WindowEnded => EVENT_TYPES[2],
+            ReminderKind::Elapsed => ELAPSED_EVENT_TYPE,
         }
     }
 
     /// The kind of an event type.
     pub fn of_event_type(event_type: &str) -> Option<Self> {
-        [
-            ReminderKind::Upcoming,
-            ReminderKind::WindowStarted,
-            ReminderKind::WindowEnded,
-        ]
-        .into_iter()
-        .find(|k| k.event_type() == event_type)
+        Self::ALL.into_iter().find(|k| k.event_type() == event_type)
     }
+
+    /// Whether only subscribers that asked for reminders get it.
+    pub const fn is_reminder(self) -> bool {
+        !matches!(self, ReminderKind::Elapsed)
+    }
+}
+
+/// The instant a schedule that is neither fulfilled nor withdrawn is told
+/// as not confirmed: its window's end plus the matcher's tolerance (a
+/// completion up to then still fulfils it). None without a window.
+pub fn unconfirmed_at(record: &Record, tolerance_ms: i64) -> Option<Timestamp> {
+    (record.kind == Kind::Scheduled).then_some(
+        record
+            .schedule_window?
+            .end_at
+            .add_millis(tolerance_ms.max(0)),
+    )
 }
 
 /// Leads in minutes before a window starts: 1 to [`MAX_LEADS`] distinct
@@ -248,85 +288,112 @@ impl Reminder<'_> {
     }
 }
 
-/// Every reminder `record` has for `leads` (longest lead first, then the
-/// window's start and end), sent or not, due or not; none for a record
-/// that is not a pending (or, for its end, elapsed) schedule with a window.
-pub fn reminders_of<'a>(record: &'a Record, leads: &[u32]) -> Vec<Reminder<'a>> {
+/// Every time event `record` has (for a subscriber with `leads`, or none
+/// without reminders; `tolerance_ms` the matcher's), sent or not, due or
+/// not, in the order they fall due; none for a record that is not a
+/// schedule with a window, neither fulfilled nor withdrawn.
+pub fn reminders_of<'a>(
+    record: &'a Record,
+    leads: Option<&[u32]>,
+    tolerance_ms: i64,
+) -> Vec<Reminder<'a>> {
     let Some(window) = record.schedule_window else {
         return Vec::new();
     };
-    if record.kind != Kind::Scheduled {
+    let open = matches!(
+        record.schedule_state,
+        Some(ScheduleState::Pending | ScheduleState::Elapsed)
+    );
+    if record.kind != Kind::Scheduled || !open {
         return Vec::new();
     }
     let (start, end) = (window.start_at, window.end_at);
+    let tolerance_ms = tolerance_ms.max(0);
+    let unconfirmed = end.add_millis(tolerance_ms);
     let mut out = Vec::new();
-    if record.schedule_state == Some(ScheduleState::Pending) {
-        for &lead in leads {
-            let due_at = start.add_millis(-i64::from(lead) * 60_000);
-            out.push(Reminder {
-                kind: ReminderKind::Upcoming,
-                lead_minutes: Some(lead),
-                at: start,
-                due_at,
-                expires_at: start.min(due_at.add_millis(LATE_GRACE_MS)),
-                record,
-            });
-        }
+    for &lead in leads.unwrap_or_default() {
+        let due_at = start.add_millis(-i64::from(lead) * 60_000);
+        out.push(Reminder {
+            kind: ReminderKind::Upcoming,
+            lead_minutes: Some(lead),
+            at: start,
+            due_at,
+            expires_at: start.min(due_at.add_millis(LATE_GRACE_MS)),
+            record,
+        });
+    }
+    if leads.is_some() {
         let grace_end = start.add_millis(LATE_GRACE_MS);
         out.push(Reminder {
             kind: ReminderKind::WindowStarted,
             lead_minutes: None,
             at: start,
             due_at: start,
-            expires_at: if end > start {
-                grace_end.min(end)
-            } else {
-                grace_end
-            },
+            // Never past a longer window's end, nor past the moment the
+            // schedule is told unconfirmed.
+            expires_at: grace_end.min(if end > start { end } else { unconfirmed }),
             record,
         });
+        // An instant window's end is its start (one message); with no
+        // tolerance the end is the unconfirmed moment (one message).
+        if end > start && tolerance_ms > 0 {
+            out.push(Reminder {
+                kind: ReminderKind::WindowEnded,
+                lead_minutes: None,
+                at: end,
+                due_at: end,
+                expires_at: end.add_millis(LATE_GRACE_MS).min(unconfirmed),
+                record,
+            });
+        }
     }
-    if matches!(
-        record.schedule_state,
-        Some(ScheduleState::Pending | ScheduleState::Elapsed)
-    ) {
-        out.push(Reminder {
-            kind: ReminderKind::WindowEnded,
-            lead_minutes: None,
-            at: end,
-            due_at: end,
-            expires_at: end.add_millis(LATE_GRACE_MS),
-            record,
-        });
-    }
+    out.push(Reminder {
+        kind: ReminderKind::Elapsed,
+        lead_minutes: None,
+        at: end,
+        due_at: unconfirmed,
+        expires_at: unconfirmed.add_millis(LATE_GRACE_MS),
+        record,
+    });
     out
 }
 
-/// The reminders to send at `now` (each subscriber skips the keys it was
-/// already sent): due and not expired; of each schedule's
-/// `reset.upcoming` only the newest, and none once its window has started.
-pub fn due<'a>(records: &'a [Record], leads: &[u32], now: Timestamp) -> Vec<Reminder<'a>> {
+/// The time events to send at `now` (each subscriber skips the keys it
+/// was already sent): due and not expired; of each schedule's
+/// `reset.upcoming` only the newest, and none once another of its events
+/// is due.
+pub fn due<'a>(
+    records: &'a [Record],
+    leads: Option<&[u32]>,
+    tolerance_ms: i64,
+    now: Timestamp,
+) -> Vec<Reminder<'a>> {
     let mut out = Vec::new();
     for record in records {
-        let (upcoming, window): (Vec<_>, Vec<_>) = reminders_of(record, leads)
+        let (upcoming, others): (Vec<_>, Vec<_>) = reminders_of(record, leads, tolerance_ms)
             .into_iter()
             .filter(|r| r.is_due(now))
             .partition(|r| r.kind == ReminderKind::Upcoming);
-        if window.is_empty() {
+        if others.is_empty() {
             out.extend(upcoming.into_iter().max_by_key(|r| r.due_at));
         } else {
-            out.extend(window);
+            out.extend(others);
         }
     }
     out
 }
 
-/// The first instant after `after` at which one of `records`' reminders
-/// for `leads` falls due, if any does.
-pub fn next_due(records: &[Record], leads: &[u32], after: Timestamp) -> Option<Timestamp> {
+/// The first instant after `after` at which one of `records`' time events
+/// (for `leads`, and `tolerance_ms`) falls due, if any does.
+pub fn next_due(
+    records: &[Record],
+    leads: Option<&[u32]>,
+    tolerance_ms: i64,
+    after: Timestamp,
+) -> Option<Timestamp> {
     records
         .iter()
-        .flat_map(|record| reminders_of(record, leads))
+        .flat_map(|record| reminders_of(record, leads, tolerance_ms))
         .map(|r| r.due_at)
         .filter(|due| *due > after)
         .min()
@@ -389,6 +456,9 @@ mod tests {
         assert_eq!(Leads::parse("1,2,3,4,5,6"), Err(LeadError::TooMany(6)));
     }
 
+    /// The matcher's default tolerance, 180 minutes.
+    const TOLERANCE: i64 = 180 * 60_000;
+
     #[test]
     fn a_pending_schedule_is_reminded_at_each_lead_then_at_its_start_and_end() {
         let record = schedule(
@@ -399,7 +469,7 @@ mod tests {
         let records = [record];
         let leads = [60, 10];
         let due_at = |now: &str| -> Vec<(&str, Option<u32>)> {
-            due(&records, &leads, at(now))
+            due(&records, Some(&leads), TOLERANCE, at(now))
                 .iter()
                 .map(|r| (r.kind.event_type(), r.lead_minutes))
                 .collect()
@@ -429,10 +499,16 @@ mod tests {
             vec![("reset.window_ended", None)]
         );
         assert_eq!(due_at("2026-11-24T20:15:00.000Z"), vec![]);
+        // Not confirmed once the tolerance has passed, and then only.
+        assert_eq!(due_at("2026-11-24T22:59:59.999Z"), vec![]);
+        assert_eq!(
+            due_at("2026-11-24T23:00:00.000Z"),
+            vec![("schedule.elapsed", None)]
+        );
         // The next due instants, in order.
         let mut t = at("2026-11-24T00:00:00.000Z");
         let mut seen = Vec::new();
-        while let Some(next) = next_due(&records, &leads, t) {
+        while let Some(next) = next_due(&records, Some(&leads), TOLERANCE, t) {
             seen.push(next.to_string());
             t = next;
         }
@@ -442,49 +518,80 @@ mod tests {
                 "2026-11-24T17:00:00.000Z",
                 "2026-11-24T17:50:00.000Z",
                 "2026-11-24T18:00:00.000Z",
-                "2026-11-24T20:00:00.000Z"
+                "2026-11-24T20:00:00.000Z",
+                "2026-11-24T23:00:00.000Z"
             ]
         );
+        // Without reminders, only the unconfirmed schedule is told.
+        let told: Vec<_> = reminders_of(&records[0], None, TOLERANCE)
+            .iter()
+            .map(|r| r.kind)
+            .collect();
+        assert_eq!(told, [ReminderKind::Elapsed]);
     }
 
     #[test]
-    fn an_instant_window_starts_and_ends_at_once() {
+    fn an_instant_window_is_one_moment_and_unconfirmed_only_after_the_tolerance() {
         let records = [schedule(
             "2026-11-24T18:00:00.000Z",
             "2026-11-24T18:00:00.000Z",
             ScheduleState::Pending,
         )];
-        assert!(due(&records, &[60], at("2026-11-24T17:50:00.000Z")).is_empty());
-        // Both, in that order, announceable for the grace.
-        let started = due(&records, &[60], at("2026-11-24T18:05:00.000Z"));
-        let kinds: Vec<_> = started.iter().map(|r| r.kind).collect();
-        assert_eq!(
-            kinds,
-            [ReminderKind::WindowStarted, ReminderKind::WindowEnded]
+        assert!(due(
+            &records,
+            Some(&[60]),
+            TOLERANCE,
+            at("2026-11-24T17:50:00.000Z")
+        )
+        .is_empty());
+        // One event at the instant, announceable for the grace.
+        let now = due(
+            &records,
+            Some(&[60]),
+            TOLERANCE,
+            at("2026-11-24T18:05:00.000Z"),
         );
-        let key = started[1].key();
+        let kinds: Vec<_> = now.iter().map(|r| r.kind).collect();
+        assert_eq!(kinds, [ReminderKind::WindowStarted]);
+        let key = now[0].key();
         assert!(
-            key.ends_with("|reset.window_ended|0|2026-11-24T18:00:00.000Z"),
+            key.ends_with("|reset.window_started|0|2026-11-24T18:00:00.000Z"),
             "{key}"
         );
+        // The served state turning elapsed changes nothing of it.
+        let mut elapsed = records[0].clone();
+        elapsed.schedule_state = Some(ScheduleState::Elapsed);
+        let again = due(
+            std::slice::from_ref(&elapsed),
+            Some(&[60]),
+            TOLERANCE,
+            at("2026-11-24T18:00:00.000Z"),
+        );
+        assert_eq!(again.iter().map(|r| r.key()).collect::<Vec<_>>(), [key]);
+        assert_eq!(
+            unconfirmed_at(&records[0], TOLERANCE).map(|t| t.to_string()),
+            Some("2026-11-24T21:00:00.000Z".to_owned())
+        );
+        // With no tolerance the instant is the unconfirmed moment: one message.
+        let kinds: Vec<_> = due(&records, Some(&[60]), 0, at("2026-11-24T18:00:00.000Z"))
+            .iter()
+            .map(|r| r.kind)
+            .collect();
+        assert_eq!(kinds, [ReminderKind::Elapsed]);
     }
 
     #[test]
-    fn only_pending_schedules_are_reminded_and_an_elapsed_one_only_of_its_end() {
+    fn a_fulfilled_or_unknown_schedule_has_no_time_event() {
         for state in [ScheduleState::Fulfilled, ScheduleState::Unknown] {
             let r = schedule(
                 "2026-11-24T18:00:00.000Z",
                 "2026-11-24T20:00:00.000Z",
                 state,
             );
-            assert!(reminders_of(&r, &[60]).is_empty(), "{state:?}");
+            assert!(
+                reminders_of(&r, Some(&[60]), TOLERANCE).is_empty(),
+                "{state:?}"
+            );
         }
-        let r = schedule(
-            "2026-11-24T18:00:00.000Z",
-            "2026-11-24T20:00:00.000Z",
-            ScheduleState::Elapsed,
-        );
-        let kinds: Vec<_> = reminders_of(&r, &[60]).iter().map(|r| r.kind).collect();
-        assert_eq!(kinds, [ReminderKind::WindowEnded]);
     }
 }

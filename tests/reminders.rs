@@ -88,8 +88,9 @@ fn a_standard_endpoint_is_reminded_at_each_instant_once_and_only_of_what_it_aske
         Value::Null,
     );
     assert_eq!(received(&r, "/remind"), std::slice::from_ref(&created));
-    // At the instant of each lead, then of the window (an exact time: it
-    // starts and ends at once); a second pass at an instant sends nothing new.
+    // At the instant of each lead, then of the window (an exact time: one
+    // moment, "due now", never a start and an end); a second pass at an
+    // instant sends nothing new.
     for now in [
         "2026-11-24T17:00:00.000Z",
         "2026-11-24T17:00:30.000Z",
@@ -106,7 +107,6 @@ fn a_standard_endpoint_is_reminded_at_each_instant_once_and_only_of_what_it_aske
             reminder("reset.upcoming", A, json!(60), START),
             reminder("reset.upcoming", A, json!(10), START),
             reminder("reset.window_started", A, Value::Null, START),
-            reminder("reset.window_ended", A, Value::Null, START),
         ]
     );
     assert_eq!(received(&r, "/changes"), [created]);
@@ -128,9 +128,9 @@ fn a_standard_endpoint_is_reminded_at_each_instant_once_and_only_of_what_it_aske
     );
     assert_eq!(data["record"], record);
     assert_eq!(data["sequence"], w.current_snapshot()["sequence"]);
-    // Four reminders appended once each, however many passes ran.
+    // Three reminders appended once each, however many passes ran.
     let keys = outbox_reminder_keys(&w);
-    assert_eq!(keys.len(), 4, "{keys:?}");
+    assert_eq!(keys.len(), 3, "{keys:?}");
     // webhook list and show tell each endpoint's reminders.
     let list = w.run(&["webhook", "list"]).success().stdout;
     assert!(list.contains("reminders 60m,10m, en, UTC"), "{list}");
@@ -213,7 +213,7 @@ fn a_moved_schedule_is_reminded_again_and_a_fulfilled_one_no_more() {
         [
             reminder("reset.upcoming", A, json!(60), START),
             (
-                "record.updated".to_owned(),
+                "schedule.moved".to_owned(),
                 A.to_owned(),
                 Value::Null,
                 Value::Null
@@ -388,15 +388,13 @@ fn every_ready_made_format_reminds_in_the_endpoints_language_with_local_and_utc_
             let text = shown_text(format, request, lang);
             let expected: &[&str] = if lang == "en" {
                 &[
-                    "Reset in 10 minutes: 2026-11-24 18:00 UTC",
-                    "global reset, plans: pro",
-                    "When: 2026-11-24 18:00 UTC",
+                    "Reset in 10 minutes: 2026-11-24 18:00 UTC\n",
+                    "\nGlobal reset · Pro\n",
                 ]
             } else {
                 &[
-                    "10 分钟后重置: 2026-11-25 02:00 Asia/Shanghai (2026-11-24 18:00 UTC)",
-                    "重置类型：global, 套餐：pro",
-                    "时间：2026-11-25 02:00 Asia/Shanghai (2026-11-24 18:00 UTC)",
+                    "10 分钟后重置：2026-11-25 02:00 Asia/Shanghai (2026-11-24 18:00 UTC)\n",
+                    "\n全局重置 · Pro\n",
                 ]
             };
             for part in expected {
@@ -490,8 +488,8 @@ fn killed_and_racing_deliverers_append_and_send_each_reminder_under_one_id() {
         expected.insert(("record.created".into(), id.into(), Value::Null, Value::Null));
         expected.insert(reminder("reset.upcoming", id, json!(60), start));
         expected.insert(reminder("reset.upcoming", id, json!(10), start));
+        // An exact time is one moment: its start, never also its end.
         expected.insert(reminder("reset.window_started", id, Value::Null, start));
-        expected.insert(reminder("reset.window_ended", id, Value::Null, start));
     }
     let got: HashSet<_> = ids.keys().cloned().collect();
     assert_eq!(got, expected);
@@ -502,7 +500,7 @@ fn killed_and_racing_deliverers_append_and_send_each_reminder_under_one_id() {
     let distinct: HashSet<&String> = keys.iter().collect();
     assert_eq!(
         (keys.len(), distinct.len()),
-        (12, 12),
+        (9, 9),
         "each reminder appended once: {keys:?}"
     );
 }
@@ -568,18 +566,13 @@ fn a_server_reminds_its_streams_and_endpoints_when_its_clock_reaches_each_instan
         ("reset.upcoming", json!(10))
     );
     set_clock(&clock, START);
+    // An exact time: one moment, its start.
     assert_eq!(reminded.event().0, "reset.window_started");
-    assert_eq!(reminded.event().0, "reset.window_ended");
-    let got = r.wait_for("/a", 4, Duration::from_secs(20));
+    let got = r.wait_for("/a", 3, Duration::from_secs(20));
     let types: Vec<Value> = got.iter().map(|q| verified(q)["type"].clone()).collect();
     assert_eq!(
         types,
-        [
-            "record.created",
-            "reset.upcoming",
-            "reset.window_started",
-            "reset.window_ended"
-        ]
+        ["record.created", "reset.upcoming", "reset.window_started"]
     );
     // A stream that did not ask sees no reminder: its next event is the
     // next publish's change.
@@ -590,7 +583,7 @@ fn a_server_reminds_its_streams_and_endpoints_when_its_clock_reaches_each_instan
     let metrics = s.admin_get("/metrics", &[]).text();
     for line in [
         r#"resetctl_reminders_sent_total{channel="stream",event="reset.upcoming"} 2"#,
-        r#"resetctl_reminders_sent_total{channel="stream",event="reset.window_ended"} 1"#,
+        r#"resetctl_reminders_sent_total{channel="stream",event="reset.window_started"} 1"#,
         r#"resetctl_reminders_sent_total{channel="webhook",event="reset.upcoming"} 1"#,
         r#"resetctl_reminders_sent_total{channel="webhook",event="reset.window_started"} 1"#,
     ] {
@@ -777,19 +770,19 @@ fn a_reminder_given_up_at_its_expiry_leaves_no_retry_to_hold_back_the_next() {
         deliver_at(&w, now).success();
     }
     assert_eq!(r.requests_to("/a").len(), 4);
-    // Past their grace A's start and end are dropped; B's window is
-    // announced at its instant, not held back by A's retries.
+    // Past its grace A's start is dropped; B's is announced at its
+    // instant, not held back by A's retries.
     deliver_at(&w, "2026-11-24T18:20:00.000Z").success();
     deliver_at(&w, "2026-11-24T19:00:00.000Z").success();
     let got = received(&r, "/a");
     assert_eq!(
-        got.last(),
-        Some(&reminder(
-            "reset.window_ended",
+        got[4..],
+        [reminder(
+            "reset.window_started",
             B,
             Value::Null,
             "2026-11-24T19:00:00.000Z"
-        )),
+        )],
         "{got:?}"
     );
 }

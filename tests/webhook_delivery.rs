@@ -19,9 +19,9 @@ fn post(i: usize) -> String {
     format!("{}", 2_090_000_000_000_000_100u64 + i as u64)
 }
 
-/// The outbox position of a message id (`msg_<outbox>_<n>`).
+/// The outbox position of a message id (`msg_<outbox>_<n>_<digest>`).
 fn position(id: &str) -> u64 {
-    id.rsplit('_').next().unwrap().parse().unwrap()
+    id.split('_').nth(2).unwrap().parse().unwrap()
 }
 
 /// Checks what `path` received: every expected record (in order, no gap),

@@ -305,10 +305,11 @@ crontab, without serve:
   RESETCTL_DATA_DIR=/var/lib/resetctl
   */5 * * * * /usr/local/bin/resetctl webhook deliver --once > /dev/null
 
-Changes (record.created, record.updated, record.removed) are written to a
-durable outbox by every publish and delivered at least once, in order per
-endpoint, by one deliverer per data dir: `serve`, `sync --daemon` or
-`webhook deliver`.";
+What happens to each record (record.created, schedule.moved,
+schedule.fulfilled, record.updated, record.removed, and schedule.elapsed
+once a schedule passed unconfirmed) is written to a durable outbox by
+every publish and delivered at least once, in order per endpoint, by one
+deliverer per data dir: `serve`, `sync --daemon` or `webhook deliver`.";
 
 /// Where a record comes from: a post on the social platform, or an operator note.
 #[derive(Debug, Args, Clone)]
@@ -804,9 +805,10 @@ pub enum WebhookCommand {
         #[arg(long, value_name = "KIND")]
         kind: Option<String>,
         /// Only these event types (repeatable, or comma-separated): record.created,
-        /// record.updated, record.removed, and the reminders reset.upcoming,
-        /// reset.window_started, reset.window_ended. Default: every data change, and every
-        /// reminder when --remind is given.
+        /// schedule.moved, schedule.fulfilled, record.updated, record.removed,
+        /// schedule.elapsed, and the reminders reset.upcoming, reset.window_started,
+        /// reset.window_ended. Default: every change and schedule.elapsed, and every reminder
+        /// when --remind is given.
         #[arg(
             long = "event",
             visible_alias = "events",

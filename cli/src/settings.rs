@@ -90,6 +90,7 @@ impl Settings {
             clock: self.clock(),
             lock_timeout: self.lock_timeout,
             contact: self.user_agent_contact.clone(),
+            tolerance_ms: self.match_tolerance_ms(),
         }
     }
 
@@ -104,7 +105,7 @@ impl Settings {
             now: self.now,
             keep: self.keep,
             lock_timeout: self.lock_timeout,
-            match_tolerance_ms: i64::from(self.match_tolerance_minutes) * 60_000,
+            match_tolerance_ms: self.match_tolerance_ms(),
         }
     }
 }

@@ -38,7 +38,7 @@ fn served() -> Data {
             clock,
             flood: None,
         };
-        Data::new(view, Arc::new(quota))
+        Data::new(view, Arc::new(quota), 180 * 60_000)
     })
     .clone()
 }

@@ -55,15 +55,20 @@ pub struct Data {
     pub quota: Arc<Quota>,
     /// The data routes' bodies made from the served view, coded forms included.
     pub(crate) bodies: Arc<ViewBodies<BodyKey>>,
+    /// The matcher's tolerance in milliseconds ([`crate::remind::unconfirmed_at`]).
+    pub tolerance_ms: i64,
 }
 
 impl Data {
-    /// The data routes' state over `view` and `quota`, with no body made yet.
-    pub fn new(view: ViewHandle, quota: Arc<Quota>) -> Self {
+    /// The data routes' state over `view` and `quota`, with no body made
+    /// yet, announcing unconfirmed schedules `tolerance_ms` after their
+    /// window (the matcher's tolerance, from the settings).
+    pub fn new(view: ViewHandle, quota: Arc<Quota>, tolerance_ms: i64) -> Self {
         Self {
             view,
             quota,
             bodies: Default::default(),
+            tolerance_ms,
         }
     }
 

@@ -45,6 +45,9 @@ pub struct ServeOptions {
     pub site: bool,
     /// The pages' name (`--site-name`).
     pub site_name: String,
+    /// The matcher's tolerance, in milliseconds: when an unconfirmed
+    /// schedule is announced so, on the stream and the pages alike.
+    pub match_tolerance_ms: i64,
 }
 
 /// How often idle quota entries are dropped.
@@ -83,7 +86,7 @@ pub async fn serve(
             .flood
             .map(|(rate, burst)| FloodGuard::new(rate, burst)),
     });
-    let data = Data::new(view, quota.clone());
+    let data = Data::new(view, quota.clone(), options.match_tolerance_ms);
     let slots = Arc::new(StreamSlots::new(options.streams));
     let snapshots = SnapshotStore::new(&options.data_dir);
     let api = Api {

@@ -218,6 +218,7 @@ pub(crate) fn answer(
         lang,
         base: &base,
         site_name: &site.site_name,
+        tolerance_ms: data.tolerance_ms,
     };
     let minute = now.as_millis().div_euclid(60_000);
     let key = match &path {
@@ -324,8 +325,13 @@ pub(crate) fn badge(data: &Data, site: &Site, conditionals: &Conditionals) -> Re
                 last_successful_check_at: view.last_successful_check_at(),
                 source_status: view.sync_status(),
             };
-            serde_json::to_string(&crate::site::badge::badge(visible, trust, now))
-                .expect("a badge serialises")
+            serde_json::to_string(&crate::site::badge::badge(
+                visible,
+                trust,
+                now,
+                data.tolerance_ms,
+            ))
+            .expect("a badge serialises")
         },
     );
     let mut response = rest_uncounted(conditionals, &representation, |_| {});

@@ -4,9 +4,9 @@
 //! is not counted), then admission counts the connection once, then the
 //! events come from [`crate::live`]: `ready`, the catch-up of a resumed
 //! client (`Last-Event-ID`), then the precomputed events of every swap of
-//! the served view, and with `remind=` the reminders of pending schedules
-//! when they fall due by the server's clock ([`crate::remind`]; the stream
-//! sleeps until the next one), with a comment heartbeat (`warp::sse`'s
+//! the served view, and the time events of schedules when they fall due
+//! by the server's clock ([`crate::remind`]: `schedule.elapsed` for every
+//! stream, reminders with `remind=`; the stream sleeps until the next one), with a comment heartbeat (`warp::sse`'s
 //! keep-alive) between them. A stream ends when the client goes, or at once when the
 //! server shuts down (it must not hold the drain).
 
@@ -154,8 +154,23 @@ pub(crate) async fn stream(
         let Some(view) = data.view.load_full() else {
             return ApiError::DataUnavailable.response();
         };
-        let resume = last_event_id.map(|id| id.trim().parse::<u64>().map_err(|_| id));
+        let resume = last_event_id.map(|id| {
+            live::parse_event_id(&id)
+                .map(|(sequence, tag)| (sequence, tag.map(str::to_owned)))
+                .ok_or(id)
+        });
         let first = live::ready(&view, kind, resume.is_some());
+        let leads = remind.map(|leads| leads.minutes().to_vec());
+        // What fell due before the stream opened counts as told.
+        let seen = crate::remind::due(
+            view.records(),
+            leads.as_deref(),
+            data.tolerance_ms,
+            data.now(),
+        )
+        .iter()
+        .map(|r| (r.key(), r.expires_at))
+        .collect();
         let events = Events {
             receiver,
             at: view.generation(),
@@ -163,18 +178,12 @@ pub(crate) async fn stream(
             view: data.view.clone(),
             pending: VecDeque::from([first]),
             resume: resume.map(|r| (r, streams.snapshots.clone())),
-            reminders: remind.map(|leads| {
-                // What fell due before the stream opened counts as told.
-                let seen = crate::remind::due(view.records(), leads.minutes(), data.now())
-                    .iter()
-                    .map(|r| (r.key(), r.expires_at))
-                    .collect();
-                Reminders {
-                    leads: leads.minutes().to_vec(),
-                    seen,
-                    clock: data.quota.clock.clone(),
-                }
-            }),
+            reminders: Reminders {
+                leads,
+                tolerance_ms: data.tolerance_ms,
+                seen,
+                clock: data.quota.clock.clone(),
+            },
             _slot: slot,
         };
         let mut closing = streams.closing.clone();
@@ -209,18 +218,24 @@ struct Events {
     view: ViewHandle,
     /// Events ready to send, oldest first.
     pending: VecDeque<LiveEvent>,
-    /// `Last-Event-ID` (a sequence, or what could not be read as one), to
-    /// catch up on once `ready` is sent.
-    resume: Option<(Result<u64, String>, SnapshotStore)>,
-    /// The reminders it asked for (`remind=`).
-    reminders: Option<Reminders>,
+    /// `Last-Event-ID` (a sequence and its version's tag, or what could
+    /// not be read as one), to catch up on once `ready` is sent.
+    resume: Option<(Resume, SnapshotStore)>,
+    /// Its time events (and the reminders it asked for with `remind=`).
+    reminders: Reminders,
     _slot: StreamSlot,
 }
 
-/// A stream's reminders: its leads, and the keys of those it has been
-/// told of (or that fell due before it opened), until they expire.
+/// A client's `Last-Event-ID`: a sequence and its version's tag (none
+/// from a release before tags), or what could not be read as one.
+type Resume = Result<(u64, Option<String>), String>;
+
+/// A stream's time events: its leads (none: no reminders), the matcher's
+/// tolerance, and the keys of those it has been told of (or that fell due
+/// before it opened), until they expire.
 struct Reminders {
-    leads: Vec<u32>,
+    leads: Option<Vec<u32>>,
+    tolerance_ms: i64,
     seen: HashMap<String, Timestamp>,
     clock: Arc<dyn Clock>,
 }
@@ -237,24 +252,24 @@ impl Events {
             }
             // One instant for both: what falls due after the reminders
             // just sent is the next wake, even if the clock moves between.
-            let now = self.reminders.as_ref().map(|r| r.clock.now());
-            if now.is_some_and(|now| self.remind_due(now)) {
+            let now = self.reminders.clock.now();
+            if self.remind_due(now) {
                 continue;
             }
-            // The next reminder's instant, by the view served now.
-            let wake = self.reminders.as_ref().zip(now).and_then(|(r, now)| {
-                let view = self.view.load_full()?;
-                crate::remind::next_due(view.records(), &r.leads, now)
+            // The next time event's instant, by the view served now.
+            let r = &self.reminders;
+            let wake = self.view.load_full().and_then(|view| {
+                crate::remind::next_due(view.records(), r.leads.as_deref(), r.tolerance_ms, now)
             });
-            let received = match (&self.reminders, wake) {
-                (Some(r), Some(at)) => {
+            let received = match wake {
+                Some(at) => {
                     let clock = r.clock.clone();
                     tokio::select! {
                         received = self.receiver.recv() => Some(received),
                         _ = clock.sleep_until(at) => None,
                     }
                 }
-                _ => Some(self.receiver.recv().await),
+                None => Some(self.receiver.recv().await),
             };
             let Some(received) = received else {
                 continue;
@@ -274,46 +289,61 @@ impl Events {
         }
     }
 
-    /// The changes from the snapshot the client last saw to the served
-    /// one, when that snapshot is still on disk; else `resync`.
-    async fn catch_up(&mut self, from: Result<u64, String>, store: SnapshotStore) {
+    /// The changes from the version the client last saw to the served
+    /// one, when that version is still on disk; else `resync`.
+    async fn catch_up(&mut self, from: Resume, store: SnapshotStore) {
         let Some(view) = self.view.load_full() else {
             return;
         };
-        let from = match from {
-            Ok(from) if from == view.sequence() => return,
-            Ok(from) => from,
-            Err(_) => return self.resync("Last-Event-ID is not a snapshot sequence"),
+        let (from, tag) = match from {
+            Ok((from, tag)) => (from, tag),
+            Err(_) => return self.resync("Last-Event-ID is not an event id of this stream"),
         };
-        let old = tokio::task::spawn_blocking(move || store.load(from)).await;
-        match old {
-            Ok(Ok(old)) => {
-                self.pending
-                    .extend(live::change_events(&old.records, &view, self.kind));
-                self.at = view.generation();
-            }
-            _ => self.resync("the snapshot of Last-Event-ID is no longer kept"),
+        if from == view.sequence() && tag.as_deref().is_none_or(|t| t == view.version_tag()) {
+            return;
         }
+        let old = tokio::task::spawn_blocking(move || store.load(from)).await;
+        let old = match old {
+            Ok(Ok(old)) => crate::query::PublishedView::build(&old, None),
+            _ => return self.resync("the snapshot of Last-Event-ID is no longer kept"),
+        };
+        if tag.is_some_and(|t| t != old.version_tag()) {
+            // The sequence was issued again (a restore, a re-seed): the
+            // version the client saw is not this one.
+            return self.resync("the version of Last-Event-ID is not the one on disk");
+        }
+        self.pending
+            .extend(live::change_events(old.records(), &view, self.kind));
+        self.at = view.generation();
     }
 
-    /// Queues the reminders due at `now` that the stream has not been
-    /// told of, of the records its `kind` shows; whether it queued any.
+    /// Queues the time events due at `now` that the stream has not been
+    /// told of, of the records its `kind` concerns; whether it queued any.
     fn remind_due(&mut self, now: Timestamp) -> bool {
-        let (Some(reminders), Some(view)) = (self.reminders.as_mut(), self.view.load_full()) else {
+        let Some(view) = self.view.load_full() else {
             return false;
         };
+        let reminders = &mut self.reminders;
         reminders.seen.retain(|_, expires| *expires > now);
         let mut queued = false;
-        for due in crate::remind::due(view.records(), &reminders.leads, now) {
+        let due = crate::remind::due(
+            view.records(),
+            reminders.leads.as_deref(),
+            reminders.tolerance_ms,
+            now,
+        );
+        for due in due {
             if reminders.seen.insert(due.key(), due.expires_at).is_some() {
                 continue;
             }
-            if crate::model::visible_in(due.record, self.kind) {
+            if crate::changes::concerns(due.record, self.kind) {
                 self.pending.push_back(live::reminder(&due, &view));
-                crate::metrics::reminder_sent(
-                    crate::metrics::ReminderChannel::Stream,
-                    due.kind.event_type(),
-                );
+                if due.kind.is_reminder() {
+                    crate::metrics::reminder_sent(
+                        crate::metrics::ReminderChannel::Stream,
+                        due.kind.event_type(),
+                    );
+                }
                 queued = true;
             }
         }
@@ -334,7 +364,7 @@ fn to_sse(event: LiveEvent) -> warp::sse::Event {
         .event(event.event)
         .data(event.data);
     match event.id {
-        Some(id) => sse.id(id.to_string()),
+        Some(id) => sse.id(id),
         None => sse,
     }
 }

@@ -22,7 +22,11 @@ fn state(clock: Arc<ManualClock>) -> Api {
         flood: None,
     };
     Api {
-        data: Arc::new(Data::new(ViewHandle::default(), Arc::new(quota))),
+        data: Arc::new(Data::new(
+            ViewHandle::default(),
+            Arc::new(quota),
+            180 * 60_000,
+        )),
         keys: Default::default(),
         site: Default::default(),
         streams: Arc::new(Streams {

@@ -295,6 +295,19 @@ impl PublishedView {
         Self::with_index(self.index.clone(), data_source)
     }
 
+    /// What tells this version from any other with the same sequence (a
+    /// restore or a re-seed issues a sequence again): the first 48 bits of
+    /// a SHA-256 of its records and `generatedAt`, in hex. The record
+    /// stream's event ids carry it ([`crate::live::event_id`]).
+    pub fn version_tag(&self) -> String {
+        use sha2::{Digest, Sha256};
+        let digest = Sha256::new()
+            .chain_update(self.index.records_digest)
+            .chain_update(self.index.generated_at.to_string().as_bytes())
+            .finalize();
+        digest[..6].iter().map(|b| format!("{b:02x}")).collect()
+    }
+
     /// The snapshot's sequence number.
     pub fn sequence(&self) -> u64 {
         self.index.sequence

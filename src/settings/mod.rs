@@ -85,6 +85,20 @@ pub struct Settings {
     pub sources: std::collections::HashMap<&'static str, Source>,
 }
 
+impl Settings {
+    /// The matcher's tolerance in milliseconds: how far outside a window a
+    /// completion still fulfils it, and so how long after a window's end
+    /// a schedule is announced as not confirmed ([`crate::remind`]).
+    pub fn match_tolerance_ms(&self) -> i64 {
+        minutes_ms(self.match_tolerance_minutes)
+    }
+}
+
+/// `minutes` in milliseconds.
+fn minutes_ms(minutes: u32) -> i64 {
+    i64::from(minutes) * 60_000
+}
+
 /// A setting that cannot be used: its key, where its value came from, and why.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum SettingsError {
@@ -258,14 +272,15 @@ impl Settings {
             crate::outbound::check_contact(contact)
                 .map_err(|e| raw.invalid("user_agent_contact", e.to_string()))?;
         }
-        let serve = serve::ServeSettings::build(raw, &data_dir)?;
+        let match_tolerance_minutes = v
+            .match_tolerance_minutes
+            .unwrap_or(DEFAULT_MATCH_TOLERANCE_MINUTES);
+        let serve = serve::ServeSettings::build(raw, &data_dir, match_tolerance_minutes)?;
         let endpoints = endpoints::EndpointDefaults::build(raw, &serve.options)?;
         Ok(Self {
             keep,
             lock_timeout,
-            match_tolerance_minutes: v
-                .match_tolerance_minutes
-                .unwrap_or(DEFAULT_MATCH_TOLERANCE_MINUTES),
+            match_tolerance_minutes,
             log: v.log.clone(),
             log_format,
             user_agent_contact: v.user_agent_contact.clone(),

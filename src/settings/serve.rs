@@ -36,7 +36,11 @@ pub struct ServeSettings {
 }
 
 impl ServeSettings {
-    pub(super) fn build(raw: &Raw, data_dir: &Path) -> Result<Self, SettingsError> {
+    pub(super) fn build(
+        raw: &Raw,
+        data_dir: &Path,
+        match_tolerance_minutes: u32,
+    ) -> Result<Self, SettingsError> {
         let v = raw.values();
         let watch = match v.watch.as_deref() {
             None | Some("auto") => WatchMode::Auto,
@@ -80,6 +84,7 @@ impl ServeSettings {
                 streams: stream_limits(raw)?,
                 site,
                 site_name,
+                match_tolerance_ms: super::minutes_ms(match_tolerance_minutes),
             },
         })
     }

@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use super::verdict::{self, next_reset, Day, Trust, Verdict};
+use super::verdict::{self, next_reset, Day, HitKind, Trust, Verdict};
 use crate::model::Record;
 use crate::model::Timestamp;
 
@@ -21,16 +21,23 @@ pub struct Badge {
     pub color: &'static str,
 }
 
-/// The badge of `records` (visible under `all`) as of `now`.
+/// The badge of `records` (visible under `all`) as of `now`, the
+/// matcher's tolerance `tolerance_ms`: what the status page says, in the
+/// badge's words (a schedule not confirmed yet, or not confirmed, says so).
 pub fn badge<'a>(
     records: impl IntoIterator<Item = &'a Record> + Clone,
     trust: Trust,
     now: Timestamp,
+    tolerance_ms: i64,
 ) -> Badge {
-    let verdict = verdict::verdict(records.clone(), trust, Day::utc_of(now), now);
+    let verdict = verdict::verdict(records.clone(), trust, Day::utc_of(now), now, tolerance_ms);
     let (message, color) = match verdict {
         Verdict::Unknown(_) => ("unknown".to_owned(), "lightgrey"),
-        Verdict::Yes(_) => ("reset today".to_owned(), "brightgreen"),
+        Verdict::Yes(hit) => match hit.kind {
+            HitKind::Completed | HitKind::Fulfilled => ("reset today".to_owned(), "brightgreen"),
+            HitKind::Due => ("reset due today, not confirmed yet".to_owned(), "green"),
+            HitKind::Elapsed => ("reset due today, not confirmed".to_owned(), "yellow"),
+        },
         Verdict::No => ("no reset today".to_owned(), "blue"),
     };
     let message = match (

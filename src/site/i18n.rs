@@ -2,7 +2,13 @@
 //! strings each ([`Strings`]), and the choice of one from `Accept-Language`.
 //!
 //! Every word the status page, the record pages and the page's script show
-//! comes from these tables; the templates hold none.
+//! comes from these tables; the templates hold none. Push messages (every
+//! ready-made webhook format and e-mail) take their words from here too:
+//! [`Notify`] for what happened, [`Strings`] for a record's type, scope and
+//! state, so a message and a page never word one thing twice.
+
+use crate::model::{Record, ResetType, ScheduleState};
+use std::borrow::Cow;
 
 /// A language of the pages.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -108,48 +114,49 @@ impl<'de> serde::Deserialize<'de> for Lang {
     }
 }
 
-/// Every word of a push message (webhook chat and phone formats) in one
-/// language. `{n}` in [`Notify::upcoming`] stands for the lead in minutes.
+/// Every word of a push message (the ready-made webhook formats and
+/// e-mail) in one language, beside [`Strings`]' words for a record's type,
+/// scope and state. `{n}` in [`Notify::upcoming`] stands for the lead in
+/// minutes.
 #[derive(Debug, PartialEq)]
 pub struct Notify {
-    /// A schedule appeared.
+    /// `record.created` of a schedule.
     pub announced: &'static str,
-    /// A completion appeared.
+    /// `record.created` of a completion.
     pub completed: &'static str,
-    /// A schedule went away.
-    pub schedule_withdrawn: &'static str,
-    /// A completion went away.
-    pub completion_withdrawn: &'static str,
-    /// A schedule was fulfilled.
+    /// `schedule.moved`.
+    pub moved: &'static str,
+    /// Before the window a moved schedule had.
+    pub was: &'static str,
+    /// `schedule.fulfilled`, told on its own.
     pub fulfilled: &'static str,
-    /// A schedule's window elapsed.
-    pub elapsed: &'static str,
-    /// A schedule changed otherwise.
+    /// Before the time a schedule was announced for, in the message of
+    /// the completion that fulfilled it.
+    pub as_scheduled: &'static str,
+    /// `schedule.elapsed`.
+    pub unconfirmed: &'static str,
+    /// The line of `schedule.elapsed`.
+    pub unconfirmed_line: &'static str,
+    /// `record.removed` of a schedule.
+    pub schedule_withdrawn: &'static str,
+    /// `record.removed` of a completion.
+    pub completion_withdrawn: &'static str,
+    /// `record.updated` of a schedule.
     pub schedule_updated: &'static str,
-    /// A completion changed.
+    /// `record.updated` of a completion.
     pub completion_updated: &'static str,
     /// `reset.upcoming`: `{n}` is the lead in minutes.
     pub upcoming: &'static str,
-    /// `reset.window_started`.
-    pub window_started: &'static str,
+    /// `reset.window_started` of a window that is one instant.
+    pub due_now: &'static str,
+    /// `reset.window_started` of a longer window.
+    pub window_open: &'static str,
     /// `reset.window_ended`.
-    pub window_ended: &'static str,
-    /// `{type} reset`: the words around the reset type.
-    pub reset_of_type: (&'static str, &'static str),
-    /// The scope is not known.
-    pub plans_not_stated: &'static str,
-    /// Before the list of plans.
-    pub plans: &'static str,
-    /// Before an exact time.
-    pub when: &'static str,
-    /// Before a window.
-    pub window: &'static str,
+    pub window_closed: &'static str,
     /// Between a window's start and end.
     pub to: &'static str,
     /// Before the schedule state.
     pub state: &'static str,
-    /// Before a completion time.
-    pub completed_at: &'static str,
     /// Before the record page's link.
     pub details: &'static str,
     /// Before the source post's link.
@@ -158,60 +165,62 @@ pub struct Notify {
     pub test_title: &'static str,
     /// The test message's line: `{id}` is its message id.
     pub test_line: &'static str,
+    /// The footer of an e-mail: why the reader gets it.
+    pub email_footer: &'static str,
 }
 
 /// English push messages.
 pub static NOTIFY_EN: Notify = Notify {
     announced: "Reset announced",
     completed: "Reset completed",
+    moved: "Scheduled reset moved",
+    was: "Was: ",
+    fulfilled: "Scheduled reset completed",
+    as_scheduled: "Scheduled for: ",
+    unconfirmed: "Scheduled reset not confirmed",
+    unconfirmed_line: "No completion has been recorded since the scheduled time.",
     schedule_withdrawn: "Scheduled reset withdrawn",
     completion_withdrawn: "Completed reset withdrawn",
-    fulfilled: "Scheduled reset fulfilled",
-    elapsed: "Scheduled reset window elapsed",
     schedule_updated: "Scheduled reset updated",
     completion_updated: "Completed reset updated",
     upcoming: "Reset in {n} minutes",
-    window_started: "Reset window started",
-    window_ended: "Reset window ended unconfirmed",
-    reset_of_type: ("", " reset"),
-    plans_not_stated: "plans not stated",
-    plans: "plans: ",
-    when: "When: ",
-    window: "Window: ",
+    due_now: "Reset due now",
+    window_open: "Reset window open",
+    window_closed: "Reset window closed, no completion recorded yet",
     to: " to ",
     state: "State: ",
-    completed_at: "Completed: ",
     details: "Details: ",
     source: "Source: ",
     test_title: "resetctl test notification",
     test_line: "This endpoint receives resetctl changes (message {id}).",
+    email_footer: "You receive this because this address subscribes to reset notifications from resetctl; its operator can stop them.",
 };
 
 /// Simplified Chinese push messages.
 pub static NOTIFY_ZH: Notify = Notify {
     announced: "已公布重置",
     completed: "重置已完成",
-    schedule_withdrawn: "已撤回计划重置",
-    completion_withdrawn: "已撤回完成的重置",
-    fulfilled: "计划重置已兑现",
-    elapsed: "计划重置窗口已过",
+    moved: "计划重置时间已更改",
+    was: "原定：",
+    fulfilled: "计划重置已完成",
+    as_scheduled: "原计划时间：",
+    unconfirmed: "计划重置未得到确认",
+    unconfirmed_line: "计划时间过后尚未记录到重置完成。",
+    schedule_withdrawn: "计划重置已撤回",
+    completion_withdrawn: "重置完成记录已撤回",
     schedule_updated: "计划重置已更新",
-    completion_updated: "完成的重置已更新",
+    completion_updated: "重置完成记录已更新",
     upcoming: "{n} 分钟后重置",
-    window_started: "重置窗口已开始",
-    window_ended: "重置窗口已结束，未确认",
-    reset_of_type: ("重置类型：", ""),
-    plans_not_stated: "未说明套餐",
-    plans: "套餐：",
-    when: "时间：",
-    window: "窗口：",
+    due_now: "现在应当重置",
+    window_open: "重置窗口已开始",
+    window_closed: "重置窗口已结束，尚未记录到完成",
     to: " 至 ",
     state: "状态：",
-    completed_at: "完成：",
     details: "详情：",
     source: "来源：",
     test_title: "resetctl 测试通知",
     test_line: "此端点接收 resetctl 变更（消息 {id}）。",
+    email_footer: "你收到此邮件，是因为此地址订阅了 resetctl 的重置通知；运营者可以停止发送。",
 };
 
 /// A `q` value in thousandths; `None` when malformed.
@@ -489,8 +498,8 @@ pub static EN: Strings = Strings {
     unknown: "Unknown",
     hit_completed: "A reset was confirmed",
     hit_fulfilled: "A scheduled reset happened and was confirmed",
-    hit_elapsed: "A scheduled reset's window passed without a confirmation",
-    hit_due: "A scheduled reset is due now, not confirmed yet",
+    hit_elapsed: "A scheduled reset was not confirmed",
+    hit_due: "A scheduled reset is due, not confirmed yet",
     no_detail: "No reset has been recorded for this day.",
     distrust_never: "The data has never been checked successfully.",
     distrust_stale: (
@@ -543,10 +552,10 @@ pub static EN: Strings = Strings {
     type_global: "Global reset",
     type_banked: "Banked reset",
     type_both: "Global and banked reset",
-    state_pending: "pending",
-    state_elapsed: "elapsed",
-    state_fulfilled: "fulfilled",
-    state_unknown: "unknown",
+    state_pending: "scheduled",
+    state_elapsed: "not confirmed",
+    state_fulfilled: "completed",
+    state_unknown: "time not stated",
     all_plans: "all plans",
     plans_unknown: "plans not stated",
     plan_names: &[
@@ -637,8 +646,8 @@ pub static ZH: Strings = Strings {
     unknown: "未知",
     hit_completed: "已确认一次重置",
     hit_fulfilled: "计划中的重置已发生并已确认",
-    hit_elapsed: "计划中的重置时间窗口已过，但未得到确认",
-    hit_due: "计划中的重置现在到期，尚未确认",
+    hit_elapsed: "计划重置未得到确认",
+    hit_due: "计划中的重置已到时间，尚未确认",
     no_detail: "这一天没有记录到重置。",
     distrust_never: "数据从未成功检查过。",
     distrust_stale: ("上次成功检查已超过 ", " 小时，数据可能已过时。"),
@@ -688,10 +697,10 @@ pub static ZH: Strings = Strings {
     type_global: "全局重置",
     type_banked: "储备重置",
     type_both: "全局与储备重置",
-    state_pending: "待定",
-    state_elapsed: "已过期",
-    state_fulfilled: "已兑现",
-    state_unknown: "未知",
+    state_pending: "已计划",
+    state_elapsed: "未确认",
+    state_fulfilled: "已完成",
+    state_unknown: "时间未定",
     all_plans: "所有套餐",
     plans_unknown: "套餐未说明",
     plan_names: &[
@@ -781,14 +790,93 @@ impl Strings {
         format!("{before}{n}{after}")
     }
 
-    /// The words of plan id `id` (itself when the table has none).
-    pub fn plan<'a>(&self, id: &'a str) -> &'a str {
-        lookup(self.plan_names, id)
+    /// The words of plan id `id`; a plan the table does not name is said
+    /// as its id in words, capitalised as a name (`max` → "Max",
+    /// `pro_plus` → "Pro plus"), never as an identifier.
+    pub fn plan<'a>(&self, id: &'a str) -> Cow<'a, str> {
+        lookup(self.plan_names, id).map_or_else(
+            || {
+                let spoken = id.replace('_', " ");
+                let mut chars = spoken.chars();
+                Cow::Owned(match chars.next() {
+                    Some(first) => first.to_uppercase().chain(chars).collect(),
+                    None => spoken,
+                })
+            },
+            Cow::Borrowed,
+        )
     }
 
-    /// The words of quota-window id `id` (itself when the table has none).
-    pub fn window<'a>(&self, id: &'a str) -> &'a str {
+    /// The words of quota-window id `id`; one the table does not name is
+    /// said as its id in words (`five_minute` → "five minute").
+    pub fn window<'a>(&self, id: &'a str) -> Cow<'a, str> {
         lookup(self.window_names, id)
+            .map_or_else(|| Cow::Owned(id.replace('_', " ")), Cow::Borrowed)
+    }
+
+    /// A reset type in words.
+    pub fn type_words(&self, t: ResetType) -> &'static str {
+        match t {
+            ResetType::Global => self.type_global,
+            ResetType::Banked => self.type_banked,
+            ResetType::GlobalAndBanked => self.type_both,
+        }
+    }
+
+    /// A schedule state in words.
+    pub fn state_words(&self, state: ScheduleState) -> &'static str {
+        match state {
+            ScheduleState::Pending => self.state_pending,
+            ScheduleState::Elapsed => self.state_elapsed,
+            ScheduleState::Fulfilled => self.state_fulfilled,
+            ScheduleState::Unknown => self.state_unknown,
+        }
+    }
+
+    /// `Global reset · all plans · 5-hour limit, weekly limit`: every id
+    /// of a record's type and scope in words (the pages' summary line and
+    /// every push message's); windows not stated are left out.
+    pub fn what(&self, record: &Record) -> String {
+        let mut out = self.type_words(record.reset_type).to_owned();
+        if let Some(scope) = &record.scope {
+            let plans = self.plan_words(&scope.plans);
+            if !plans.is_empty() {
+                out.push_str(" · ");
+                out.push_str(&plans);
+            }
+            let windows = self.window_words(&scope.windows);
+            if !windows.is_empty() {
+                out.push_str(" · ");
+                out.push_str(&windows);
+            }
+        }
+        out
+    }
+
+    /// A scope's plans in words: every plan, not stated, or the plans' names.
+    pub fn plan_words(&self, plans: &[String]) -> String {
+        if plans.iter().any(|p| p == "all") {
+            self.all_plans.to_owned()
+        } else if !plans.is_empty() && plans.iter().all(|p| p == "unknown") {
+            self.plans_unknown.to_owned()
+        } else {
+            let named: Vec<Cow<str>> = plans
+                .iter()
+                .filter(|p| *p != "unknown")
+                .map(|p| self.plan(p))
+                .collect();
+            named.join(self.list_separator)
+        }
+    }
+
+    /// A scope's quota windows in words; empty when none is stated.
+    pub fn window_words(&self, windows: &[String]) -> String {
+        let named: Vec<Cow<str>> = windows
+            .iter()
+            .filter(|w| *w != "unknown")
+            .map(|w| self.window(w))
+            .collect();
+        named.join(self.list_separator)
     }
 
     /// `secs` seconds ago, in words.
@@ -803,11 +891,11 @@ impl Strings {
     }
 }
 
-fn lookup<'a>(table: &'static [(&'static str, &'static str)], id: &'a str) -> &'a str {
+fn lookup(table: &'static [(&'static str, &'static str)], id: &str) -> Option<&'static str> {
     table
         .iter()
         .find(|(key, _)| *key == id)
-        .map_or(id, |(_, words)| words)
+        .map(|(_, words)| *words)
 }
 
 #[cfg(test)]
@@ -832,7 +920,9 @@ mod tests {
         assert_eq!(ids(EN.window_names), ids(ZH.window_names));
         assert_eq!(EN.plan("plus"), "Plus");
         assert_eq!(ZH.window("weekly"), "每周限额");
-        assert_eq!(EN.plan("mystery"), "mystery");
+        assert_eq!(EN.plan("mystery"), "Mystery");
+        assert_eq!(EN.plan("pro_plus"), "Pro plus");
+        assert_eq!(ZH.window("five_minute"), "five minute");
     }
 
     #[test]

@@ -9,7 +9,10 @@
 //! 2. **Yes** when a completion happened during the day, or a schedule's
 //!    time arrived during it (its window started that day, no later than
 //!    now). The newest such record is the one shown; when it is a schedule
-//!    its state says how sure we are (fulfilled, elapsed unconfirmed, due).
+//!    how sure we are: fulfilled, due (not confirmed yet: a completion up to
+//!    the matcher's tolerance after the window's end still fulfils it), or
+//!    not confirmed (that tolerance has passed; the instant push messages
+//!    tell it, [`crate::remind::unconfirmed_at`]).
 //! 3. **No** otherwise, with the next reset when one is announced.
 //!
 //! Pure functions of the records, `meta` and an instant: the page's own
@@ -72,9 +75,11 @@ pub enum HitKind {
     Completed,
     /// A schedule confirmed by a completion.
     Fulfilled,
-    /// A schedule whose window ended without a confirmation.
+    /// A schedule not confirmed: the matcher's tolerance after its
+    /// window's end passed without a completion.
     Elapsed,
-    /// A schedule whose time has come, not confirmed yet (in its window).
+    /// A schedule whose time has come, not confirmed yet (in its window,
+    /// or within the tolerance after it).
     Due,
 }
 
@@ -146,8 +151,12 @@ impl Trust {
 }
 
 /// When `record`'s reset happened or was due, and how sure that is, if
-/// its time has come by `now`.
-pub fn reset_time(record: &Record, now: Timestamp) -> Option<(Timestamp, HitKind)> {
+/// its time has come by `now` (`tolerance_ms`: the matcher's).
+pub fn reset_time(
+    record: &Record,
+    now: Timestamp,
+    tolerance_ms: i64,
+) -> Option<(Timestamp, HitKind)> {
     let (at, kind) = match record.kind {
         Kind::Completed => (
             record.completed_at.or(record.effective_at)?,
@@ -160,8 +169,12 @@ pub fn reset_time(record: &Record, now: Timestamp) -> Option<(Timestamp, HitKind
                 .or(record.effective_at)?;
             let kind = match record.schedule_state? {
                 ScheduleState::Fulfilled => HitKind::Fulfilled,
-                ScheduleState::Elapsed => HitKind::Elapsed,
-                ScheduleState::Pending => HitKind::Due,
+                ScheduleState::Elapsed | ScheduleState::Pending => {
+                    match crate::remind::unconfirmed_at(record, tolerance_ms) {
+                        Some(unconfirmed) if now >= unconfirmed => HitKind::Elapsed,
+                        _ => HitKind::Due,
+                    }
+                }
                 ScheduleState::Unknown => return None,
             };
             (at, kind)
@@ -171,12 +184,13 @@ pub fn reset_time(record: &Record, now: Timestamp) -> Option<(Timestamp, HitKind
 }
 
 /// The verdict for `day` as of `now`, from `records` (those visible under
-/// `all`) and `trust`.
+/// `all`), `trust` and the matcher's `tolerance_ms`.
 pub fn verdict<'a>(
     records: impl IntoIterator<Item = &'a Record>,
     trust: Trust,
     day: Day,
     now: Timestamp,
+    tolerance_ms: i64,
 ) -> Verdict<'a> {
     if let Some(why) = trust.distrust(now) {
         return Verdict::Unknown(why);
@@ -184,7 +198,7 @@ pub fn verdict<'a>(
     records
         .into_iter()
         .filter_map(|record| {
-            let (at, kind) = reset_time(record, now)?;
+            let (at, kind) = reset_time(record, now, tolerance_ms)?;
             day.contains(at).then_some(Hit { record, at, kind })
         })
         // The newest; among equals a completion (it is the confirmation).
@@ -241,6 +255,9 @@ mod tests {
         }))
         .unwrap()
     }
+
+    /// The matcher's default tolerance, 180 minutes.
+    const TOLERANCE: i64 = 180 * 60_000;
 
     fn checked(text: &str) -> Trust {
         Trust {
@@ -312,15 +329,23 @@ mod tests {
             ),
         ] {
             let first = [completion("1", on_start)];
-            assert_eq!(verdict(&first, trust, day, now).name(), "yes", "{on_start}");
+            assert_eq!(
+                verdict(&first, trust, day, now, TOLERANCE).name(),
+                "yes",
+                "{on_start}"
+            );
             let before = [completion("2", before_start)];
             assert_eq!(
-                verdict(&before, trust, day, now).name(),
+                verdict(&before, trust, day, now, TOLERANCE).name(),
                 "no",
                 "{before_start}"
             );
             let after = [completion("3", on_end)];
-            assert_eq!(verdict(&after, trust, day, now).name(), "no", "{on_end}");
+            assert_eq!(
+                verdict(&after, trust, day, now, TOLERANCE).name(),
+                "no",
+                "{on_end}"
+            );
         }
         assert_eq!(
             Day::utc_of(at("2026-11-21T23:59:59.999Z")).end,
@@ -343,7 +368,7 @@ mod tests {
             "2026-11-21T10:00:00.000Z",
             "2026-11-21T12:00:00.000Z",
         )];
-        match verdict(&starting_now, trust, day, now) {
+        match verdict(&starting_now, trust, day, now, TOLERANCE) {
             Verdict::Yes(hit) => {
                 assert_eq!(hit.kind, HitKind::Due);
                 assert_eq!(hit.at, now);
@@ -356,7 +381,10 @@ mod tests {
             "2026-11-21T10:00:00.001Z",
             "2026-11-21T12:00:00.000Z",
         )];
-        assert_eq!(verdict(&a_moment_later, trust, day, now).name(), "no");
+        assert_eq!(
+            verdict(&a_moment_later, trust, day, now, TOLERANCE).name(),
+            "no"
+        );
         assert_eq!(
             next_reset(&a_moment_later, now).map(|r| r.id.as_str()),
             Some("11")
@@ -386,7 +414,7 @@ mod tests {
             "2026-11-21T09:00:00.000Z",
             "2026-11-21T09:00:00.000Z",
         )];
-        assert_eq!(verdict(&unknown, trust, day, now).name(), "no");
+        assert_eq!(verdict(&unknown, trust, day, now, TOLERANCE).name(), "no");
         let both = [
             schedule(
                 "15",
@@ -396,9 +424,29 @@ mod tests {
             ),
             completion("16", "2026-11-21T09:00:00.000Z"),
         ];
-        match verdict(&both, trust, day, now) {
+        match verdict(&both, trust, day, now, TOLERANCE) {
             Verdict::Yes(hit) => assert_eq!(hit.kind, HitKind::Completed),
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn a_passed_window_is_due_until_the_tolerance_then_not_confirmed() {
+        let trust = checked("2026-11-21T15:00:00.000Z");
+        // An exact time at 15:29, served elapsed as soon as it passed.
+        let passed = [schedule(
+            "20",
+            "elapsed",
+            "2026-11-21T15:29:00.000Z",
+            "2026-11-21T15:29:00.000Z",
+        )];
+        let kind_at =
+            |now: &str| match verdict(&passed, trust, Day::utc_of(at(now)), at(now), TOLERANCE) {
+                Verdict::Yes(hit) => hit.kind,
+                other => panic!("{other:?}"),
+            };
+        assert_eq!(kind_at("2026-11-21T15:29:18.000Z"), HitKind::Due);
+        assert_eq!(kind_at("2026-11-21T18:28:59.999Z"), HitKind::Due);
+        assert_eq!(kind_at("2026-11-21T18:29:00.000Z"), HitKind::Elapsed);
     }
 }

@@ -55,6 +55,9 @@ pub struct DeliverSettings {
     pub lock_timeout: Duration,
     /// The operator's contact in the `User-Agent` (`--user-agent-contact`).
     pub contact: Option<String>,
+    /// The matcher's tolerance in milliseconds: when an unconfirmed
+    /// schedule is announced so ([`crate::remind`]).
+    pub tolerance_ms: i64,
 }
 
 /// One failed message, kept for `status` and `webhook show`.
@@ -276,7 +279,9 @@ impl Shared {
             n = committed.first;
         }
         while let Some(entry) = committed.get(n) {
-            if endpoint.wants(entry) && !super::remind::cancelled(entry, committed.from(n + 1), now)
+            let later = committed.from(n + 1);
+            if endpoint.wants(entry)
+                && !super::remind::cancelled(entry, later, now, self.settings.tolerance_ms)
             {
                 return Ok(entry.clone());
             }
@@ -425,13 +430,19 @@ async fn append_reminders(
     settings: &DeliverSettings,
     now: Timestamp,
 ) -> Option<super::remind::Pass> {
-    let (dir, timeout) = (data_dir.to_owned(), settings.lock_timeout);
-    let pass =
-        tokio::task::spawn_blocking(move || super::remind::append_due(&dir, now, timeout)).await;
+    let (dir, timeout, tolerance_ms) = (
+        data_dir.to_owned(),
+        settings.lock_timeout,
+        settings.tolerance_ms,
+    );
+    let pass = tokio::task::spawn_blocking(move || {
+        super::remind::append_due(&dir, now, tolerance_ms, timeout)
+    })
+    .await;
     match pass {
         Ok(Ok(pass)) => Some(pass),
         Ok(Err(e)) => {
-            tracing::warn!("webhook reminders due at {now} not appended: {e}");
+            tracing::warn!("webhook time events due at {now} not appended: {e}");
             None
         }
         Err(_) => None,
@@ -547,7 +558,9 @@ async fn work(shared: Arc<Shared>, id: String, once: bool, report: Arc<Mutex<Pas
                 log::append(&data_dir, &attempt);
                 report.lock().expect("not poisoned").delivered += 1;
                 crate::metrics::webhook_delivery(DeliveryOutcome::Delivered);
-                if let Some(kind) = crate::remind::ReminderKind::of_event_type(&entry.event_type) {
+                if let Some(kind) = crate::remind::ReminderKind::of_event_type(&entry.event_type)
+                    .filter(|k| k.is_reminder())
+                {
                     crate::metrics::reminder_sent(
                         crate::metrics::ReminderChannel::Webhook,
                         kind.event_type(),
@@ -637,8 +650,11 @@ pub async fn send(
             crate::model::record_page_path(&record.id)
         ));
     }
-    let request = render(endpoint, &event, signed_at)?;
     let timeout = endpoint.timeout();
+    if endpoint.format == super::format::Format::Email {
+        return send_email(endpoint, &event, timeout).await;
+    }
+    let request = render(endpoint, &event, signed_at)?;
     let policy = crate::outbound::Policy {
         reach: endpoint.reach(),
         connect_timeout: timeout,
@@ -672,6 +688,42 @@ pub async fn send(
     }
 }
 
+/// Sends `event` to an e-mail endpoint ([`super::email`]): the SMTP
+/// status of the accepted message (250), or why it was not.
+async fn send_email(
+    endpoint: &Endpoint,
+    event: &Event<'_>,
+    timeout: Duration,
+) -> Result<u16, SendError> {
+    let url = reqwest::Url::parse(&endpoint.url)
+        .map_err(|e| super::request::TargetError::Url(e.to_string()))
+        .map_err(super::request::RenderError::from)?;
+    let target =
+        super::email::EmailTarget::parse(&url).map_err(super::request::RenderError::from)?;
+    let message = super::request::message(event, endpoint.language, endpoint.zone());
+    let email = super::email::compose(
+        &target,
+        &message,
+        (event.id, &endpoint.id),
+        endpoint.language,
+    )?;
+    match super::email::send(&target, email, endpoint.reach(), timeout).await {
+        Ok(code) => Ok(code),
+        Err(super::email::EmailError::Outbound(crate::outbound::OutboundError::Refused {
+            host,
+            address,
+            kind,
+            ..
+        })) => Err(SendError::Private {
+            host,
+            address: address.to_string(),
+            kind: kind.describe(),
+            endpoint: endpoint.id.clone(),
+        }),
+        Err(e) => Err(e.into()),
+    }
+}
+
 /// Why an attempt has no HTTP status; its `Display` text is what the
 /// delivery log records.
 #[derive(Debug, thiserror::Error)]
@@ -697,4 +749,7 @@ pub enum SendError {
     /// Any other failure of the outbound request.
     #[error(transparent)]
     Outbound(crate::outbound::OutboundError),
+    /// An e-mail was not accepted.
+    #[error(transparent)]
+    Email(#[from] super::email::EmailError),
 }

@@ -17,15 +17,16 @@ use super::outbox::OutboxEntry;
 /// The endpoints file name, under `webhooks/`.
 pub const ENDPOINTS_FILE: &str = "endpoints.json";
 
-/// The event types of data changes.
-pub const CHANGE_TYPES: [&str; 3] = ["record.created", "record.updated", "record.removed"];
-
-/// Every event type an endpoint can subscribe to: the data changes, then
-/// the reminders ([`crate::remind::EVENT_TYPES`]).
-pub const EVENT_TYPES: [&str; 6] = [
-    CHANGE_TYPES[0],
-    CHANGE_TYPES[1],
-    CHANGE_TYPES[2],
+/// Every event type an endpoint can subscribe to: the changes
+/// ([`crate::changes::EVENT_TYPES`]), the unconfirmed schedule, then the
+/// reminders ([`crate::remind::EVENT_TYPES`]).
+pub const EVENT_TYPES: [&str; 9] = [
+    crate::changes::EVENT_TYPES[0],
+    crate::changes::EVENT_TYPES[1],
+    crate::changes::EVENT_TYPES[2],
+    crate::changes::EVENT_TYPES[3],
+    crate::changes::EVENT_TYPES[4],
+    crate::remind::ELAPSED_EVENT_TYPE,
     crate::remind::EVENT_TYPES[0],
     crate::remind::EVENT_TYPES[1],
     crate::remind::EVENT_TYPES[2],
@@ -154,25 +155,45 @@ impl Endpoint {
         state.map_or(0, |s| s.next).max(self.start)
     }
 
-    /// Whether this endpoint is told about `entry`: a data change or a
-    /// reminder (only with `remind` set, and for a lead it names) of an
-    /// event type it takes, seen in its `kind` list, for its plan.
+    /// Whether this endpoint is told about `entry`: a change or a time
+    /// event of an event type it takes, of a record its `kind` concerns,
+    /// for its plan; a reminder only with `remind` set and for a lead it
+    /// names. A format for people skips a fulfilment that the message of
+    /// its completion, which it also takes, tells.
     pub fn wants(&self, entry: &OutboxEntry) -> bool {
-        let listed = self.events.is_empty() || self.events.contains(&entry.event_type);
+        if !self.takes(&entry.event_type, &entry.record, &entry.kinds) {
+            return false;
+        }
         let reminded = match &entry.reminder {
             None => true,
+            Some(_) if !is_reminder(&entry.event_type) => true,
             Some(facts) => self
                 .remind
                 .as_ref()
                 .is_some_and(|leads| facts.lead_minutes.is_none_or(|lead| leads.contains(lead))),
         };
-        listed
-            && reminded
-            && entry.kinds.contains(&self.kind)
+        let told_with_its_completion = self.format.is_for_people()
+            && entry.told_with.is_some()
+            && entry.completion.as_ref().is_some_and(|completion| {
+                self.takes(
+                    crate::changes::Transition::Created.event_type(),
+                    completion,
+                    &crate::changes::filters_of(completion),
+                )
+            });
+        reminded && !told_with_its_completion
+    }
+
+    /// Whether an event of `event_type` about `record` (heard of under
+    /// the filters `kinds`) passes this endpoint's event, kind and plan
+    /// filters.
+    fn takes(&self, event_type: &str, record: &crate::model::Record, kinds: &[String]) -> bool {
+        (self.events.is_empty() || self.events.iter().any(|e| e == event_type))
+            && kinds.contains(&self.kind)
             && self
                 .plan
                 .as_deref()
-                .is_none_or(|plan| crate::model::concerns_plan(&entry.record, plan))
+                .is_none_or(|plan| crate::model::concerns_plan(record, plan))
     }
 
     /// The time zone of its messages' local times (UTC when none, or when
@@ -185,6 +206,11 @@ impl Endpoint {
     }
 }
 
+/// Whether `event_type` is a reminder (sent only to endpoints that take them).
+fn is_reminder(event_type: &str) -> bool {
+    crate::remind::ReminderKind::of_event_type(event_type).is_some_and(|k| k.is_reminder())
+}
+
 /// Checks that `events` and `remind` agree, and turns reminders on (with
 /// the default leads) when `events` names one: the one rule of `webhook
 /// add` and `webhook set`.
@@ -192,9 +218,7 @@ pub fn check_reminders(
     events: &[String],
     remind: Option<crate::remind::Leads>,
 ) -> Result<Option<crate::remind::Leads>, EndpointError> {
-    let names_reminder = events
-        .iter()
-        .any(|e| crate::remind::ReminderKind::of_event_type(e).is_some());
+    let names_reminder = events.iter().any(|e| is_reminder(e));
     match remind {
         Some(_) if !events.is_empty() && !names_reminder => Err(EndpointError::Invalid(format!(
             "--remind sends reminder events, which --event {} leaves out; add --event reset.upcoming (or reset.window_started, reset.window_ended)",
@@ -406,10 +430,8 @@ impl NewEndpoint {
                 )));
             }
         }
-        let url = crate::outbound::parse_target(&self.url)
-            .map_err(|e| EndpointError::Invalid(e.to_string()))?;
+        super::request::target_server(self.format, &self.url)?;
         check_timeout(self.timeout_seconds)?;
-        super::request::check_target(self.format, &url)?;
         if let Some(zone) = &self.time_zone {
             crate::civil::parse_zone(zone).map_err(|e| EndpointError::Invalid(e.to_string()))?;
         }

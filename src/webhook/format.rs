@@ -21,11 +21,13 @@ pub enum Format {
     Bark,
     /// A Feishu (Lark) custom bot.
     Feishu,
+    /// E-mail over SMTP with TLS ([`crate::webhook::email`]).
+    Email,
 }
 
 impl Format {
     /// Every format, in the order help lists them.
-    pub const ALL: [Format; 7] = [
+    pub const ALL: [Format; 8] = [
         Format::Standard,
         Format::Ntfy,
         Format::Discord,
@@ -33,6 +35,7 @@ impl Format {
         Format::Telegram,
         Format::Bark,
         Format::Feishu,
+        Format::Email,
     ];
 
     /// The name on the command line.
@@ -45,7 +48,15 @@ impl Format {
             Format::Telegram => "telegram",
             Format::Bark => "bark",
             Format::Feishu => "feishu",
+            Format::Email => "email",
         }
+    }
+
+    /// Whether its messages are for people (every format but the
+    /// standard one): a fulfilment told in its completion's message gets
+    /// no message of its own there.
+    pub fn is_for_people(self) -> bool {
+        self != Format::Standard
     }
 
     /// Parses a name.

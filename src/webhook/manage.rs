@@ -54,7 +54,8 @@ pub async fn add(
 ) -> Result<Endpoint, ManageError> {
     // Every setting is checked before the target's name is looked up.
     let mut endpoint = endpoint.build(now, 0)?;
-    let target = outbound::parse_target(&endpoint.url).map_err(ManageError::Target)?;
+    let target = super::request::target_server(endpoint.format, &endpoint.url)
+        .map_err(|e| EndpointError::Invalid(e.to_string()))?;
     let reach = outbound::Reach::for_target(endpoint.allow_private_targets);
     outbound::resolve(&target, reach)
         .await
@@ -210,6 +211,9 @@ pub async fn send_test(
         sequence: head.as_ref().map(|s| s.sequence),
         generated_at: head.as_ref().map(|s| s.generated_at),
         reminder: None,
+        previous_window: None,
+        completion: None,
+        fulfils: &[],
     };
     let answer = deliver::send(settings, &endpoint, &event).await;
     let sent = TestSent { message, answer };

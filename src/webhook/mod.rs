@@ -15,6 +15,7 @@
 //! [`manage`]'s, each one call that takes the lock itself.
 
 pub mod deliver;
+pub mod email;
 pub mod endpoint;
 pub mod format;
 pub mod log;
@@ -100,6 +101,19 @@ pub struct EndpointSummary {
     pub recent_failures: Vec<deliver::FailedMessage>,
     /// When the message at the cursor is tried again, while retrying.
     pub next_retry_at: Option<crate::model::Timestamp>,
+}
+
+/// An endpoint's target as `webhook show` prints it to its operator: the
+/// URL whole (the operator set it), except an e-mail target's password,
+/// which is never printed ([`email::EmailTarget::shown`]).
+pub fn shown_target(endpoint: &Endpoint) -> String {
+    if endpoint.format != Format::Email {
+        return endpoint.url.clone();
+    }
+    reqwest::Url::parse(&endpoint.url)
+        .ok()
+        .and_then(|url| email::EmailTarget::parse(&url).ok())
+        .map_or_else(|| crate::redact::NOT_SHOWN.to_owned(), |t| t.shown())
 }
 
 /// The delivery summary of every endpoint of `data_dir`.

@@ -5,19 +5,30 @@
 //! only under the data-dir lock by the one publish step
 //! ([`crate::publish::publish`] and [`crate::publish::rollback`]):
 //!
-//! - a header line naming the outbox (a random id, so message ids of a
-//!   re-created data dir never collide with old ones);
-//! - one `change` line per change, carrying the record exactly as served,
-//!   so the outbox is self-contained and snapshot retention never matters
-//!   to delivery;
+//! - a header line naming the outbox: a random id (its *epoch*), minted
+//!   when the outbox is created and again when it finds itself restored
+//!   or copied (its `webhooks/` directory is not the one it was made in),
+//!   so no message id is ever issued twice ([`message_id`]);
+//! - one `change` line per transition of a record
+//!   ([`crate::changes::transitions`]), carrying the record exactly as
+//!   served (and what the transition names: the window before a move, the
+//!   completion of a fulfilment), so the outbox is self-contained and
+//!   snapshot retention never matters to delivery;
 //! - one `commit` line per publish that had changes, naming the snapshot it
 //!   brought receivers to;
-//! - reminders ([`crate::remind`]) as `change` lines too, appended when they
+//! - time events ([`crate::remind`]) as `change` lines too, appended when they
 //!   fall due ([`Outbox::append_reminders`], under the same lock), each with
 //!   its key: a key already in the outbox is never appended again, so a
 //!   reminder gets one message id across retries, restarts and processes.
 //!   A compaction carries the keys of the reminders it drops in the header
 //!   until they expire.
+//!
+//! **After a restore.** A writer that finds the outbox restored or copied
+//! mints a new epoch and notes the instant (`quietUntil`): time events
+//! that fell due before it are not appended (the instance the backup came
+//! from told them, or they are stale), so subscribers are not told the
+//! history again; what a publish after the restore finds different from
+//! the restored version is told as usual, under new ids.
 //!
 //! Readers (the deliverer, `status`) take no lock and see only lines up to
 //! the last commit, so a publish killed half way (or a torn last line) is
@@ -44,10 +55,9 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::changes::{diff, ChangeKind};
+use crate::changes::transitions;
 use crate::durable::DataDirLock;
-use crate::model::KindFilter;
-use crate::model::{Record, Timestamp};
+use crate::model::{Record, ScheduleWindow, Timestamp};
 
 /// The outbox file name, under `webhooks/`.
 pub const OUTBOX_FILE: &str = "outbox.jsonl";
@@ -79,7 +89,7 @@ fn too_large() -> io::Error {
 pub enum Line {
     /// The first line: who this outbox is.
     Header {
-        /// A random id, part of every message id.
+        /// A random id (the epoch), part of every message id.
         outbox: String,
         /// The number of the first change held (past 0 once compacted).
         #[serde(default, skip_serializing_if = "is_zero")]
@@ -87,6 +97,14 @@ pub enum Line {
         /// Reminders appended before `first` that have not expired.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         reminded: Vec<Reminded>,
+        /// The `webhooks/` directory it was made in ([`home_of`]): another
+        /// one means a restore or a copy.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        home: Option<String>,
+        /// Time events due before this instant are not appended (set when
+        /// the outbox found itself restored).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        quiet_until: Option<Timestamp>,
     },
     /// One change.
     Change(Box<OutboxEntry>),
@@ -135,12 +153,13 @@ pub struct OutboxEntry {
     pub n: u64,
     /// The message id (`webhook-id`), unique and stable across retries.
     pub id: String,
-    /// `record.created`, `record.updated` or `record.removed`.
+    /// A change ([`crate::changes::EVENT_TYPES`]) or a time event
+    /// ([`crate::remind::ReminderKind`]).
     #[serde(rename = "type")]
     pub event_type: String,
-    /// The kind filters (`all`, `reset_scheduled`, `reset_completed`) under
-    /// which this change is seen as `event_type` (a fulfilment removes a
-    /// schedule from `all` but updates it in `reset_scheduled`).
+    /// The kind filters (`all`, `reset_scheduled`, `reset_completed`)
+    /// whose subscribers hear of it: those the record is of
+    /// ([`crate::changes::concerns`]).
     pub kinds: Vec<String>,
     /// The snapshot sequence that made the change.
     pub sequence: u64,
@@ -153,6 +172,20 @@ pub struct OutboxEntry {
     /// For a reminder: its key, lead, instant and expiry.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reminder: Option<ReminderFacts>,
+    /// `schedule.moved`: the window before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub previous_window: Option<ScheduleWindow>,
+    /// `schedule.fulfilled`: the completion that fulfilled it, as served.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub completion: Option<Record>,
+    /// `schedule.fulfilled` by a completion recorded in the same version:
+    /// that completion's id. A message for people tells it in the
+    /// completion's message, not in one of its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub told_with: Option<String>,
+    /// A completion's: the schedules it fulfilled in the same version.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fulfils: Vec<Record>,
 }
 
 /// Why the outbox could not be read or appended to.
@@ -176,6 +209,8 @@ pub struct Committed {
     pub first: u64,
     /// Reminders compacted away that have not expired (the header's).
     pub reminded: Vec<Reminded>,
+    /// Time events due before it are not appended (the header's).
+    pub quiet_until: Option<Timestamp>,
     /// Every committed change held, in order: `entries[i].n == first + i`.
     pub entries: Vec<OutboxEntry>,
     /// The snapshot the last commit led to.
@@ -233,6 +268,10 @@ pub struct Index {
     pub end: u64,
     /// The header's reminders compacted away.
     pub reminded: Vec<Reminded>,
+    /// The header's home ([`home_of`]).
+    pub home: Option<String>,
+    /// The header's `quietUntil`.
+    pub quiet_until: Option<Timestamp>,
     /// Each committed change's number and the byte range of its line.
     changes: Vec<(u64, std::ops::Range<usize>)>,
     bytes: Vec<u8>,
@@ -303,10 +342,13 @@ impl Outbox {
                     outbox,
                     first,
                     reminded,
+                    quiet_until,
+                    ..
                 }) => {
                     into.outbox = Some(outbox);
                     into.first = first;
                     into.reminded = reminded;
+                    into.quiet_until = quiet_until;
                     into.next = into.next.max(first);
                     into.end = base + offset as u64;
                 }
@@ -336,6 +378,9 @@ impl Outbox {
             first: Option<u64>,
             #[serde(default)]
             reminded: Vec<Reminded>,
+            home: Option<String>,
+            #[serde(rename = "quietUntil")]
+            quiet_until: Option<Timestamp>,
             n: Option<u64>,
             sequence: Option<u64>,
             next: Option<u64>,
@@ -376,6 +421,8 @@ impl Outbox {
                     index.outbox = light.outbox;
                     index.first = light.first.unwrap_or(0);
                     index.reminded = light.reminded;
+                    index.home = light.home;
+                    index.quiet_until = light.quiet_until;
                     index.next = index.next.max(index.first);
                     index.end = offset as u64;
                 }
@@ -400,9 +447,9 @@ impl Outbox {
         Ok(committed)
     }
 
-    /// Appends the changes from `old` to `new` (snapshot `sequence`) and
-    /// makes them durable, then compacts the file when it has grown past
-    /// [`COMPACT_AT_BYTES`]. `needed` is the lowest change number an
+    /// Appends the transitions from `old` to `new` (snapshot `sequence`)
+    /// and makes them durable, then compacts the file when it has grown
+    /// past [`COMPACT_AT_BYTES`]. `needed` is the lowest change number an
     /// endpoint still needs ([`crate::webhook::needed`]), or `None` when
     /// there is no endpoint
     /// (then only the commit is written, so later changes are measured
@@ -412,7 +459,7 @@ impl Outbox {
     #[allow(clippy::too_many_arguments)]
     pub fn append(
         &self,
-        _lock: &DataDirLock,
+        lock: &DataDirLock,
         old: &[Record],
         new: &[Record],
         sequence: u64,
@@ -425,32 +472,41 @@ impl Outbox {
             return Ok(0);
         }
         let changes = if needed.is_some() {
-            changes_by_filter(old, new)
+            transitions(old, new)
         } else {
             Vec::new()
         };
-        if changes.is_empty() && needed.is_some() {
+        // No transition and the very same records: nothing to write. A
+        // version whose records differ only by what is no transition (a
+        // schedule's state turning elapsed) still gets its commit line, so
+        // the next publish measures from it and a withdrawn record is
+        // carried as last served.
+        if changes.is_empty() && needed.is_some() && old == new {
             return Ok(0);
         }
+        let committed = self.own(lock, committed, published_at)?;
         let mut out = Vec::new();
-        let outbox = header_if_new(committed.outbox.clone(), &mut out);
+        let outbox = self.header_if_new(committed.outbox.clone(), &mut out)?;
         let mut n = committed.next;
         let count = changes.len();
-        for (kind, record, kinds) in changes {
-            push_line(
-                &mut out,
-                &Line::Change(Box::new(OutboxEntry {
-                    n,
-                    id: format!("msg_{outbox}_{n}"),
-                    event_type: kind.event_type().to_owned(),
-                    kinds,
-                    sequence,
-                    generated_at,
-                    published_at,
-                    record: record.clone(),
-                    reminder: None,
-                })),
-            );
+        for change in changes {
+            let mut entry = OutboxEntry {
+                n,
+                id: String::new(),
+                event_type: change.transition.event_type().to_owned(),
+                kinds: crate::changes::filters_of(change.record),
+                sequence,
+                generated_at,
+                published_at,
+                record: change.record.clone(),
+                reminder: None,
+                previous_window: change.previous_window,
+                completion: change.completion.cloned(),
+                told_with: change.told_with.map(str::to_owned),
+                fulfils: change.fulfils.into_iter().cloned().collect(),
+            };
+            entry.id = message_id(&outbox, &entry);
+            push_line(&mut out, &Line::Change(Box::new(entry)));
             n += 1;
         }
         push_line(&mut out, &Line::Commit { sequence, next: n });
@@ -458,58 +514,60 @@ impl Outbox {
         self.write_after(committed.end, &out)?;
         crate::testhook::reached("outbox:appended");
         if committed.end + out.len() as u64 > COMPACT_AT_BYTES {
-            self.compact(_lock, needed.unwrap_or(n), published_at)?;
+            self.compact(lock, needed.unwrap_or(n), published_at)?;
         }
         Ok(count)
     }
 
-    /// Appends the `reminders` whose keys the outbox has not held, as
-    /// change lines and one commit (naming snapshot `sequence`, the one
-    /// they are served from), durably; returns how many. `kinds` are the
-    /// filters each record is seen in. The caller holds the data-dir lock,
-    /// so two processes never append one reminder twice.
+    /// Appends the time events in `reminders` whose keys the outbox has
+    /// not held (and that did not fall due before a restore, see
+    /// `quietUntil`), as change lines and one commit (naming snapshot
+    /// `sequence`, the one they are served from), durably; returns how
+    /// many. The caller holds the data-dir lock, so two processes never
+    /// append one twice.
     pub fn append_reminders(
         &self,
-        _lock: &DataDirLock,
+        lock: &DataDirLock,
         reminders: &[crate::remind::Reminder<'_>],
         sequence: u64,
         generated_at: Timestamp,
         now: Timestamp,
     ) -> Result<usize, OutboxError> {
+        self.own(lock, self.index()?, now)?;
         let committed = self.read()?;
         let held = committed.reminder_keys();
         // An endpoint added after the last publish finds no outbox yet.
         let mut out = Vec::new();
-        let outbox = header_if_new(committed.outbox.clone(), &mut out);
+        let outbox = self.header_if_new(committed.outbox.clone(), &mut out)?;
         let mut n = committed.next;
         for reminder in reminders {
             let key = reminder.key();
-            if held.contains(key.as_str()) || !reminder.is_due(now) {
+            let before_restore = committed.quiet_until.is_some_and(|q| reminder.due_at < q);
+            if held.contains(key.as_str()) || !reminder.is_due(now) || before_restore {
                 continue;
             }
-            push_line(
-                &mut out,
-                &Line::Change(Box::new(OutboxEntry {
-                    n,
-                    id: format!("msg_{outbox}_{n}"),
-                    event_type: reminder.kind.event_type().to_owned(),
-                    kinds: KindFilter::ALL
-                        .into_iter()
-                        .filter(|f| crate::model::visible_in(reminder.record, *f))
-                        .map(|f| f.as_str().to_owned())
-                        .collect(),
-                    sequence,
-                    generated_at,
-                    published_at: now,
-                    record: reminder.record.clone(),
-                    reminder: Some(ReminderFacts {
-                        key,
-                        lead_minutes: reminder.lead_minutes,
-                        at: reminder.at,
-                        expires_at: reminder.expires_at,
-                    }),
-                })),
-            );
+            let mut entry = OutboxEntry {
+                n,
+                id: String::new(),
+                event_type: reminder.kind.event_type().to_owned(),
+                kinds: crate::changes::filters_of(reminder.record),
+                sequence,
+                generated_at,
+                published_at: now,
+                record: reminder.record.clone(),
+                reminder: Some(ReminderFacts {
+                    key,
+                    lead_minutes: reminder.lead_minutes,
+                    at: reminder.at,
+                    expires_at: reminder.expires_at,
+                }),
+                previous_window: None,
+                completion: None,
+                told_with: None,
+                fulfils: Vec::new(),
+            };
+            entry.id = message_id(&outbox, &entry);
+            push_line(&mut out, &Line::Change(Box::new(entry)));
             n += 1;
         }
         let count = (n - committed.next) as usize;
@@ -532,6 +590,85 @@ impl Outbox {
         self.write_after(committed.end, &out)?;
         crate::testhook::reached("outbox:reminded");
         Ok(count)
+    }
+
+    /// Makes sure the outbox is this data dir's own before a writer
+    /// appends: one made in another `webhooks/` directory (a restore, a
+    /// copy) gets a new epoch and `quietUntil` = `now`; one from before
+    /// homes were noted gets its home. Either is one atomic rewrite under
+    /// the caller's lock; the index returned is the file's after it.
+    fn own(&self, _lock: &DataDirLock, index: Index, now: Timestamp) -> Result<Index, OutboxError> {
+        let Some(outbox) = index.outbox.clone() else {
+            return Ok(index);
+        };
+        let home = self.home()?;
+        if index.home.as_deref() == Some(home.as_str()) {
+            return Ok(index);
+        }
+        let header = if index.home.is_some() {
+            tracing::warn!(
+                "webhook outbox: made in another directory (a restore or a copy of the data dir): new message ids from here on, and time events due before {now} are not sent"
+            );
+            Line::Header {
+                outbox: crate::webhook::random_token(9),
+                first: index.first,
+                reminded: index.reminded.clone(),
+                home: Some(home),
+                quiet_until: Some(now),
+            }
+        } else {
+            Line::Header {
+                outbox,
+                first: index.first,
+                reminded: index.reminded.clone(),
+                home: Some(home),
+                quiet_until: index.quiet_until,
+            }
+        };
+        let mut bytes = line_bytes(&header);
+        for (_, range) in &index.changes {
+            bytes.extend_from_slice(&index.bytes[range.clone()]);
+        }
+        if let Some(sequence) = index.last_sequence {
+            bytes.extend_from_slice(&line_bytes(&Line::Commit {
+                sequence,
+                next: index.next,
+            }));
+        }
+        crate::durable::write_atomic(&self.path, &bytes).map_err(|e| self.err(e.source))?;
+        self.index()
+    }
+
+    /// The identity of this outbox's `webhooks/` directory ([`home_of`]),
+    /// made first when it does not exist.
+    fn home(&self) -> Result<String, OutboxError> {
+        let dir = self.path.parent().unwrap_or(Path::new("."));
+        crate::durable::create_dir_durable(dir).map_err(|e| self.err(e))?;
+        home_of(dir).map_err(|e| self.err(e))
+    }
+
+    /// The outbox id: `existing`, or a new one whose header line (with
+    /// this directory as its home) is pushed to `out`.
+    fn header_if_new(
+        &self,
+        existing: Option<String>,
+        out: &mut Vec<u8>,
+    ) -> Result<String, OutboxError> {
+        if let Some(id) = existing {
+            return Ok(id);
+        }
+        let id = crate::webhook::random_token(9);
+        push_line(
+            out,
+            &Line::Header {
+                outbox: id.clone(),
+                first: 0,
+                reminded: Vec::new(),
+                home: Some(self.home()?),
+                quiet_until: None,
+            },
+        );
+        Ok(id)
     }
 
     /// Writes `bytes` after the committed part (which ends at `end`),
@@ -650,6 +787,8 @@ impl Outbox {
             outbox,
             first,
             reminded,
+            home: index.home.clone(),
+            quiet_until: index.quiet_until,
         });
         for range in &kept[dropped_for_size..] {
             bytes.extend_from_slice(&index.bytes[(*range).clone()]);
@@ -667,19 +806,32 @@ impl Outbox {
     }
 }
 
-/// The outbox id: `existing`, or a new one whose header line is pushed to `out`.
-fn header_if_new(existing: Option<String>, out: &mut Vec<u8>) -> String {
-    existing.unwrap_or_else(|| {
-        let id = crate::webhook::random_token(9);
-        push_line(
-            out,
-            &Line::Header {
-                outbox: id.clone(),
-                first: 0,
-                reminded: Vec::new(),
-            },
-        );
-        id
+/// A message id that names one message forever: the outbox's epoch, the
+/// entry's number and the first 32 bits of a SHA-256 of what it says. The
+/// epoch changes when the outbox is restored or copied; the digest keeps
+/// two outboxes that share an epoch anyway (a file-system snapshot rolled
+/// back) from giving one id to two different messages.
+pub fn message_id(outbox: &str, entry: &OutboxEntry) -> String {
+    use sha2::{Digest, Sha256};
+    let content = serde_json::to_vec(entry).expect("an outbox entry serialises");
+    let digest = Sha256::digest(&content);
+    let hex: String = digest[..4].iter().map(|b| format!("{b:02x}")).collect();
+    format!("msg_{outbox}_{}_{hex}", entry.n)
+}
+
+/// What names a `webhooks/` directory: its inode and, where the file
+/// system keeps it, its birth time. A directory made by a restore (`tar`,
+/// `cp`, `rsync`) has another; a rename within the file system keeps it.
+pub fn home_of(dir: &Path) -> io::Result<String> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::metadata(dir)?;
+    let born = meta
+        .created()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok());
+    Ok(match born {
+        Some(born) => format!("{}-{}", meta.ino(), born.as_nanos()),
+        None => meta.ino().to_string(),
     })
 }
 
@@ -692,44 +844,6 @@ fn line_bytes(line: &Line) -> Vec<u8> {
 fn push_line(out: &mut Vec<u8>, line: &Line) {
     serde_json::to_writer(&mut *out, line).expect("an outbox line serialises");
     out.push(b'\n');
-}
-
-/// The changes under every kind filter, merged: one item per (change
-/// type, record), listing the filters that see it so.
-fn changes_by_filter<'a>(
-    old: &'a [Record],
-    new: &'a [Record],
-) -> Vec<(ChangeKind, &'a Record, Vec<String>)> {
-    let mut merged: Vec<(ChangeKind, &'a Record, Vec<String>)> = Vec::new();
-    // Where each (change type, record id) is in `merged`: a publish that
-    // changes every record must not cost a scan of `merged` per change.
-    let mut at: std::collections::HashMap<(u8, &'a str), usize> = std::collections::HashMap::new();
-    for filter in KindFilter::ALL {
-        for change in diff(old, new, filter) {
-            match at.entry((rank(change.kind), change.record.id.as_str())) {
-                std::collections::hash_map::Entry::Occupied(slot) => {
-                    merged[*slot.get()].2.push(filter.as_str().to_owned())
-                }
-                std::collections::hash_map::Entry::Vacant(slot) => {
-                    slot.insert(merged.len());
-                    merged.push((change.kind, change.record, vec![filter.as_str().to_owned()]));
-                }
-            }
-        }
-    }
-    // The same stable order the diff uses: by record id, then change type.
-    merged.sort_by(|a, b| {
-        crate::model::compare_ids(&a.1.id, &b.1.id).then(rank(a.0).cmp(&rank(b.0)))
-    });
-    merged
-}
-
-fn rank(kind: ChangeKind) -> u8 {
-    match kind {
-        ChangeKind::Removed => 0,
-        ChangeKind::Created => 1,
-        ChangeKind::Updated => 2,
-    }
 }
 
 #[cfg(test)]
@@ -787,6 +901,10 @@ mod tests {
             published_at: Timestamp::MAX,
             record,
             reminder: None,
+            previous_window: None,
+            completion: None,
+            told_with: None,
+            fulfils: Vec::new(),
         };
         let line = line_bytes(&Line::Change(Box::new(entry)));
         assert!(

@@ -1,5 +1,6 @@
-//! Reminders for webhook endpoints: what falls due ([`crate::remind`]) for
-//! the leads the enabled endpoints ask for, appended to the outbox when it
+//! Time events for webhook endpoints: what falls due ([`crate::remind`])
+//! for the enabled endpoints (`schedule.elapsed` for all of them, the
+//! reminders of the leads each asks for), appended to the outbox when it
 //! falls due, and when the next one will.
 //!
 //! The one deliverer of a data dir runs this ([`super::deliver::run`]
@@ -33,14 +34,15 @@ pub enum RemindError {
     Outbox(#[from] OutboxError),
 }
 
-/// The lead lists of the enabled endpoints that take reminders, each once
-/// (none: no endpoint does).
-pub fn lead_lists(endpoints: &[Endpoint]) -> Vec<&crate::remind::Leads> {
-    let mut lists: Vec<&crate::remind::Leads> = Vec::new();
+/// The lead lists of the enabled endpoints, each once: `None` for those
+/// that take no reminders (they still hear of unconfirmed schedules).
+/// Empty: no endpoint is enabled.
+pub fn lead_lists(endpoints: &[Endpoint]) -> Vec<Option<&crate::remind::Leads>> {
+    let mut lists: Vec<Option<&crate::remind::Leads>> = Vec::new();
     for leads in endpoints
         .iter()
         .filter(|e| e.enabled)
-        .filter_map(|e| e.remind.as_ref())
+        .map(|e| e.remind.as_ref())
     {
         if !lists.contains(&leads) {
             lists.push(leads);
@@ -49,18 +51,20 @@ pub fn lead_lists(endpoints: &[Endpoint]) -> Vec<&crate::remind::Leads> {
     lists
 }
 
-/// The reminders due at `now` for every endpoint's own leads (of each
+/// The time events due at `now` for every endpoint's own leads (of each
 /// schedule, the latest of *its* leads: one endpoint's 10 minutes never
 /// hides another's 20), each once.
 fn due_for<'a>(
     records: &'a [crate::model::Record],
-    lists: &[&crate::remind::Leads],
+    lists: &[Option<&crate::remind::Leads>],
+    tolerance_ms: i64,
     now: Timestamp,
 ) -> Vec<crate::remind::Reminder<'a>> {
     let mut keys = std::collections::HashSet::new();
     let mut due = Vec::new();
     for leads in lists {
-        for reminder in crate::remind::due(records, leads.minutes(), now) {
+        let leads = leads.map(|l| l.minutes());
+        for reminder in crate::remind::due(records, leads, tolerance_ms, now) {
             if keys.insert(reminder.key()) {
                 due.push(reminder);
             }
@@ -79,13 +83,14 @@ pub struct Pass {
     pub next_due: Option<Timestamp>,
 }
 
-/// Appends the reminders due at `now` that the outbox has not held, and
-/// tells when the next one falls due (one read of the endpoints and the
-/// snapshot for both). The lock is taken (within `lock_timeout`) only
+/// Appends the time events due at `now` that the outbox has not held,
+/// and tells when the next one falls due (one read of the endpoints and
+/// the snapshot for both). The lock is taken (within `lock_timeout`) only
 /// when there is one to append.
 pub fn append_due(
     data_dir: &Path,
     now: Timestamp,
+    tolerance_ms: i64,
     lock_timeout: Duration,
 ) -> Result<Pass, RemindError> {
     let endpoints = Endpoints::new(data_dir).load()?;
@@ -93,21 +98,26 @@ pub fn append_due(
     if lists.is_empty() {
         return Ok(Pass::default());
     }
-    let union = crate::remind::Leads::union(lists.iter().copied());
+    let union = crate::remind::Leads::union(lists.iter().flatten().copied());
+    let leads = (!union.is_empty()).then_some(union.as_slice());
     let next_due = |snapshot: &crate::snapshot::Snapshot| {
-        crate::remind::next_due(&snapshot.records, &union, now)
+        crate::remind::next_due(&snapshot.records, leads, tolerance_ms, now)
     };
     let store = SnapshotStore::new(data_dir);
     let outbox = Outbox::new(data_dir);
     let unsent = |snapshot: &crate::snapshot::Snapshot| -> Result<bool, OutboxError> {
-        let due = due_for(&snapshot.records, &lists, now);
+        let due = due_for(&snapshot.records, &lists, tolerance_ms, now);
         if due.is_empty() {
             // The usual wake: nothing due, the outbox is not read.
             return Ok(false);
         }
         let committed = outbox.read()?;
         let held = committed.reminder_keys();
-        Ok(due.iter().any(|r| !held.contains(r.key().as_str())))
+        let quiet =
+            |r: &crate::remind::Reminder| committed.quiet_until.is_some_and(|q| r.due_at < q);
+        Ok(due
+            .iter()
+            .any(|r| !held.contains(r.key().as_str()) && !quiet(r)))
     };
     match store.load_current()? {
         Some(snapshot) if unsent(&snapshot)? => {}
@@ -124,11 +134,11 @@ pub fn append_due(
     let Some(snapshot) = store.load_current()? else {
         return Ok(Pass::default());
     };
-    let due = due_for(&snapshot.records, &lists, now);
+    let due = due_for(&snapshot.records, &lists, tolerance_ms, now);
     let appended =
         outbox.append_reminders(&lock, &due, snapshot.sequence, snapshot.generated_at, now)?;
     if appended > 0 {
-        tracing::info!("webhook reminders: {appended} due at {now} appended to the outbox");
+        tracing::info!("webhook time events: {appended} due at {now} appended to the outbox");
     }
     Ok(Pass {
         appended,
@@ -136,10 +146,16 @@ pub fn append_due(
     })
 }
 
-/// Whether the reminder `entry` is not to be sent at `now`: it expired, or
-/// a later change of its record (in `later`, the outbox's entries after
-/// it) withdrew or fulfilled the schedule, or moved its window.
-pub fn cancelled(entry: &super::OutboxEntry, later: &[super::OutboxEntry], now: Timestamp) -> bool {
+/// Whether the time event `entry` is not to be sent at `now`: it expired,
+/// or a later change of its record (in `later`, the outbox's entries after
+/// it) withdrew or fulfilled the schedule, or moved its window (its time
+/// events, by the matcher's `tolerance_ms`, no longer include it).
+pub fn cancelled(
+    entry: &super::OutboxEntry,
+    later: &[super::OutboxEntry],
+    now: Timestamp,
+    tolerance_ms: i64,
+) -> bool {
     let Some(facts) = &entry.reminder else {
         return false;
     };
@@ -151,8 +167,9 @@ pub fn cancelled(entry: &super::OutboxEntry, later: &[super::OutboxEntry], now: 
         .iter()
         .filter(|e| e.reminder.is_none() && e.record.id == entry.record.id)
         .any(|change| {
-            change.event_type == crate::changes::ChangeKind::Removed.event_type()
-                || !crate::remind::reminders_of(&change.record, &lead)
+            crate::changes::Transition::of_event_type(&change.event_type)
+                == Some(crate::changes::Transition::Withdrawn)
+                || !crate::remind::reminders_of(&change.record, Some(&lead), tolerance_ms)
                     .iter()
                     .any(|r| r.key() == facts.key)
         })

@@ -5,7 +5,8 @@
 use reqwest::Url;
 use serde_json::json;
 
-use crate::model::{Kind, Link, Record, ScheduleState, Timestamp};
+use crate::changes::Transition;
+use crate::model::{Kind, Link, Record, ScheduleWindow, Timestamp};
 
 use super::endpoint::Endpoint;
 use super::format::Format;
@@ -21,7 +22,8 @@ pub const TEST_EVENT: &str = "webhook.test";
 pub struct Event<'a> {
     /// The message id (`webhook-id`).
     pub id: &'a str,
-    /// `record.created`, `record.updated`, `record.removed` or `webhook.test`.
+    /// A change ([`crate::changes::EVENT_TYPES`]), a time event
+    /// ([`crate::remind::ReminderKind`]) or `webhook.test`.
     pub event_type: &'a str,
     /// When it happened (the publish time).
     pub timestamp: Timestamp,
@@ -35,6 +37,12 @@ pub struct Event<'a> {
     pub generated_at: Option<Timestamp>,
     /// For a reminder: its lead and the instant it refers to.
     pub reminder: Option<&'a ReminderFacts>,
+    /// `schedule.moved`: the window before.
+    pub previous_window: Option<ScheduleWindow>,
+    /// `schedule.fulfilled`: the completion that fulfilled it.
+    pub completion: Option<&'a Record>,
+    /// A completion's: the schedules it fulfilled in the same version.
+    pub fulfils: &'a [Record],
 }
 
 impl<'a> Event<'a> {
@@ -49,6 +57,9 @@ impl<'a> Event<'a> {
             sequence: Some(entry.sequence),
             generated_at: Some(entry.generated_at),
             reminder: entry.reminder.as_ref(),
+            previous_window: entry.previous_window,
+            completion: entry.completion.as_ref(),
+            fulfils: &entry.fulfils,
         }
     }
 }
@@ -78,6 +89,10 @@ pub enum TargetError {
     /// A Bark target without its device key.
     #[error("a bark target is https://api.day.app/<device key>")]
     BarkKey,
+    /// An e-mail target that cannot be used (the words say why and how
+    /// one is written).
+    #[error("{0}")]
+    Email(String),
 }
 
 /// Why an event cannot be rendered for an endpoint.
@@ -89,15 +104,34 @@ pub enum RenderError {
     /// The standard format's secret is missing or malformed.
     #[error("the endpoint has no usable signing secret")]
     Secret,
+    /// The format does not send HTTP requests (e-mail).
+    #[error("e-mail is not sent as an HTTP request")]
+    NotHttp,
 }
 
-/// Checks that `url` fits `format` (for instance, Telegram needs a chat id).
-pub fn check_target(format: Format, url: &Url) -> Result<(), TargetError> {
-    match format {
-        Format::Telegram => telegram_parts(url).map(|_| ()),
-        Format::Bark => bark_key(url).map(|_| ()),
-        _ => Ok(()),
+/// The URL whose host `format`'s messages go to, from an endpoint's
+/// target `text`, checked as the format needs (an `http(s)` URL with a
+/// host; Telegram's chat id, Bark's device key; an e-mail target's
+/// sender and recipients): what `webhook add` resolves and checks, and
+/// what every attempt connects to.
+pub fn target_server(format: Format, text: &str) -> Result<Url, TargetError> {
+    if format == Format::Email {
+        let url = Url::parse(text).map_err(|_| {
+            TargetError::Email(format!(
+                "{} is not a URL; {}",
+                crate::redact::redact_target(text),
+                super::email::EMAIL_TARGET_RULE
+            ))
+        })?;
+        return super::email::EmailTarget::parse(&url).map(|t| t.server_url());
     }
+    let url = crate::outbound::parse_target(text).map_err(|e| TargetError::Url(e.to_string()))?;
+    match format {
+        Format::Telegram => telegram_parts(&url).map(|_| ())?,
+        Format::Bark => bark_key(&url).map(|_| ())?,
+        _ => {}
+    }
+    Ok(url)
 }
 
 /// Renders `event` for `endpoint`; `signed_at` is the Unix time of the attempt.
@@ -116,6 +150,8 @@ pub fn render(endpoint: &Endpoint, event: &Event, signed_at: i64) -> Result<Requ
         Format::Telegram => telegram(url, message()),
         Format::Bark => bark(url, message()),
         Format::Feishu => Ok(feishu(url, message(), endpoint.language)),
+        // Not an HTTP request: [`super::email`] composes and sends it.
+        Format::Email => Err(RenderError::NotHttp),
     }
 }
 
@@ -129,13 +165,6 @@ fn standard(url: Url, secret: &str, event: &Event, signed_at: i64) -> Result<Req
         event_type: &'a str,
         timestamp: Timestamp,
         data: D,
-    }
-    #[derive(serde::Serialize)]
-    #[serde(rename_all = "camelCase")]
-    struct Data<'a> {
-        record: Option<&'a Record>,
-        sequence: Option<u64>,
-        generated_at: Option<Timestamp>,
     }
     let body = match (
         event.reminder,
@@ -160,10 +189,12 @@ fn standard(url: Url, secret: &str, event: &Event, signed_at: i64) -> Result<Req
         _ => serde_json::to_vec(&Payload {
             event_type: event.event_type,
             timestamp: event.timestamp,
-            data: Data {
+            data: crate::changes::ChangeData {
                 record: event.record,
                 sequence: event.sequence,
                 generated_at: event.generated_at,
+                previous_window: event.previous_window,
+                completion: event.completion,
             },
         }),
     }
@@ -406,9 +437,14 @@ impl Message {
     }
 }
 
-/// The human message of an event, in `language`, local times in `zone`.
+/// The human message of an event, in `language`, local times in `zone`:
+/// a headline with the time it is about, then the record's type and scope
+/// in words, its window, what the event adds (the window before a move,
+/// the time a completion was scheduled for), and the record's text. Every
+/// word comes from the tables the pages use ([`crate::site::i18n`]).
 pub fn message(event: &Event, language: Lang, zone: chrono_tz::Tz) -> Message {
     let words = language.notify();
+    let strings = language.strings();
     let Some(record) = event.record else {
         return Message {
             title: words.test_title.to_owned(),
@@ -419,63 +455,91 @@ pub fn message(event: &Event, language: Lang, zone: chrono_tz::Tz) -> Message {
             reminder: false,
         };
     };
-    let reminder = event
-        .reminder
-        .zip(ReminderKind::of_event_type(event.event_type));
-    let title = match reminder {
-        Some((facts, kind)) => {
-            let what = match kind {
-                ReminderKind::Upcoming => words
-                    .upcoming
-                    .replace("{n}", &facts.lead_minutes.unwrap_or(0).to_string()),
-                ReminderKind::WindowStarted => words.window_started.to_owned(),
-                ReminderKind::WindowEnded => words.window_ended.to_owned(),
-            };
-            format!("{what}: {}", local_and_utc(facts.at, zone))
-        }
-        None => change_title(record, event.event_type, words).to_owned(),
-    };
-    let whom = match &record.scope {
-        Some(scope) if !scope.plans.is_empty() => {
-            format!("{}{}", words.plans, scope.plans.join(", "))
-        }
-        _ => words.plans_not_stated.to_owned(),
-    };
-    let (before, after) = words.reset_of_type;
-    let mut lines = vec![format!(
-        "{before}{}{after}, {whom}",
-        record.reset_type.as_str()
-    )];
-    if let Some(window) = record.schedule_window {
-        if window.start_at == window.end_at {
-            lines.push(format!(
-                "{}{}",
-                words.when,
-                local_and_utc(window.start_at, zone)
-            ));
-        } else {
-            let (start, end) = (window.start_at, window.end_at);
-            lines.push(if zone == chrono_tz::UTC {
-                format!("{}{}{}{} UTC", words.window, utc(start), words.to, utc(end))
-            } else {
-                format!(
-                    "{}{}{}{}",
-                    words.window,
-                    local_and_utc(start, zone),
-                    words.to,
-                    local_and_utc(end, zone)
-                )
-            });
-        }
-    }
-    if let Some(state) = record.schedule_state.filter(|_| reminder.is_none()) {
-        lines.push(format!("{}{}", words.state, state.as_str()));
-    }
-    if let Some(at) = record
+    let window = record.schedule_window;
+    let when = |w: ScheduleWindow| window_words(w, words, zone);
+    let completed = record
         .completed_at
-        .filter(|_| record.kind == Kind::Completed)
-    {
-        lines.push(format!("{}{}", words.completed_at, local_and_utc(at, zone)));
+        .or_else(|| event.completion.and_then(|c| c.completed_at));
+    let time_event = event
+        .reminder
+        .and(ReminderKind::of_event_type(event.event_type));
+    // The headline, and the time it is about when it has one.
+    let (headline, about): (String, Option<String>) = match time_event {
+        Some(ReminderKind::Upcoming) => (
+            words.upcoming.replace(
+                "{n}",
+                &event
+                    .reminder
+                    .and_then(|r| r.lead_minutes)
+                    .unwrap_or(0)
+                    .to_string(),
+            ),
+            window.map(when),
+        ),
+        Some(ReminderKind::WindowStarted) => match window {
+            Some(w) if w.end_at > w.start_at => (words.window_open.to_owned(), Some(when(w))),
+            _ => (words.due_now.to_owned(), window.map(when)),
+        },
+        Some(ReminderKind::WindowEnded) => (
+            words.window_closed.to_owned(),
+            window.map(|w| local_and_utc(w.end_at, zone)),
+        ),
+        Some(ReminderKind::Elapsed) => (words.unconfirmed.to_owned(), window.map(when)),
+        None => match (Transition::of_event_type(event.event_type), record.kind) {
+            (Some(Transition::Created), Kind::Scheduled) => {
+                (words.announced.to_owned(), window.map(when))
+            }
+            (Some(Transition::Created), Kind::Completed) => (
+                words.completed.to_owned(),
+                completed.map(|at| local_and_utc(at, zone)),
+            ),
+            (Some(Transition::Moved), _) => (words.moved.to_owned(), window.map(when)),
+            (Some(Transition::Fulfilled), _) => (
+                words.fulfilled.to_owned(),
+                completed.map(|at| local_and_utc(at, zone)),
+            ),
+            (Some(Transition::Withdrawn), Kind::Scheduled) => {
+                (words.schedule_withdrawn.to_owned(), window.map(when))
+            }
+            (Some(Transition::Withdrawn), Kind::Completed) => (
+                words.completion_withdrawn.to_owned(),
+                completed.map(|at| local_and_utc(at, zone)),
+            ),
+            (_, Kind::Scheduled) => (words.schedule_updated.to_owned(), window.map(when)),
+            (_, Kind::Completed) => (
+                words.completion_updated.to_owned(),
+                completed.map(|at| local_and_utc(at, zone)),
+            ),
+        },
+    };
+    let title = match about {
+        Some(about) => format!("{headline}{}{about}", strings.colon),
+        None => headline,
+    };
+    let mut lines = vec![strings.what(record)];
+    match (time_event, Transition::of_event_type(event.event_type)) {
+        (Some(ReminderKind::Elapsed), _) => lines.push(words.unconfirmed_line.to_owned()),
+        (_, Some(Transition::Moved)) => {
+            if let Some(before) = event.previous_window {
+                lines.push(format!("{}{}", words.was, when(before)));
+            }
+        }
+        (_, Some(Transition::Fulfilled)) => {
+            if let Some(w) = window {
+                lines.push(format!("{}{}", words.as_scheduled, when(w)));
+            }
+        }
+        (None, Some(Transition::Updated)) => {
+            if let Some(state) = record.schedule_state {
+                lines.push(format!("{}{}", words.state, strings.state_words(state)));
+            }
+        }
+        _ => {}
+    }
+    for schedule in event.fulfils {
+        if let Some(w) = schedule.schedule_window {
+            lines.push(format!("{}{}", words.as_scheduled, when(w)));
+        }
     }
     if let Some(text) = record.text.as_deref().filter(|t| !t.is_empty()) {
         lines.push(clip(text, 280));
@@ -486,23 +550,26 @@ pub fn message(event: &Event, language: Lang, zone: chrono_tz::Tz) -> Message {
         link: record.source.link(),
         page: event.page.as_deref().and_then(Link::parse),
         words,
-        reminder: reminder.is_some(),
+        reminder: time_event.is_some(),
     }
 }
 
-/// The title of a data change.
-fn change_title(record: &Record, event_type: &str, words: &'static Notify) -> &'static str {
-    match (record.kind, event_type) {
-        (Kind::Scheduled, "record.created") => words.announced,
-        (Kind::Completed, "record.created") => words.completed,
-        (Kind::Scheduled, "record.removed") => words.schedule_withdrawn,
-        (Kind::Completed, "record.removed") => words.completion_withdrawn,
-        (Kind::Scheduled, _) => match record.schedule_state {
-            Some(ScheduleState::Fulfilled) => words.fulfilled,
-            Some(ScheduleState::Elapsed) => words.elapsed,
-            _ => words.schedule_updated,
-        },
-        (Kind::Completed, _) => words.completion_updated,
+/// A window in words: `2026-11-24 18:00 UTC` for an instant (with the
+/// local time first in another zone), `2026-11-24 18:00 to 2026-11-24
+/// 20:00 UTC` for a longer one.
+fn window_words(window: ScheduleWindow, words: &Notify, zone: chrono_tz::Tz) -> String {
+    let (start, end) = (window.start_at, window.end_at);
+    if start == end {
+        local_and_utc(start, zone)
+    } else if zone == chrono_tz::UTC {
+        format!("{}{}{} UTC", utc(start), words.to, utc(end))
+    } else {
+        format!(
+            "{}{}{}",
+            local_and_utc(start, zone),
+            words.to,
+            local_and_utc(end, zone)
+        )
     }
 }
 

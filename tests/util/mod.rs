@@ -11,6 +11,7 @@ pub mod powerloss;
 pub mod receiver;
 pub mod redis;
 pub mod server;
+pub mod smtp;
 pub mod upstream;
 
 use std::path::{Path, PathBuf};

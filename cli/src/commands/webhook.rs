@@ -169,13 +169,14 @@ fn show(settings: &Settings, id: String, as_json: bool) -> Result<(), CliError> 
         .find(|s| s.id == id);
     if as_json {
         let mut value = serde_json::to_value(&endpoint).expect("plain data");
+        value["url"] = resetctl::webhook::shown_target(&endpoint).into();
         value["delivery"] = serde_json::to_value(&summary).expect("plain data");
         return print(&json(&value));
     }
     let mut out = shown!(
             "id:          {}\nurl:         {}\nformat:      {}\nkind:        {}\nevents:      {}\nplan:        {}\ndescription: {}\nstatus:      {}\ncreated:     {}\n",
             endpoint.id,
-            endpoint.url,
+            resetctl::webhook::shown_target(&endpoint),
             endpoint.format.as_str(),
             endpoint.kind,
             if endpoint.events.is_empty() { "all".to_owned() } else { endpoint.events.join(", ") },

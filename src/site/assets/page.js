@@ -36,7 +36,10 @@
       if (c.at > now || c.at < day[0] || c.at >= day[1]) return;
       if (!best || c.at > best.at || (c.at === best.at && c.how === "completed")) best = c;
     });
-    return best ? { name: "yes", hit: best } : { name: "no" };
+    if (!best) return { name: "no" };
+    // A passed schedule is due until the matcher's tolerance has passed, then not confirmed.
+    var how = best.how === "elapsed" && now < best.unconfirmedAt ? "due" : best.how;
+    return { name: "yes", hit: best, how: how };
   }
   function paint() {
     var now = Date.now();
@@ -50,7 +53,7 @@
       var detail = document.getElementById("verdict-detail");
       detail.textContent = "";
       if (v.name === "yes") {
-        var words = { completed: s.hitCompleted, fulfilled: s.hitFulfilled, elapsed: s.hitElapsed, due: s.hitDue }[v.hit.how];
+        var words = { completed: s.hitCompleted, fulfilled: s.hitFulfilled, elapsed: s.hitElapsed, due: s.hitDue }[v.how];
         detail.appendChild(document.createTextNode(words + s.colon + fmt.format(new Date(v.hit.at)) + " · " + v.hit.what + " "));
         var a = document.createElement("a");
         a.href = v.hit.href;

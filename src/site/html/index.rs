@@ -9,7 +9,7 @@ pub fn index(ctx: &PageContext, filter: KindFilter) -> String {
     let now = ctx.now;
     let day = Day::utc_of(now);
     let trust = Trust::of(ctx.view);
-    let verdict = verdict::verdict(ctx.visible(), trust, day, now);
+    let verdict = verdict::verdict(ctx.visible(), trust, day, now, ctx.tolerance_ms);
     let next = next_reset(ctx.visible(), now);
     let other = ctx.lang.other();
     let page = html! {
@@ -52,7 +52,7 @@ fn verdict_section(ctx: &PageContext, verdict: &Verdict) -> Markup {
             p id="verdict-detail" {
                 @match verdict {
                     Verdict::Yes(Hit { record, at, kind }) => {
-                        (hit_words(s, *kind)) (s.colon) (utc(*at)) " · " (what(s, record)) " "
+                        (hit_words(s, *kind)) (s.colon) (utc(*at)) " · " (s.what(record)) " "
                         a href=(ctx.link(&record_path(&record.id, Some(ctx.lang)))) { (s.details) }
                     }
                     Verdict::No => { (s.no_detail) }
@@ -122,7 +122,7 @@ fn next_section(ctx: &PageContext, next: Option<&Record>) -> Markup {
                             }
                         }
                         dt { (s.reset_type) }
-                        dd { (what(s, record)) }
+                        dd { (s.what(record)) }
                         @if let Some(p) = record.schedule_precision {
                             dt { (s.precision) }
                             dd { (precision_words(s, p)) }
@@ -218,9 +218,9 @@ fn history_item(ctx: &PageContext, record: &Record, n: usize) -> Markup {
     html! {
         span.tag { @if record.is_schedule() { (s.kind_schedule) } @else { (s.kind_completion) } }
         @if let Some(state) = record.schedule_state {
-            span.tag { (state_words(s, state)) }
+            span.tag { (s.state_words(state)) }
         }
-        strong { (what(s, record)) }
+        strong { (s.what(record)) }
         @if let Some(at) = listed_at(record) {
             br;
             (time(at, &format!("h{n}")))

@@ -25,8 +25,7 @@ use crate::model::BaseUrl;
 use crate::model::KindFilter;
 use crate::model::Mode;
 use crate::model::{
-    DataSourceStatus, Kind, Link, Origin, Record, ResetType, ScheduleBasis, SchedulePrecision,
-    ScheduleState, Timestamp,
+    DataSourceStatus, Kind, Link, Origin, Record, ScheduleBasis, SchedulePrecision, Timestamp,
 };
 use crate::query::PublishedView;
 
@@ -96,6 +95,9 @@ pub struct PageContext<'a> {
     pub base: &'a BaseUrl,
     /// The site's name (`--site-name`): the header's and the titles' brand.
     pub site_name: &'a str,
+    /// The matcher's tolerance in milliseconds: when a passed schedule is
+    /// told as not confirmed ([`crate::remind::unconfirmed_at`]).
+    pub tolerance_ms: i64,
 }
 
 impl PageContext<'_> {
@@ -142,23 +144,6 @@ fn iso(at: Timestamp) -> String {
         .to_string()
 }
 
-fn type_words(s: &Strings, t: ResetType) -> &'static str {
-    match t {
-        ResetType::Global => s.type_global,
-        ResetType::Banked => s.type_banked,
-        ResetType::GlobalAndBanked => s.type_both,
-    }
-}
-
-fn state_words(s: &Strings, state: ScheduleState) -> &'static str {
-    match state {
-        ScheduleState::Pending => s.state_pending,
-        ScheduleState::Elapsed => s.state_elapsed,
-        ScheduleState::Fulfilled => s.state_fulfilled,
-        ScheduleState::Unknown => s.state_unknown,
-    }
-}
-
 fn hit_words(s: &Strings, kind: HitKind) -> &'static str {
     match kind {
         HitKind::Completed => s.hit_completed,
@@ -175,51 +160,6 @@ fn hit_name(kind: HitKind) -> &'static str {
         HitKind::Elapsed => "elapsed",
         HitKind::Due => "due",
     }
-}
-
-/// `Global reset · all plans · 5-hour limit, weekly limit`: every id in
-/// words; windows not stated are left out of this line.
-fn what(s: &Strings, record: &Record) -> String {
-    let mut out = type_words(s, record.reset_type).to_owned();
-    if let Some(scope) = &record.scope {
-        let plans = plan_words(s, &scope.plans);
-        if !plans.is_empty() {
-            out.push_str(" · ");
-            out.push_str(&plans);
-        }
-        let windows = window_words(s, &scope.windows);
-        if !windows.is_empty() {
-            out.push_str(" · ");
-            out.push_str(&windows);
-        }
-    }
-    out
-}
-
-/// A scope's plans in words: every plan, not stated, or the plans' names.
-fn plan_words(s: &Strings, plans: &[String]) -> String {
-    if plans.iter().any(|p| p == "all") {
-        s.all_plans.to_owned()
-    } else if !plans.is_empty() && plans.iter().all(|p| p == "unknown") {
-        s.plans_unknown.to_owned()
-    } else {
-        let named: Vec<&str> = plans
-            .iter()
-            .filter(|p| *p != "unknown")
-            .map(|p| s.plan(p))
-            .collect();
-        named.join(s.list_separator)
-    }
-}
-
-/// A scope's quota windows in words; empty when none is stated.
-fn window_words(s: &Strings, windows: &[String]) -> String {
-    let named: Vec<&str> = windows
-        .iter()
-        .filter(|w| *w != "unknown")
-        .map(|w| s.window(w))
-        .collect();
-    named.join(s.list_separator)
 }
 
 fn origin_words(s: &Strings, origin: Origin) -> &'static str {
@@ -339,12 +279,17 @@ fn script_data(ctx: &PageContext) -> String {
         .visible()
         .filter_map(|record| {
             // Every kind of hit, whatever "now" the visitor's clock says.
-            let (at, kind) = verdict::reset_time(record, Timestamp::from_millis(i64::MAX))?;
+            // (A schedule not confirmed then; the script tells "due" from
+            // "not confirmed" by `unconfirmedAt`, the same instant.)
+            let (at, kind) =
+                verdict::reset_time(record, Timestamp::from_millis(i64::MAX), ctx.tolerance_ms)?;
+            let unconfirmed_at = crate::remind::unconfirmed_at(record, ctx.tolerance_ms);
             (at.as_millis() >= now - TWO_DAYS && at.as_millis() <= now + TWO_DAYS).then(|| {
                 serde_json::json!({
                     "at": at.as_millis(),
                     "how": hit_name(kind),
-                    "what": what(s, record),
+                    "unconfirmedAt": unconfirmed_at.map(Timestamp::as_millis),
+                    "what": s.what(record),
                     "href": ctx.link(&record_path(&record.id, Some(ctx.lang))),
                 })
             })

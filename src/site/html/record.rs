@@ -6,7 +6,7 @@ use super::*;
 pub fn record_page(ctx: &PageContext, index: u32) -> String {
     let s = ctx.s();
     let record = ctx.view.record(index);
-    let title = format!("{} · {}", what(s, record), s.record_heading);
+    let title = format!("{} · {}", s.what(record), s.record_heading);
     let linked: Vec<&str> = record
         .completion_record_id
         .iter()
@@ -20,17 +20,17 @@ pub fn record_page(ctx: &PageContext, index: u32) -> String {
             body {
                 (header(&ctx.frame(), &record_path(&record.id, Some(ctx.lang.other()))))
                 main {
-                    h1 { (what(s, record)) }
+                    h1 { (s.what(record)) }
                     dl.facts id="record" {
                         dt { (s.id) } dd { code { (record.id) } }
                         dt { (s.kind) } dd { @if record.is_schedule() { (s.kind_schedule) } @else { (s.kind_completion) } }
-                        dt { (s.reset_type) } dd { (type_words(s, record.reset_type)) }
+                        dt { (s.reset_type) } dd { (s.type_words(record.reset_type)) }
                         @if let Some(state) = record.schedule_state {
-                            dt { (s.state) } dd { (state_words(s, state)) }
+                            dt { (s.state) } dd { (s.state_words(state)) }
                         }
                         @if let Some(scope) = &record.scope {
-                            @let plans = plan_words(s, &scope.plans);
-                            @let windows = window_words(s, &scope.windows);
+                            @let plans = s.plan_words(&scope.plans);
+                            @let windows = s.window_words(&scope.windows);
                             dt { (s.plans) } dd { @if plans.is_empty() { (s.plans_unknown) } @else { (plans) } }
                             dt { (s.windows) } dd { @if windows.is_empty() { (s.windows_unknown) } @else { (windows) } }
                         }

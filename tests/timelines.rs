@@ -1,0 +1,1159 @@
+//! Replayed timelines: what a person (and a program) is told, message by
+//! message, from the moment a reset is announced until it is completed,
+//! moved, withdrawn or passes unconfirmed. Each timeline is run on a clock
+//! the test sets (`--now` for `webhook deliver --once`), with endpoints of
+//! every ready-made format in English and Chinese, a standard endpoint
+//! verified by the Standard Webhooks reference library, and an e-mail
+//! endpoint sending to a real SMTP server; what each receiver got is read
+//! as the person reads it (the title and text a chat app shows, the
+//! subject and body of a mail) and compared whole.
+
+use serde_json::Value;
+
+use crate::util::receiver::{verified, Receiver};
+use crate::util::smtp::Smtp;
+use crate::util::World;
+use crate::webhooks::{add, add_standard};
+
+const A: &str = "2090000000000000001";
+const B: &str = "2090000000000000002";
+const C: &str = "2090000000000000003";
+
+/// The ready-made formats people read, each with a receiver path.
+const PEOPLE: [(&str, &str); 6] = [
+    ("discord", "/api/webhooks/1/tok"),
+    ("ntfy", "/ntfy/resets"),
+    ("slack", "/services/T0/B0/X"),
+    ("telegram", "/bot1:A/sendMessage?chat_id=-100"),
+    ("bark", "/DeviceKey"),
+    ("feishu", "/open-apis/bot/v2/hook/abc"),
+];
+
+/// What a person reads from one request of `format`: its title (when the
+/// service shows one) and text, links as the service shows them.
+pub fn shown(format: &str, request: &Value) -> String {
+    let body = || -> Value { serde_json::from_str(request["body"].as_str().unwrap()).unwrap() };
+    match format {
+        "discord" => body()["content"].as_str().unwrap().replace('\\', ""),
+        "ntfy" => format!(
+            "{}\n{}",
+            header_words(request["headers"]["title"].as_str().unwrap()),
+            request["body"].as_str().unwrap()
+        ),
+        "slack" | "telegram" => body()["text"].as_str().unwrap().to_owned(),
+        "bark" => {
+            let b = body();
+            format!(
+                "{}\n{}",
+                b["title"].as_str().unwrap(),
+                b["body"].as_str().unwrap()
+            )
+        }
+        "feishu" => {
+            let b = body();
+            let post = b["content"]["post"]
+                .as_object()
+                .unwrap()
+                .values()
+                .next()
+                .unwrap()
+                .clone();
+            let text = post["content"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|p| {
+                    p.as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|e| e["text"].as_str().unwrap())
+                        .collect::<String>()
+                })
+                .collect::<Vec<_>>()
+                .join("\n");
+            format!("{}\n{text}", post["title"].as_str().unwrap())
+        }
+        other => panic!("no reading of {other}"),
+    }
+}
+
+/// A header value as ntfy shows it: RFC 2047 encoded words (how a title
+/// beyond ASCII travels in a header) decoded, as ntfy's server does with
+/// Go's `mime.WordDecoder`; here with Python's `email.header`.
+fn header_words(value: &str) -> String {
+    let out = std::process::Command::new(crate::util::python())
+        .args([
+            "-c",
+            "import sys, email.header as h; print(str(h.make_header(h.decode_header(sys.argv[1]))), end='')",
+            value,
+        ])
+        .output()
+        .expect("run python");
+    assert!(out.status.success(), "{out:?}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// The path part of a receiver target (no query).
+fn path_of(target: &str) -> &str {
+    target.split('?').next().unwrap()
+}
+
+/// Endpoints of every people format at `prefix`, with `extra` options.
+fn add_people(w: &World, r: &Receiver, prefix: &str, extra: &[&str]) {
+    for (format, target) in PEOPLE {
+        let mut args = vec!["--format", format, "--webhook-timeout", "10"];
+        args.extend_from_slice(extra);
+        add(w, &r.url(&format!("{prefix}{target}")), &args);
+    }
+}
+
+/// What each people endpoint at `prefix` was told, by format, in order.
+fn people_told(r: &Receiver, prefix: &str) -> Vec<(&'static str, Vec<String>)> {
+    PEOPLE
+        .iter()
+        .map(|(format, target)| {
+            let path = format!("{prefix}{}", path_of(target));
+            (
+                *format,
+                r.requests_to(&path)
+                    .iter()
+                    .map(|q| shown(format, q))
+                    .collect(),
+            )
+        })
+        .collect()
+}
+
+/// (type, record id) of each verified standard request to `path`.
+fn standard_told(r: &Receiver, path: &str) -> Vec<(String, String)> {
+    r.requests_to(path)
+        .iter()
+        .map(|q| {
+            let p = verified(q);
+            (
+                p["type"].as_str().unwrap().to_owned(),
+                p["data"]["record"]["id"].as_str().unwrap_or("-").to_owned(),
+            )
+        })
+        .collect()
+}
+
+fn post(id: &str) -> String {
+    format!("https://x.com/h/status/{id}")
+}
+
+/// `record schedule --at AT` of `id` (plans pro), at `now`.
+fn schedule_exact(w: &World, now: &str, id: &str, at: &str) {
+    w.run(&[
+        "--now",
+        now,
+        "record",
+        "schedule",
+        "--post-url",
+        &post(id),
+        "--at",
+        at,
+        "--scope-plans",
+        "pro",
+    ])
+    .success();
+}
+
+/// `record completion` of `id` at `at` (plans pro), recorded at `now`.
+fn complete(w: &World, now: &str, id: &str, at: &str) {
+    w.run(&[
+        "--now",
+        now,
+        "record",
+        "completion",
+        "--post-url",
+        &post(id),
+        "--at",
+        at,
+        "--scope-plans",
+        "pro",
+    ])
+    .success();
+}
+
+/// The `scheduleState` record `id` is served with.
+fn state_of(w: &World, id: &str) -> String {
+    w.current_snapshot()["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["id"] == id)
+        .and_then(|r| r["scheduleState"].as_str())
+        .unwrap_or_else(|| panic!("no schedule {id}"))
+        .to_owned()
+}
+
+fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
+    list.iter()
+        .map(|(a, b)| ((*a).to_owned(), (*b).to_owned()))
+        .collect()
+}
+
+/// A link as `format` writes it: Discord's angle brackets keep a preview
+/// from unfurling.
+fn link(format: &str, url: &str) -> String {
+    if format == "discord" {
+        format!("<{url}>")
+    } else {
+        url.to_owned()
+    }
+}
+
+/// One message as a person reads it: the title line, then the lines.
+fn said(title: &str, lines: &[&str]) -> String {
+    std::iter::once(title)
+        .chain(lines.iter().copied())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// `webhook deliver --once` at `now`, trusting `smtp`'s certificate.
+fn deliver_trusting(w: &World, smtp: &Smtp, now: &str) {
+    let (key, value) = smtp.trust();
+    let out = w
+        .cmd()
+        .env(key, value)
+        .args(["--now", now, "webhook", "deliver", "--once"])
+        .output()
+        .expect("run resetctl");
+    assert!(out.status.success(), "{out:?}");
+}
+
+/// (subject, plain text) of each mail to `to`.
+fn mailed(smtp: &Smtp, to: &str) -> Vec<(String, String)> {
+    smtp.messages_to(to)
+        .iter()
+        .map(|m| {
+            (
+                m["subject"].as_str().unwrap().to_owned(),
+                m["plain"]
+                    .as_str()
+                    .unwrap()
+                    .replace("\r\n", "\n")
+                    .trim_end()
+                    .to_owned(),
+            )
+        })
+        .collect()
+}
+
+/// The timeline of the report: an exact-time schedule for 15:29, reminders
+/// 10 and 5 minutes before, and the completion recorded 18 seconds after
+/// the time. Every person is told five things, each once: announced, in
+/// 10 minutes, in 5 minutes, due now, completed (naming the time it was
+/// scheduled for); never "withdrawn", "ended unconfirmed" or "elapsed",
+/// and no schedule state. A program is told the same moments by name,
+/// the completion before the fulfilment it causes.
+#[test]
+fn an_exact_time_completed_eighteen_seconds_late_is_told_as_due_then_completed() {
+    let r = Receiver::start();
+    let smtp = Smtp::start(true);
+    let w = World::new();
+    let timeout = ["--webhook-timeout", "10"];
+    add_people(&w, &r, "/en", &["--remind", "10m,5m"]);
+    add_people(
+        &w,
+        &r,
+        "/zh",
+        &[
+            "--remind",
+            "10m,5m",
+            "--lang",
+            "zh",
+            "--tz",
+            "Asia/Shanghai",
+        ],
+    );
+    add_standard(
+        &w,
+        &r,
+        "/std",
+        &["--remind", "10m,5m", timeout[0], timeout[1]],
+    );
+    for (to, lang) in [("en@example.org", "en"), ("zh@example.org", "zh")] {
+        add(
+            &w,
+            &smtp.target(true, to),
+            &["--format", "email", "--remind", "10m,5m", "--lang", lang],
+        );
+    }
+    schedule_exact(&w, "2026-11-27T15:00:00.000Z", A, "2026-11-27 15:29 +00:00");
+    for now in [
+        "2026-11-27T15:00:00.000Z",
+        "2026-11-27T15:19:00.000Z",
+        "2026-11-27T15:24:00.000Z",
+        "2026-11-27T15:29:00.000Z",
+        "2026-11-27T15:29:01.000Z",
+    ] {
+        deliver_trusting(&w, &smtp, now);
+    }
+    complete(
+        &w,
+        "2026-11-27T15:29:18.000Z",
+        C,
+        "2026-11-27 15:29:18 +00:00",
+    );
+    assert_eq!(state_of(&w, A), "fulfilled", "the completion matched");
+    for now in [
+        "2026-11-27T15:29:18.000Z",
+        // Past the match tolerance (180 minutes), and a day later.
+        "2026-11-27T18:40:00.000Z",
+        "2026-11-28T15:29:00.000Z",
+    ] {
+        deliver_trusting(&w, &smtp, now);
+    }
+    let (a, c) = (post(A), post(C));
+    for (format, told) in people_told(&r, "/en") {
+        let (a, c) = (link(format, &a), link(format, &c));
+        let source = |url: &str| format!("Source: {url}");
+        let at = "2026-11-27 15:29 UTC";
+        assert_eq!(
+            told,
+            [
+                said(
+                    &format!("Reset announced: {at}"),
+                    &["Global reset · Pro", &source(&a)]
+                ),
+                said(
+                    &format!("Reset in 10 minutes: {at}"),
+                    &["Global reset · Pro", &source(&a)]
+                ),
+                said(
+                    &format!("Reset in 5 minutes: {at}"),
+                    &["Global reset · Pro", &source(&a)]
+                ),
+                said(
+                    &format!("Reset due now: {at}"),
+                    &["Global reset · Pro", &source(&a)]
+                ),
+                said(
+                    &format!("Reset completed: {at}"),
+                    &[
+                        "Global reset · Pro",
+                        &format!("Scheduled for: {at}"),
+                        &source(&c)
+                    ]
+                ),
+            ],
+            "{format}, en"
+        );
+    }
+    for (format, told) in people_told(&r, "/zh") {
+        let (a, c) = (link(format, &a), link(format, &c));
+        let source = |url: &str| format!("来源：{url}");
+        let at = "2026-11-27 23:29 Asia/Shanghai (2026-11-27 15:29 UTC)";
+        assert_eq!(
+            told,
+            [
+                said(
+                    &format!("已公布重置：{at}"),
+                    &["全局重置 · Pro", &source(&a)]
+                ),
+                said(
+                    &format!("10 分钟后重置：{at}"),
+                    &["全局重置 · Pro", &source(&a)]
+                ),
+                said(
+                    &format!("5 分钟后重置：{at}"),
+                    &["全局重置 · Pro", &source(&a)]
+                ),
+                said(
+                    &format!("现在应当重置：{at}"),
+                    &["全局重置 · Pro", &source(&a)]
+                ),
+                said(
+                    &format!("重置已完成：{at}"),
+                    &["全局重置 · Pro", &format!("原计划时间：{at}"), &source(&c)]
+                ),
+            ],
+            "{format}, zh"
+        );
+    }
+    for (to, subjects) in [
+        (
+            "en@example.org",
+            [
+                "Reset announced: 2026-11-27 15:29 UTC",
+                "Reset in 10 minutes: 2026-11-27 15:29 UTC",
+                "Reset in 5 minutes: 2026-11-27 15:29 UTC",
+                "Reset due now: 2026-11-27 15:29 UTC",
+                "Reset completed: 2026-11-27 15:29 UTC",
+            ],
+        ),
+        (
+            "zh@example.org",
+            [
+                "已公布重置：2026-11-27 15:29 UTC",
+                "10 分钟后重置：2026-11-27 15:29 UTC",
+                "5 分钟后重置：2026-11-27 15:29 UTC",
+                "现在应当重置：2026-11-27 15:29 UTC",
+                "重置已完成：2026-11-27 15:29 UTC",
+            ],
+        ),
+    ] {
+        let got = mailed(&smtp, to);
+        let got_subjects: Vec<&str> = got.iter().map(|(s, _)| s.as_str()).collect();
+        assert_eq!(got_subjects, subjects, "{to}");
+        // The body: the same lines as a chat message, then why it came.
+        let (subject, plain) = got.last().unwrap();
+        assert!(plain.starts_with(&format!("{subject}\n")), "{plain}");
+        assert!(
+            plain.contains("\n\n-- \n"),
+            "a signature separator: {plain}"
+        );
+    }
+    // The mails themselves: sent over TLS with the endpoint's credentials,
+    // each with its own Message-ID and its language.
+    let mails = smtp.messages();
+    assert_eq!(mails.len(), 10);
+    for mail in &mails {
+        assert_eq!(mail["tls"], true, "{mail}");
+        assert_eq!(mail["auth"], crate::util::smtp::USER);
+        assert!(mail["html"].is_string(), "a plain and an HTML part: {mail}");
+    }
+    let ids: std::collections::HashSet<&str> = mails
+        .iter()
+        .map(|m| m["messageId"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids.len(), 10, "{ids:?}");
+    for (to, lang) in [("en@example.org", "en"), ("zh@example.org", "zh-Hans")] {
+        for mail in smtp.messages_to(to) {
+            assert_eq!(mail["contentLanguage"], lang, "{mail}");
+        }
+    }
+    assert_eq!(
+        mailed(&smtp, "en@example.org").last().unwrap().1,
+        format!(
+            "Reset completed: 2026-11-27 15:29 UTC\nGlobal reset · Pro\n\
+             Scheduled for: 2026-11-27 15:29 UTC\nSource: {c}\n\n-- \n\
+             You receive this because this address subscribes to reset \
+             notifications from resetctl; its operator can stop them."
+        )
+    );
+    assert_eq!(
+        standard_told(&r, "/std"),
+        pairs(&[
+            ("record.created", A),
+            ("reset.upcoming", A),
+            ("reset.upcoming", A),
+            ("reset.window_started", A),
+            ("record.created", C),
+            ("schedule.fulfilled", A),
+        ])
+    );
+    // The fulfilment names the completion; the completion, what it fulfils.
+    let last = verified(r.requests_to("/std").last().unwrap());
+    assert_eq!(last["data"]["completion"]["id"], C, "{last}");
+    assert_eq!(last["data"]["record"]["scheduleState"], "fulfilled");
+    let _ = B;
+}
+
+/// One timeline on one schedule: a discord endpoint in English (reminded
+/// 10 minutes before), one in Chinese, a standard endpoint; `steps` run in
+/// order (an instant to deliver at, or a completion recorded then). What
+/// the English and Chinese readers were told, and the standard types.
+struct Told {
+    en: Vec<String>,
+    zh: Vec<String>,
+    standard: Vec<String>,
+}
+
+enum Step<'a> {
+    Deliver(&'a str),
+    /// A completion (id C) effective `at`, recorded at `now`.
+    Complete {
+        now: &'a str,
+        at: &'a str,
+    },
+}
+
+fn window_timeline(window: (&str, &str), steps: &[Step]) -> Told {
+    let r = Receiver::start();
+    let w = World::new();
+    let timeout = ["--webhook-timeout", "10"];
+    add(
+        &w,
+        &r.url("/en"),
+        &[
+            "--format", "discord", "--remind", "10m", timeout[0], timeout[1],
+        ],
+    );
+    add(
+        &w,
+        &r.url("/zh"),
+        &[
+            "--format", "discord", "--lang", "zh", "--remind", "10m", timeout[0], timeout[1],
+        ],
+    );
+    add_standard(&w, &r, "/std", &["--remind", "10m", timeout[0], timeout[1]]);
+    w.run(&[
+        "--now",
+        "2026-12-01T08:00:00.000Z",
+        "record",
+        "schedule",
+        "--post-url",
+        &post(A),
+        "--window",
+        window.0,
+        window.1,
+        "--scope-plans",
+        "pro",
+    ])
+    .success();
+    for step in steps {
+        match step {
+            Step::Deliver(now) => {
+                crate::webhooks::deliver_at(&w, now).success();
+            }
+            Step::Complete { now, at } => complete(&w, now, C, at),
+        }
+    }
+    let texts = |path: &str| -> Vec<String> {
+        r.requests_to(path)
+            .iter()
+            .map(|q| shown("discord", q))
+            .collect()
+    };
+    Told {
+        en: texts("/en"),
+        zh: texts("/zh"),
+        standard: standard_told(&r, "/std")
+            .into_iter()
+            .map(|(t, _)| t)
+            .collect(),
+    }
+}
+
+/// Each message's first line (its headline and time).
+fn headlines(messages: &[String]) -> Vec<&str> {
+    messages.iter().map(|m| m.lines().next().unwrap()).collect()
+}
+
+const WINDOW: (&str, &str) = ("2026-12-01 16:00 +00:00", "2026-12-01 20:00 +00:00");
+const WINDOW_EN: &str = "2026-12-01 16:00 to 2026-12-01 20:00 UTC";
+const WINDOW_ZH: &str = "2026-12-01 16:00 至 2026-12-01 20:00 UTC";
+
+/// A window completed inside it: open, then completed; nothing about its
+/// end.
+#[test]
+fn a_window_completed_inside_it_is_told_open_then_completed() {
+    let told = window_timeline(
+        WINDOW,
+        &[
+            Step::Deliver("2026-12-01T08:00:00.000Z"),
+            Step::Deliver("2026-12-01T15:50:00.000Z"),
+            Step::Deliver("2026-12-01T16:00:00.000Z"),
+            Step::Complete {
+                now: "2026-12-01T17:00:00.000Z",
+                at: "2026-12-01 17:00 +00:00",
+            },
+            Step::Deliver("2026-12-01T17:00:00.000Z"),
+            Step::Deliver("2026-12-01T20:00:00.000Z"),
+            Step::Deliver("2026-12-01T23:30:00.000Z"),
+        ],
+    );
+    assert_eq!(
+        headlines(&told.en),
+        [
+            format!("Reset announced: {WINDOW_EN}"),
+            format!("Reset in 10 minutes: {WINDOW_EN}"),
+            format!("Reset window open: {WINDOW_EN}"),
+            "Reset completed: 2026-12-01 17:00 UTC".to_owned(),
+        ]
+    );
+    assert_eq!(
+        told.en.last().unwrap(),
+        &format!(
+            "Reset completed: 2026-12-01 17:00 UTC\nGlobal reset · Pro\nScheduled for: {WINDOW_EN}\nSource: <{}>",
+            post(C)
+        ),
+    );
+    assert_eq!(
+        headlines(&told.zh),
+        [
+            format!("已公布重置：{WINDOW_ZH}"),
+            format!("10 分钟后重置：{WINDOW_ZH}"),
+            format!("重置窗口已开始：{WINDOW_ZH}"),
+            "重置已完成：2026-12-01 17:00 UTC".to_owned(),
+        ]
+    );
+    assert_eq!(
+        told.standard,
+        [
+            "record.created",
+            "reset.upcoming",
+            "reset.window_started",
+            "record.created",
+            "schedule.fulfilled"
+        ]
+    );
+}
+
+/// A window that passes without a completion: open, closed with "no
+/// completion recorded yet", and "not confirmed" only once the match
+/// tolerance (180 minutes) has passed.
+#[test]
+fn a_window_never_completed_is_told_unconfirmed_only_after_the_tolerance() {
+    let told = window_timeline(
+        WINDOW,
+        &[
+            Step::Deliver("2026-12-01T08:00:00.000Z"),
+            Step::Deliver("2026-12-01T15:50:00.000Z"),
+            Step::Deliver("2026-12-01T16:00:00.000Z"),
+            Step::Deliver("2026-12-01T20:00:00.000Z"),
+            Step::Deliver("2026-12-01T22:59:59.000Z"),
+            Step::Deliver("2026-12-01T23:00:00.000Z"),
+            Step::Deliver("2026-12-02T23:00:00.000Z"),
+        ],
+    );
+    assert_eq!(
+        headlines(&told.en),
+        [
+            format!("Reset announced: {WINDOW_EN}"),
+            format!("Reset in 10 minutes: {WINDOW_EN}"),
+            format!("Reset window open: {WINDOW_EN}"),
+            "Reset window closed, no completion recorded yet: 2026-12-01 20:00 UTC".to_owned(),
+            format!("Scheduled reset not confirmed: {WINDOW_EN}"),
+        ]
+    );
+    assert_eq!(
+        told.en.last().unwrap(),
+        &format!(
+            "Scheduled reset not confirmed: {WINDOW_EN}\nGlobal reset · Pro\n\
+             No completion has been recorded since the scheduled time.\nSource: <{}>",
+            post(A)
+        ),
+    );
+    assert_eq!(
+        headlines(&told.zh),
+        [
+            format!("已公布重置：{WINDOW_ZH}"),
+            format!("10 分钟后重置：{WINDOW_ZH}"),
+            format!("重置窗口已开始：{WINDOW_ZH}"),
+            "重置窗口已结束，尚未记录到完成：2026-12-01 20:00 UTC".to_owned(),
+            format!("计划重置未得到确认：{WINDOW_ZH}"),
+        ]
+    );
+    assert_eq!(
+        told.standard,
+        [
+            "record.created",
+            "reset.upcoming",
+            "reset.window_started",
+            "reset.window_ended",
+            "schedule.elapsed"
+        ]
+    );
+}
+
+/// A completion after the window's end but inside the tolerance: the
+/// close was told, "not confirmed" never is; the next message says
+/// "completed".
+#[test]
+fn a_window_completed_late_within_the_tolerance_is_never_told_unconfirmed() {
+    let told = window_timeline(
+        WINDOW,
+        &[
+            Step::Deliver("2026-12-01T08:00:00.000Z"),
+            Step::Deliver("2026-12-01T16:00:00.000Z"),
+            Step::Deliver("2026-12-01T20:00:00.000Z"),
+            Step::Complete {
+                now: "2026-12-01T21:00:00.000Z",
+                at: "2026-12-01 21:00 +00:00",
+            },
+            Step::Deliver("2026-12-01T21:00:00.000Z"),
+            Step::Deliver("2026-12-01T23:00:00.000Z"),
+            Step::Deliver("2026-12-02T23:00:00.000Z"),
+        ],
+    );
+    assert_eq!(
+        headlines(&told.en),
+        [
+            format!("Reset announced: {WINDOW_EN}"),
+            format!("Reset window open: {WINDOW_EN}"),
+            "Reset window closed, no completion recorded yet: 2026-12-01 20:00 UTC".to_owned(),
+            "Reset completed: 2026-12-01 21:00 UTC".to_owned(),
+        ]
+    );
+    assert_eq!(
+        told.standard,
+        [
+            "record.created",
+            "reset.window_started",
+            "reset.window_ended",
+            "record.created",
+            "schedule.fulfilled"
+        ]
+    );
+}
+
+/// The served record `id`.
+fn served(w: &World, id: &str) -> Value {
+    w.current_snapshot()["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["id"] == id)
+        .unwrap_or_else(|| panic!("no record {id}"))
+        .clone()
+}
+
+/// One completion fulfilling two schedules is one message naming both
+/// times (the standard endpoint gets the completion and each fulfilment);
+/// a schedule moved is told with where it was; a dismissed one, withdrawn.
+#[test]
+fn fulfilled_twice_moved_and_withdrawn_are_each_told_as_what_happened() {
+    let r = Receiver::start();
+    let w = World::new();
+    let timeout = ["--webhook-timeout", "10"];
+    add(
+        &w,
+        &r.url("/en"),
+        &["--format", "slack", timeout[0], timeout[1]],
+    );
+    add(
+        &w,
+        &r.url("/zh"),
+        &["--format", "slack", "--lang", "zh", timeout[0], timeout[1]],
+    );
+    add_standard(&w, &r, "/std", &[timeout[0], timeout[1]]);
+    let now = "2026-12-01T08:00:00.000Z";
+    schedule_exact(&w, now, A, "2026-12-05 10:00 +00:00");
+    schedule_exact(&w, now, B, "2026-12-06 10:00 +00:00");
+    deliver_at_each(&w, &[now]);
+    w.run(&[
+        "--now",
+        "2026-12-01T09:00:00.000Z",
+        "record",
+        "complete",
+        A,
+        B,
+        "--at",
+        "2026-12-01 09:00 +00:00",
+        "--actor",
+        "ops",
+    ])
+    .success();
+    deliver_at_each(&w, &["2026-12-01T09:00:00.000Z"]);
+    let en: Vec<String> = r
+        .requests_to("/en")
+        .iter()
+        .map(|q| shown("slack", q))
+        .collect();
+    let zh: Vec<String> = r
+        .requests_to("/zh")
+        .iter()
+        .map(|q| shown("slack", q))
+        .collect();
+    assert_eq!(
+        en[2..],
+        ["Reset completed: 2026-12-01 09:00 UTC\nGlobal reset\n\
+          Scheduled for: 2026-12-05 10:00 UTC\nScheduled for: 2026-12-06 10:00 UTC"
+            .to_owned()]
+    );
+    assert_eq!(
+        zh[2..],
+        ["重置已完成：2026-12-01 09:00 UTC\n全局重置\n\
+          原计划时间：2026-12-05 10:00 UTC\n原计划时间：2026-12-06 10:00 UTC"
+            .to_owned()]
+    );
+    let standard = standard_told(&r, "/std");
+    let manual = standard[2].1.clone();
+    assert!(manual.starts_with("manual:"), "{standard:?}");
+    assert_eq!(
+        standard[2..],
+        pairs(&[
+            ("record.created", &manual),
+            ("schedule.fulfilled", A),
+            ("schedule.fulfilled", B),
+        ])
+    );
+    // Withdrawn: the operator dismisses E.
+    const E: &str = "2090000000000000005";
+    schedule_exact(&w, "2026-12-01T12:00:00.000Z", E, "2026-12-08 10:00 +00:00");
+    w.run(&[
+        "--now",
+        "2026-12-01T12:30:00.000Z",
+        "record",
+        "dismiss",
+        E,
+        "--actor",
+        "ops",
+    ])
+    .success();
+    deliver_at_each(&w, &["2026-12-01T12:30:00.000Z"]);
+    let en: Vec<String> = r
+        .requests_to("/en")
+        .iter()
+        .map(|q| shown("slack", q))
+        .collect();
+    let zh: Vec<String> = r
+        .requests_to("/zh")
+        .iter()
+        .map(|q| shown("slack", q))
+        .collect();
+    assert_eq!(
+        headlines(&en[3..]),
+        [
+            "Reset announced: 2026-12-08 10:00 UTC",
+            "Scheduled reset withdrawn: 2026-12-08 10:00 UTC"
+        ]
+    );
+    assert_eq!(
+        headlines(&zh[zh.len() - 1..]),
+        ["计划重置已撤回：2026-12-08 10:00 UTC"]
+    );
+    let withdrawn = verified(r.requests_to("/std").last().unwrap());
+    assert_eq!(withdrawn["type"], "record.removed");
+    assert_eq!(withdrawn["data"]["record"]["id"], E);
+    // Moved: the publisher names another time for D.
+    const D: &str = "2090000000000000004";
+    schedule_exact(&w, "2026-12-01T13:00:00.000Z", D, "2026-12-07 10:00 +00:00");
+    let mut record = served(&w, D);
+    record["scheduleWindow"] = serde_json::json!({"startAt": "2026-12-07T12:00:00.000Z", "endAt": "2026-12-07T12:00:00.000Z"});
+    record["effectiveAt"] = "2026-12-07T12:00:00.000Z".into();
+    let others: Vec<Value> = w.current_snapshot()["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["id"] != D)
+        .cloned()
+        .chain([record])
+        .collect();
+    w.publish_records(&others, "2026-12-01T14:00:00.000Z");
+    deliver_at_each(&w, &["2026-12-01T14:00:00.000Z"]);
+    let en: Vec<String> = r
+        .requests_to("/en")
+        .iter()
+        .map(|q| shown("slack", q))
+        .collect();
+    assert_eq!(
+        en[5..],
+        [
+            format!(
+                "Reset announced: 2026-12-07 10:00 UTC\nGlobal reset · Pro\nSource: {}",
+                post(D)
+            ),
+            format!(
+                "Scheduled reset moved: 2026-12-07 12:00 UTC\nGlobal reset · Pro\n\
+                 Was: 2026-12-07 10:00 UTC\nSource: {}",
+                post(D)
+            ),
+        ]
+    );
+    let moved = verified(r.requests_to("/std").last().unwrap());
+    assert_eq!(moved["type"], "schedule.moved");
+    assert_eq!(
+        moved["data"]["previousWindow"],
+        serde_json::json!({"startAt": "2026-12-07T10:00:00.000Z", "endAt": "2026-12-07T10:00:00.000Z"})
+    );
+}
+
+fn deliver_at_each(w: &World, instants: &[&str]) {
+    for now in instants {
+        crate::webhooks::deliver_at(w, now).success();
+    }
+}
+
+/// A data dir restored from a copy takes a new outbox identity: its
+/// message ids never repeat one the original sent (a receiver that
+/// de-duplicates by id drops nothing new), and a time event that fell due
+/// before the restore is not told again.
+#[test]
+fn a_restored_copy_neither_reuses_a_message_id_nor_retells_what_was_due_before_it() {
+    let r = Receiver::start();
+    let w = World::new();
+    add_standard(
+        &w,
+        &r,
+        "/std",
+        &["--remind", "10m", "--webhook-timeout", "10"],
+    );
+    schedule_exact(&w, "2026-11-27T15:00:00.000Z", A, "2026-11-27 15:29 +00:00");
+    deliver_at_each(
+        &w,
+        &["2026-11-27T15:00:00.000Z", "2026-11-27T15:19:00.000Z"],
+    );
+    // The backup: a copy of the data dir, taken with cp -a.
+    let copy = World::new();
+    let status = std::process::Command::new("cp")
+        .arg("-a")
+        .arg(w.data_dir())
+        .arg(copy.data_dir())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    // The original goes on: due now at 15:29, a completion at 15:40.
+    deliver_at_each(&w, &["2026-11-27T15:29:00.000Z"]);
+    complete(&w, "2026-11-27T15:40:00.000Z", C, "2026-11-27 15:40 +00:00");
+    deliver_at_each(&w, &["2026-11-27T15:40:00.000Z"]);
+    let original: Vec<(String, String)> = r
+        .requests_to("/std")
+        .iter()
+        .map(|q| {
+            let p = verified(q);
+            (
+                q["headers"]["webhook-id"].as_str().unwrap().to_owned(),
+                p["type"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        original.iter().map(|(_, t)| t.as_str()).collect::<Vec<_>>(),
+        [
+            "record.created",
+            "reset.upcoming",
+            "reset.window_started",
+            "record.created",
+            "schedule.fulfilled"
+        ]
+    );
+    // The original is lost; the copy is restored at 16:00 and records
+    // another completion.
+    drop(w);
+    deliver_at_each(&copy, &["2026-11-27T16:00:00.000Z"]);
+    assert_eq!(
+        r.requests_to("/std").len(),
+        original.len(),
+        "nothing due before the restore is told again"
+    );
+    complete(
+        &copy,
+        "2026-11-27T16:05:00.000Z",
+        B,
+        "2026-11-27 15:45 +00:00",
+    );
+    deliver_at_each(&copy, &["2026-11-27T16:05:00.000Z"]);
+    let after: Vec<(String, String)> = r.requests_to("/std")[original.len()..]
+        .iter()
+        .map(|q| {
+            let p = verified(q);
+            (
+                q["headers"]["webhook-id"].as_str().unwrap().to_owned(),
+                p["type"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        after.iter().map(|(_, t)| t.as_str()).collect::<Vec<_>>(),
+        ["record.created", "schedule.fulfilled"]
+    );
+    for (id, _) in &after {
+        assert!(
+            original.iter().all(|(seen, _)| seen != id),
+            "{id} was already sent by the original: {original:?}"
+        );
+    }
+}
+
+/// Every event, in every ready-made format, in both languages, read as a
+/// person reads it: no identifier a person would not say (a wire value, a
+/// field or event name) appears outside a link.
+#[test]
+fn no_message_in_any_format_or_language_shows_an_identifier() {
+    let r = Receiver::start();
+    let w = World::new();
+    add_people(&w, &r, "/en", &["--remind", "10m"]);
+    add_people(
+        &w,
+        &r,
+        "/zh",
+        &["--remind", "10m", "--lang", "zh", "--tz", "Asia/Shanghai"],
+    );
+    add_standard(
+        &w,
+        &r,
+        "/std",
+        &["--remind", "10m", "--webhook-timeout", "10"],
+    );
+    // An exact time completed; a window that passes unconfirmed; a
+    // completion edited then withdrawn; a schedule withdrawn; a move.
+    schedule_exact(&w, "2026-12-01T08:00:00.000Z", A, "2026-12-01 10:00 +00:00");
+    w.run(&[
+        "--now",
+        "2026-12-01T08:00:00.000Z",
+        "record",
+        "schedule",
+        "--post-url",
+        &post(B),
+        "--window",
+        "2026-12-02 10:00 +00:00",
+        "2026-12-02 12:00 +00:00",
+        "--scope-plans",
+        "pro,max",
+        "--scope-windows",
+        "five_hour,weekly",
+        "--basis",
+        "contextual_inference",
+        "--type",
+        "global_and_banked",
+    ])
+    .success();
+    deliver_at_each(
+        &w,
+        &[
+            "2026-12-01T08:00:00.000Z",
+            "2026-12-01T09:50:00.000Z",
+            "2026-12-01T10:00:00.000Z",
+        ],
+    );
+    complete(&w, "2026-12-01T10:05:00.000Z", C, "2026-12-01 10:05 +00:00");
+    deliver_at_each(&w, &["2026-12-01T10:05:00.000Z"]);
+    w.run(&[
+        "--now",
+        "2026-12-01T10:10:00.000Z",
+        "record",
+        "edit",
+        C,
+        "--text",
+        "Limits are back",
+        "--actor",
+        "ops",
+    ])
+    .success();
+    deliver_at_each(&w, &["2026-12-01T10:10:00.000Z"]);
+    w.run(&[
+        "--now",
+        "2026-12-01T10:20:00.000Z",
+        "record",
+        "dismiss",
+        C,
+        "--actor",
+        "ops",
+    ])
+    .success();
+    deliver_at_each(
+        &w,
+        &[
+            "2026-12-01T10:20:00.000Z",
+            "2026-12-02T09:50:00.000Z",
+            "2026-12-02T10:00:00.000Z",
+            "2026-12-02T12:00:00.000Z",
+            "2026-12-02T15:00:00.000Z",
+        ],
+    );
+    const D: &str = "2090000000000000004";
+    schedule_exact(&w, "2026-12-03T08:00:00.000Z", D, "2026-12-05 10:00 +00:00");
+    let mut record = served(&w, D);
+    record["scheduleWindow"] = serde_json::json!({"startAt": "2026-12-05T12:00:00.000Z", "endAt": "2026-12-05T12:00:00.000Z"});
+    let all: Vec<Value> = w.current_snapshot()["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["id"] != D)
+        .cloned()
+        .chain([record])
+        .collect();
+    w.publish_records(&all, "2026-12-03T09:00:00.000Z");
+    deliver_at_each(&w, &["2026-12-03T09:00:00.000Z"]);
+    w.run(&[
+        "--now",
+        "2026-12-03T09:30:00.000Z",
+        "record",
+        "dismiss",
+        D,
+        "--actor",
+        "ops",
+    ])
+    .success();
+    deliver_at_each(&w, &["2026-12-03T09:30:00.000Z"]);
+    for id in w
+        .run(&["webhook", "list", "--json"])
+        .json()
+        .as_array()
+        .unwrap()
+    {
+        w.run(&["webhook", "test", id["id"].as_str().unwrap()])
+            .success();
+    }
+    // Every kind of event was told.
+    let mut types: Vec<String> = standard_told(&r, "/std")
+        .into_iter()
+        .map(|(t, _)| t)
+        .collect();
+    types.sort();
+    types.dedup();
+    assert_eq!(
+        types,
+        [
+            "record.created",
+            "record.removed",
+            "record.updated",
+            "reset.upcoming",
+            "reset.window_ended",
+            "reset.window_started",
+            "schedule.elapsed",
+            "schedule.fulfilled",
+            "schedule.moved",
+            "webhook.test",
+        ]
+    );
+    const IDENTIFIERS: &[&str] = &[
+        "reset_scheduled",
+        "reset_completed",
+        "global",
+        "global_and_banked",
+        "datetime",
+        "explicit",
+        "contextual_inference",
+        "pending",
+        "elapsed",
+        "fulfilled",
+        "unknown",
+        "auto",
+        "manual",
+        "rss",
+        "github",
+        "five_hour",
+        "max",
+        "pro",
+        "record.created",
+        "record.removed",
+        "record.updated",
+        "schedule.moved",
+        "schedule.fulfilled",
+        "schedule.elapsed",
+        "reset.upcoming",
+        "reset.window_started",
+        "reset.window_ended",
+        "webhook.test",
+        "scheduleState",
+        "resetType",
+        "scheduleWindow",
+        "kind",
+        "null",
+        "true",
+        "false",
+        "None",
+        "Some",
+    ];
+    let mut read = 0;
+    for prefix in ["/en", "/zh"] {
+        for (format, told) in people_told(&r, prefix) {
+            assert!(told.len() >= 14, "{format} {prefix}: {told:#?}");
+            for message in told {
+                read += 1;
+                let words: Vec<&str> = message
+                    .split_whitespace()
+                    .filter(|piece| !piece.contains("://"))
+                    .flat_map(|piece| {
+                        piece.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
+                    })
+                    .map(|w| w.trim_matches('.'))
+                    .collect();
+                for identifier in IDENTIFIERS {
+                    assert!(
+                        !words.contains(identifier),
+                        "{format} {prefix} shows {identifier:?}:\n{message}"
+                    );
+                }
+            }
+        }
+    }
+    assert!(read >= 12 * 14, "{read}");
+}
