@@ -81,6 +81,16 @@ fn verdict(page: &str) -> (String, String) {
     (attr, detail)
 }
 
+/// The verdict's word, as the page shows it.
+fn verdict_word(page: &str) -> String {
+    page.split("data-verdict=\"")
+        .nth(1)
+        .and_then(|rest| rest.split_once('>'))
+        .and_then(|(_, rest)| rest.split('<').next())
+        .unwrap_or_else(|| panic!("no verdict in the page:\n{page}"))
+        .to_owned()
+}
+
 fn badge(s: &Server) -> Value {
     let reply = s.get("/openapi/v1/badge.json");
     assert_eq!(reply.status, 200, "{}", reply.text());
@@ -122,14 +132,44 @@ fn an_elapsed_schedule_of_the_day_is_a_yes_that_says_it_was_not_confirmed() {
         Some(CHECKED),
         &[],
     );
-    let (name, detail) = verdict(&s.get("/en/").text());
+    let page = s.get("/en/").text();
+    let (name, detail) = verdict(&page);
     assert_eq!(name, "yes");
     // Past the match tolerance (180 minutes after the window): "not
-    // confirmed", the words every message uses at that instant.
+    // confirmed", the words every message uses at that instant, on the
+    // page, in the badge.
+    assert_eq!(verdict_word(&page), "Not confirmed");
     assert!(
         detail.starts_with("A scheduled reset was not confirmed: 2026-11-24 01:00 UTC"),
         "{detail}"
     );
+    assert_eq!(verdict_word(&s.get("/zh/").text()), "未确认");
+    assert_eq!(badge(&s)["message"], "reset due today, not confirmed");
+}
+
+#[test]
+fn a_window_of_the_day_that_passed_inside_the_tolerance_is_due_not_unconfirmed() {
+    // NOW is 10:00; the window ended at 09:00, so a completion until 12:00
+    // still fulfils it: due, not confirmed yet; never "not confirmed".
+    let (_w, s) = serve(
+        &[elapsed(
+            "200",
+            "2026-11-24T08:00:00.000Z",
+            "2026-11-24T09:00:00.000Z",
+        )],
+        Some(CHECKED),
+        &[],
+    );
+    let page = s.get("/en/").text();
+    let (name, detail) = verdict(&page);
+    assert_eq!(name, "yes");
+    assert_eq!(verdict_word(&page), "Due");
+    assert!(
+        detail.starts_with("A scheduled reset is due, not confirmed yet: 2026-11-24 08:00 UTC"),
+        "{detail}"
+    );
+    assert_eq!(verdict_word(&s.get("/zh/").text()), "应已重置");
+    assert_eq!(badge(&s)["message"], "reset due today, not confirmed yet");
 }
 
 #[test]

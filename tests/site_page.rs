@@ -450,3 +450,63 @@ fn the_status_page_works_in_chromium_in_two_widths_zones_and_languages() {
         failed.join("\n  ")
     );
 }
+
+/// The page's script words a schedule of the visitor's day as the server
+/// does (html/mod.rs `yes_word`): "Due" while a completion may still
+/// confirm it (within the match tolerance after its window), "Not
+/// confirmed" once the tolerance has passed, in both languages.
+#[test]
+fn the_pages_script_says_due_then_not_confirmed_as_the_server_does() {
+    let browser_dir = browser_dir();
+    assert_a_cjk_font();
+    let w = World::new();
+    // A schedule of 08:00 to 09:00 UTC on NOW's day, served elapsed.
+    let mut record = pending(
+        "300",
+        "2026-11-24T08:00:00.000Z",
+        "2026-11-24T09:00:00.000Z",
+    );
+    record["scheduleState"] = "elapsed".into();
+    w.publish_checked(
+        &[record],
+        "2026-11-24T09:30:00.000Z",
+        Some("2026-11-24T09:30:00.000Z"),
+    );
+    let s = Server::start(&w, &["--now", NOW], &[]);
+    let origin = format!("http://{}", s.addr);
+    let out_dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("site_page_due");
+    std::fs::create_dir_all(&out_dir).unwrap();
+    // 10:00: one hour after the window, inside the 180-minute tolerance;
+    // 12:30: past it.
+    for (at, en, zh) in [
+        (NOW, "Due", "应已重置"),
+        ("2026-11-24T12:30:00.000Z", "Not confirmed", "未确认"),
+    ] {
+        let scratch = w.path(&format!("browser-{}", &at[11..13]));
+        std::fs::create_dir_all(&scratch).unwrap();
+        let report = run_browser(
+            "site_page.mjs",
+            &origin,
+            &out_dir,
+            &browser_dir,
+            &scratch,
+            &[at],
+        );
+        let words: Vec<(String, String)> = report["viewports"]
+            .as_array()
+            .expect("viewports")
+            .iter()
+            .map(|vp| {
+                (
+                    vp["langPath"].as_str().unwrap().to_owned(),
+                    vp["verdictText"].as_str().unwrap_or_default().to_owned(),
+                )
+            })
+            .collect();
+        assert!(!words.is_empty());
+        for (lang, text) in &words {
+            let expected = if lang == "en" { en } else { zh };
+            assert_eq!(text, expected, "at {at}, /{lang}/: {words:?}");
+        }
+    }
+}

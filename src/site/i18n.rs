@@ -255,8 +255,14 @@ pub struct Strings {
     pub question_utc: &'static str,
     /// The question the verdict answers, for the visitor's day (script).
     pub question_local: &'static str,
-    /// The verdicts.
+    /// The verdicts: a reset confirmed today.
     pub yes: &'static str,
+    /// A schedule of the day whose time has come, not confirmed yet
+    /// (within the matcher's tolerance).
+    pub yes_due: &'static str,
+    /// A schedule of the day that passed the tolerance unconfirmed: the
+    /// words every message uses at that instant.
+    pub yes_unconfirmed: &'static str,
     /// No reset.
     pub no: &'static str,
     /// Cannot tell.
@@ -494,6 +500,8 @@ pub static EN: Strings = Strings {
     question_utc: "Reset today (UTC)?",
     question_local: "Reset today (your time)?",
     yes: "Yes",
+    yes_due: "Due",
+    yes_unconfirmed: "Not confirmed",
     no: "No",
     unknown: "Unknown",
     hit_completed: "A reset was confirmed",
@@ -642,6 +650,8 @@ pub static ZH: Strings = Strings {
     question_utc: "今天（UTC）重置了吗？",
     question_local: "今天（你的时区）重置了吗？",
     yes: "是",
+    yes_due: "应已重置",
+    yes_unconfirmed: "未确认",
     no: "否",
     unknown: "未知",
     hit_completed: "已确认一次重置",

@@ -46,7 +46,8 @@
     var v = verdict(now);
     var el = document.getElementById("verdict");
     if (el) {
-      el.textContent = s[v.name];
+      // "Yes" only for a confirmed reset; a due or unconfirmed one says so (html/mod.rs, yes_word).
+      el.textContent = v.name === "yes" ? { completed: s.yes, fulfilled: s.yes, due: s.yesDue, elapsed: s.yesUnconfirmed }[v.how] : s[v.name];
       el.className = "verdict verdict-" + v.name;
       el.setAttribute("data-verdict", v.name);
       document.getElementById("verdict-question").textContent = s.questionLocal;

@@ -41,7 +41,7 @@ pub fn index(ctx: &PageContext, filter: KindFilter) -> String {
 fn verdict_section(ctx: &PageContext, verdict: &Verdict) -> Markup {
     let s = ctx.s();
     let (word, name) = match verdict {
-        Verdict::Yes(_) => (s.yes, "yes"),
+        Verdict::Yes(hit) => (super::yes_word(s, hit.kind), "yes"),
         Verdict::No => (s.no, "no"),
         Verdict::Unknown(_) => (s.unknown, "unknown"),
     };

@@ -144,6 +144,17 @@ fn iso(at: Timestamp) -> String {
         .to_string()
 }
 
+/// The verdict's word for a day a reset was due: "Yes" only when it is
+/// confirmed; "Due" while the matcher may still confirm it; "Not
+/// confirmed" after (page.js picks the same words by the same rule).
+pub(super) fn yes_word(s: &Strings, kind: HitKind) -> &'static str {
+    match kind {
+        HitKind::Completed | HitKind::Fulfilled => s.yes,
+        HitKind::Due => s.yes_due,
+        HitKind::Elapsed => s.yes_unconfirmed,
+    }
+}
+
 fn hit_words(s: &Strings, kind: HitKind) -> &'static str {
     match kind {
         HitKind::Completed => s.hit_completed,
