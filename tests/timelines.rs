@@ -1157,3 +1157,120 @@ fn no_message_in_any_format_or_language_shows_an_identifier() {
     }
     assert!(read >= 12 * 14, "{read}");
 }
+
+/// Sets the server's clock (RESETCTL_TEST_CLOCK_FILE) to `at`.
+fn set_clock(file: &std::path::Path, at: &str) {
+    let tmp = file.with_extension("tmp");
+    std::fs::write(&tmp, at).unwrap();
+    std::fs::rename(tmp, file).unwrap();
+}
+
+/// The record stream tells the same moments, read by a real SSE client
+/// (httpx-sse): a `kind=all` client that asked for no reminder is told a
+/// fulfilled schedule is `schedule.fulfilled` (after the completion), never
+/// removed, and a window that passes unconfirmed is `schedule.elapsed`
+/// once the tolerance has passed, not at its end.
+#[test]
+fn the_stream_tells_a_fulfilment_as_such_and_unconfirmed_only_after_the_tolerance() {
+    use crate::stream::Client;
+    let w = World::new();
+    let clock = w.path("clock");
+    set_clock(&clock, "2026-11-27T15:00:00.000Z");
+    schedule_exact(&w, "2026-11-27T15:00:00.000Z", A, "2026-11-27 15:29 +00:00");
+    let s = crate::util::server::Server::start(
+        &w,
+        &["--no-rate-limit", "--flood-guard", "off"],
+        &[("RESETCTL_TEST_CLOCK_FILE", clock.to_str().unwrap())],
+    );
+    let all = Client::connect(&s, "/openapi/v1/records/stream?kind=all", &[]);
+    all.head(200);
+    assert_eq!(all.event().0, "ready");
+    let reminded = Client::connect(
+        &s,
+        "/openapi/v1/records/stream?kind=reset_scheduled&remind=10",
+        &[],
+    );
+    reminded.head(200);
+    assert_eq!(reminded.event().0, "ready");
+    // 15:29: the reminded stream hears "due now"; the other nothing.
+    set_clock(&clock, "2026-11-27T15:29:00.000Z");
+    let (event, _, data) = reminded.event();
+    assert_eq!(
+        (event.as_str(), &data["record"]["id"]),
+        ("reset.window_started", &Value::from(A))
+    );
+    // 15:29:18: the completion; then, for every stream, the completion
+    // and the fulfilment naming it (a reset_scheduled stream: the
+    // fulfilment only).
+    set_clock(&clock, "2026-11-27T15:29:18.000Z");
+    complete(
+        &w,
+        "2026-11-27T15:29:18.000Z",
+        C,
+        "2026-11-27 15:29:18 +00:00",
+    );
+    let sequence = w.current_snapshot()["sequence"].as_u64().unwrap();
+    let (first, first_id, first_data) = all.event();
+    let (second, second_id, second_data) = all.event();
+    assert_eq!(
+        [
+            (first.as_str(), &first_data["record"]["id"]),
+            (second.as_str(), &second_data["record"]["id"])
+        ],
+        [
+            ("record.created", &Value::from(C)),
+            ("schedule.fulfilled", &Value::from(A))
+        ]
+    );
+    assert_eq!(second_data["completion"]["id"], C, "{second_data}");
+    assert_eq!(second_data["record"]["scheduleState"], "fulfilled");
+    for id in [&first_id, &second_id] {
+        assert_eq!(crate::stream::sequence_of(id), Some(sequence), "{id}");
+    }
+    let (event, _, data) = reminded.event();
+    assert_eq!(
+        (event.as_str(), &data["record"]["id"]),
+        ("schedule.fulfilled", &Value::from(A))
+    );
+    // A window that passes unconfirmed: its end is no event for the plain
+    // stream; the tolerance's end is, for both.
+    w.run(&[
+        "--now",
+        "2026-11-27T15:30:00.000Z",
+        "record",
+        "schedule",
+        "--post-url",
+        &post(B),
+        "--window",
+        "2026-11-28 16:00 +00:00",
+        "2026-11-28 17:00 +00:00",
+        "--scope-plans",
+        "pro",
+    ])
+    .success();
+    let (created, created_id, _) = all.event();
+    assert_eq!(created, "record.created");
+    assert_eq!(reminded.event().0, "record.created");
+    set_clock(&clock, "2026-11-28T15:50:00.000Z");
+    assert_eq!(reminded.event().0, "reset.upcoming");
+    set_clock(&clock, "2026-11-28T16:00:00.000Z");
+    assert_eq!(reminded.event().0, "reset.window_started");
+    set_clock(&clock, "2026-11-28T17:00:00.000Z");
+    assert_eq!(reminded.event().0, "reset.window_ended");
+    set_clock(&clock, "2026-11-28T20:00:00.000Z");
+    let (event, id, data) = all.event();
+    assert_eq!(
+        (event.as_str(), &data["record"]["id"], &data["at"]),
+        (
+            "schedule.elapsed",
+            &Value::from(B),
+            &Value::from("2026-11-28T17:00:00.000Z")
+        ),
+        "the plain stream's first event after the creation: {data}"
+    );
+    assert_eq!(
+        id, created_id,
+        "schedule.elapsed does not move the client's place"
+    );
+    assert_eq!(reminded.event().0, "schedule.elapsed");
+}
