@@ -605,6 +605,16 @@ fn reminder_settings_and_stream_queries_that_cannot_be_used_are_refused_by_name(
         (vec!["--event", "reset.soon"], "is not one of"),
         (vec!["--lang", "fr"], "\"fr\" is not en or zh"),
         (vec!["--tz", "Mars/Base"], "not a time zone"),
+        // The plan id rule of the feeds' `plan` (model::PlanId), not a
+        // looser one of its own.
+        (
+            vec!["--plan", "team-a"],
+            "\"team-a\" is not a plan id of 1 to 32 characters a-z, 0-9 or _",
+        ),
+        (
+            vec!["--plan", &"a".repeat(33)],
+            "is not a plan id of 1 to 32",
+        ),
     ] {
         let mut all = vec!["webhook", "add", "https://hooks.example.org/r"];
         all.extend(&args);

@@ -50,13 +50,19 @@ impl KindFilter {
     }
 }
 
-/// A plan id for the feeds' `plan` filter: 1 to 32 characters of
+/// A plan id for the feeds' `plan` filter and a webhook endpoint's
+/// `--plan`: 1 to 32 characters of
 /// `[a-z0-9_]` (validated on construction, so a renderer can write it
 /// anywhere without escaping).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct PlanId(String);
 
 impl PlanId {
+    /// The rule, as refusals say it: the one rule for a plan id wherever one
+    /// is given (the feeds' `plan`, `webhook add --plan`).
+    pub const RULE: &'static str =
+        "a plan id of 1 to 32 characters a-z, 0-9 or _ (such as plus or pro)";
+
     /// Parses a plan id; `None` when it breaks the rule.
     pub fn parse(text: &str) -> Option<Self> {
         let ok = (1..=32).contains(&text.len())

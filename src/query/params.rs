@@ -126,7 +126,7 @@ impl fmt::Display for QueryError {
                     "page" => {
                         "a whole number from 1 to 4294967295, without sign, leading zeros or spaces"
                     }
-                    "plan" => "a plan id of 1 to 32 characters a-z, 0-9 or _ (such as plus or pro)",
+                    "plan" => PlanId::RULE,
                     "alarm" => {
                         "a whole number of minutes from 0 to 1440, without sign, leading zeros or spaces"
                     }

@@ -418,15 +418,14 @@ impl NewEndpoint {
                 )));
             }
         }
+        // The plan id rule of the records' filters (model::PlanId). An
+        // endpoint stored before this rule with a plan it breaks is kept as
+        // written and filters as before (README, "Webhooks").
         if let Some(plan) = &self.plan {
-            let ok = !plan.is_empty()
-                && plan.len() <= 64
-                && plan
-                    .bytes()
-                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"_-.".contains(&b));
-            if !ok {
+            if crate::model::PlanId::parse(plan).is_none() {
                 return Err(EndpointError::Invalid(format!(
-                    "--plan {plan:?} is not a lowercase plan id"
+                    "--plan {plan:?} is not {}",
+                    crate::model::PlanId::RULE
                 )));
             }
         }
