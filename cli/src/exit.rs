@@ -114,12 +114,10 @@ impl From<HistoryError> for CliError {
 
 impl From<StandaloneError> for CliError {
     fn from(err: StandaloneError) -> Self {
+        let message = err.to_string();
         match err {
-            StandaloneError::Unpublished { .. } => {
-                let message = err.to_string();
-                let StandaloneError::Unpublished { source, .. } = err else {
-                    unreachable!("matched above")
-                };
+            // The message names what was not published; the code is its cause's.
+            StandaloneError::Unpublished { source, .. } => {
                 CliError::new(CliError::from(*source).code, message)
             }
             StandaloneError::WrongMode(message) => CliError::new(Code::Usage, message),
@@ -171,10 +169,37 @@ impl From<resetctl::webhook::EndpointError> for CliError {
 
 impl From<resetctl::limit::SettingError> for CliError {
     fn from(err: resetctl::limit::SettingError) -> Self {
+        use resetctl::limit::SettingError;
+        // Exhaustive: a new kind of setting error gets its code here.
         let code = match err {
-            resetctl::limit::SettingError::RedisRefused { .. } => Code::Unavailable,
-            resetctl::limit::SettingError::RedisTlsFile { unfit: true, .. } => Code::DataErr,
-            _ => Code::Usage,
+            SettingError::RedisRefused { .. } => Code::Unavailable,
+            SettingError::RedisTlsFile { unfit: true, .. } => Code::DataErr,
+            SettingError::RedisTlsFile { unfit: false, .. }
+            | SettingError::Rate(_)
+            | SettingError::Range(_)
+            | SettingError::TrustsEveryone(_)
+            | SettingError::Header(_)
+            | SettingError::RedisUrl { .. }
+            | SettingError::RedisTlsPair
+            | SettingError::RedisTlsUnused(_)
+            | SettingError::RedisSetup { .. } => Code::Usage,
+        };
+        CliError::new(code, err.to_string())
+    }
+}
+
+impl From<resetctl::sync::SyncError> for CliError {
+    fn from(err: resetctl::sync::SyncError) -> Self {
+        use resetctl::sync::state::SyncStateError;
+        use resetctl::sync::SyncError;
+        let code = match &err {
+            SyncError::BackingOff { .. } | SyncError::Busy(_) => Code::TempFail,
+            SyncError::WrongMode(_) => Code::Usage,
+            SyncError::Fetch { .. } => Code::Unavailable,
+            SyncError::Invalid { .. } => Code::DataErr,
+            SyncError::State(SyncStateError::Read(e)) => read_code(e),
+            SyncError::State(_) | SyncError::Lock(_) => Code::IoErr,
+            SyncError::Snapshot(e) => snapshot_code(e),
         };
         CliError::new(code, err.to_string())
     }

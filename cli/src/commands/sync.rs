@@ -2,8 +2,7 @@
 //! outcome to a line and an exit code.
 
 use resetctl::settings::sync::NO_UPSTREAM;
-use resetctl::sync::state::SyncStateError;
-use resetctl::sync::{run_daemon, sync_once, SyncError, SyncOutcome, SyncSettings};
+use resetctl::sync::{run_daemon, sync_once, SyncOutcome, SyncSettings};
 
 use crate::args::SyncArgs;
 use crate::exit::{CliError, Code};
@@ -21,19 +20,6 @@ fn describe(outcome: &SyncOutcome, url: &str) -> String {
         SyncOutcome::Unchanged => shown!("fetched {}: content unchanged, no new snapshot", url),
         SyncOutcome::NotModified => shown!("{} not modified (304); sync time updated", url),
     }
-}
-
-fn to_cli_error(err: SyncError) -> CliError {
-    let code = match &err {
-        SyncError::BackingOff { .. } | SyncError::Busy(_) => Code::TempFail,
-        SyncError::WrongMode(_) => Code::Usage,
-        SyncError::Fetch { .. } => Code::Unavailable,
-        SyncError::Invalid { .. } => Code::DataErr,
-        SyncError::State(SyncStateError::Read(e)) => crate::exit::read_code(e),
-        SyncError::State(_) | SyncError::Lock(_) => Code::IoErr,
-        SyncError::Snapshot(e) => crate::exit::snapshot_code(e),
-    };
-    CliError::new(code, err.to_string())
 }
 
 pub fn run(settings: &Settings, args: &SyncArgs) -> Result<(), CliError> {
@@ -69,7 +55,7 @@ pub fn run(settings: &Settings, args: &SyncArgs) -> Result<(), CliError> {
     if args.once {
         let outcome = runtime
             .block_on(sync_once(&data_dir, &sync, clock.as_ref()))
-            .map_err(to_cli_error)?;
+            .map_err(CliError::from)?;
         return print(&format!("{}\n", describe(&outcome, &sync.source.url)));
     }
     tracing::info!(
