@@ -7,8 +7,8 @@
 use super::{Raw, SettingsError};
 use crate::api::ServeOptions;
 use crate::model::record_pages_base;
-use crate::webhook::deliver::DEFAULT_TIMEOUT;
 use crate::webhook::endpoint::check_timeout;
+use crate::webhook::endpoint::DEFAULT_TIMEOUT;
 
 /// A new endpoint's delivery settings.
 #[derive(Debug, Clone, PartialEq)]

@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use super::rules::{
     completion_record, heatmap_record, link_completions, manual_record, reset_type_of,
-    schedule_record,
+    schedule_record, Candidate, Fulfilment,
 };
 use super::skip::{SkipReason, SkippedRecord};
 use super::wire::{
@@ -35,22 +35,6 @@ pub struct Converted {
     pub records: Vec<Record>,
     /// What could not be converted.
     pub skipped: Vec<SkippedRecord>,
-}
-
-/// A schedule's fulfilment, from `fulfilledSchedules` or a manual completion.
-#[derive(Debug, Clone)]
-pub(super) struct Fulfilment {
-    pub(super) completed_at: Option<Timestamp>,
-    pub(super) completion_id: Option<String>,
-    pub(super) origin: FulfillmentOrigin,
-}
-
-/// One candidate event, de-duplicated by post id.
-#[derive(Debug, Clone)]
-pub(super) struct Candidate {
-    pub(super) event: FeedEvent,
-    pub(super) location: String,
-    pub(super) window: Option<FeedWindow>,
 }
 
 /// Converts a parsed feed document at `now`.

@@ -8,15 +8,30 @@ use std::collections::{HashMap, HashSet};
 use chrono::{NaiveTime, Timelike};
 use chrono_tz::America::Los_Angeles;
 
-use super::convert::{Candidate, Fulfilment};
 use super::skip::SkipReason;
-use super::wire::{FeedEvent, HeatmapSource, ManualCompletion};
+use super::wire::{FeedEvent, FeedWindow, HeatmapSource, ManualCompletion};
 use crate::model::validate::{id_scheme, IdScheme};
 use crate::model::{
     FulfillmentOrigin, Kind, Origin, Record, ResetType, ScheduleBasis, SchedulePrecision,
     ScheduleState, ScheduleWindow, Source, Timestamp,
 };
 use crate::schedule::schedule_state_at;
+
+/// A schedule's fulfilment, from `fulfilledSchedules` or a manual completion.
+#[derive(Debug, Clone)]
+pub(super) struct Fulfilment {
+    pub(super) completed_at: Option<Timestamp>,
+    pub(super) completion_id: Option<String>,
+    pub(super) origin: FulfillmentOrigin,
+}
+
+/// One candidate event, de-duplicated by post id.
+#[derive(Debug, Clone)]
+pub(super) struct Candidate {
+    pub(super) event: FeedEvent,
+    pub(super) location: String,
+    pub(super) window: Option<FeedWindow>,
+}
 
 pub(super) fn reset_type_of(event: &FeedEvent) -> Result<ResetType, SkipReason> {
     match event.reset_type.as_deref() {

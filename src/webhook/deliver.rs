@@ -20,8 +20,6 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
-
 use crate::clock::Clock;
 use crate::durable::{write_atomic, DataDirLock, LockError};
 use crate::metrics::DeliveryOutcome;
@@ -31,13 +29,12 @@ use super::endpoint::{Endpoint, Endpoints};
 use super::log::{self, Attempt, Outcome};
 use super::outbox::{Committed, Outbox, OutboxEntry};
 use super::request::{render, Event};
+use super::state::{EndpointState, FailedMessage};
 
 /// The retry delays after the 1st, 2nd, … failure (the last repeats), in seconds.
 pub const RETRY_DELAYS: [i64; 5] = [5, 60, 600, 3600, 6 * 3600];
 /// How long a message is retried before it is marked failed.
 pub const RETRY_WINDOW_MS: i64 = 24 * 3600 * 1000;
-/// The default request timeout.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Failed messages remembered per endpoint (for `status`).
 const FAILED_KEPT: usize = 20;
 /// How often a running deliverer looks for new outbox entries and endpoints.
@@ -58,40 +55,6 @@ pub struct DeliverSettings {
     /// The matcher's tolerance in milliseconds: when an unconfirmed
     /// schedule is announced so ([`crate::remind`]).
     pub tolerance_ms: i64,
-}
-
-/// One failed message, kept for `status` and `webhook show`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct FailedMessage {
-    /// The message id.
-    pub message: String,
-    /// The event type.
-    pub event: String,
-    /// When it was given up.
-    pub at: Timestamp,
-    /// The last error or status.
-    pub last_error: String,
-}
-
-/// An endpoint's durable delivery state.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct EndpointState {
-    /// The next outbox entry to consider.
-    pub next: u64,
-    /// Failed attempts of the entry at the cursor.
-    pub attempts: u32,
-    /// When the entry at the cursor was first tried.
-    pub first_attempt_at: Option<Timestamp>,
-    /// When it is tried again.
-    pub next_attempt_at: Option<Timestamp>,
-    /// Messages delivered so far.
-    pub delivered: u64,
-    /// The newest messages given up on.
-    pub failed: Vec<FailedMessage>,
-    /// Messages given up on, in all.
-    pub failed_total: u64,
 }
 
 impl EndpointState {
@@ -696,10 +659,10 @@ async fn send_email(
     timeout: Duration,
 ) -> Result<u16, SendError> {
     let url = reqwest::Url::parse(&endpoint.url)
-        .map_err(|e| super::request::TargetError::Url(e.to_string()))
+        .map_err(|e| super::target::TargetError::Url(e.to_string()))
         .map_err(super::request::RenderError::from)?;
     let target =
-        super::email::EmailTarget::parse(&url).map_err(super::request::RenderError::from)?;
+        super::target::EmailTarget::parse(&url).map_err(super::request::RenderError::from)?;
     let message = super::request::message(event, endpoint.language, endpoint.zone());
     let email = super::email::compose(
         &target,

@@ -120,6 +120,9 @@ impl Endpoint {
 /// The range of an endpoint's request timeout, in seconds.
 pub const TIMEOUT_RANGE: std::ops::RangeInclusive<f64> = 0.1..=60.0;
 
+/// The request timeout of an endpoint that sets none: 10 s.
+pub const DEFAULT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// An endpoint's request timeout of `seconds`, when it is within
 /// [`TIMEOUT_RANGE`].
 pub fn check_timeout(seconds: f64) -> Result<std::time::Duration, EndpointError> {
@@ -135,7 +138,7 @@ pub fn check_timeout(seconds: f64) -> Result<std::time::Duration, EndpointError>
 }
 
 fn default_timeout_seconds() -> f64 {
-    super::deliver::DEFAULT_TIMEOUT.as_secs_f64()
+    DEFAULT_TIMEOUT.as_secs_f64()
 }
 
 impl Endpoint {
@@ -146,12 +149,12 @@ impl Endpoint {
 
     /// The request timeout (a hand-edited value out of range reads as the default).
     pub fn timeout(&self) -> std::time::Duration {
-        check_timeout(self.timeout_seconds).unwrap_or(super::deliver::DEFAULT_TIMEOUT)
+        check_timeout(self.timeout_seconds).unwrap_or(DEFAULT_TIMEOUT)
     }
 
     /// The first outbox change this endpoint has not been sent yet, given
     /// its delivery `state` (none before its first delivery).
-    pub fn cursor(&self, state: Option<&super::deliver::EndpointState>) -> u64 {
+    pub fn cursor(&self, state: Option<&super::state::EndpointState>) -> u64 {
         state.map_or(0, |s| s.next).max(self.start)
     }
 
@@ -264,7 +267,7 @@ pub enum EndpointError {
     Invalid(String),
     /// A target URL that does not fit the endpoint's format.
     #[error(transparent)]
-    Target(#[from] super::request::TargetError),
+    Target(#[from] super::target::TargetError),
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -429,7 +432,7 @@ impl NewEndpoint {
                 )));
             }
         }
-        super::request::target_server(self.format, &self.url)?;
+        super::target::target_server(self.format, &self.url)?;
         check_timeout(self.timeout_seconds)?;
         if let Some(zone) = &self.time_zone {
             crate::civil::parse_zone(zone).map_err(|e| EndpointError::Invalid(e.to_string()))?;

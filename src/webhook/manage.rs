@@ -54,7 +54,7 @@ pub async fn add(
 ) -> Result<Endpoint, ManageError> {
     // Every setting is checked before the target's name is looked up.
     let mut endpoint = endpoint.build(now, 0)?;
-    let target = super::request::target_server(endpoint.format, &endpoint.url)
+    let target = super::target::target_server(endpoint.format, &endpoint.url)
         .map_err(|e| EndpointError::Invalid(e.to_string()))?;
     let reach = outbound::Reach::for_target(endpoint.allow_private_targets);
     outbound::resolve(&target, reach)

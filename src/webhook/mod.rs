@@ -25,6 +25,8 @@ pub mod outbox;
 pub mod remind;
 pub mod request;
 pub mod sign;
+pub mod state;
+pub mod target;
 
 pub use endpoint::{Endpoint, EndpointError, Endpoints};
 pub use format::Format;
@@ -98,21 +100,21 @@ pub struct EndpointSummary {
     /// Changes waiting for this endpoint (at most what the outbox holds).
     pub pending: u64,
     /// The newest messages given up on.
-    pub recent_failures: Vec<deliver::FailedMessage>,
+    pub recent_failures: Vec<state::FailedMessage>,
     /// When the message at the cursor is tried again, while retrying.
     pub next_retry_at: Option<crate::model::Timestamp>,
 }
 
 /// An endpoint's target as `webhook show` prints it to its operator: the
 /// URL whole (the operator set it), except an e-mail target's password,
-/// which is never printed ([`email::EmailTarget::shown`]).
+/// which is never printed ([`target::EmailTarget::shown`]).
 pub fn shown_target(endpoint: &Endpoint) -> String {
     if endpoint.format != Format::Email {
         return endpoint.url.clone();
     }
     reqwest::Url::parse(&endpoint.url)
         .ok()
-        .and_then(|url| email::EmailTarget::parse(&url).ok())
+        .and_then(|url| target::EmailTarget::parse(&url).ok())
         .map_or_else(|| crate::redact::NOT_SHOWN.to_owned(), |t| t.shown())
 }
 

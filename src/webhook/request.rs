@@ -11,6 +11,7 @@ use crate::model::{Kind, Link, Record, ScheduleWindow, Timestamp};
 use super::endpoint::Endpoint;
 use super::format::Format;
 use super::outbox::{OutboxEntry, ReminderFacts};
+use super::target::{bark_key, telegram_parts, TargetError};
 use crate::remind::ReminderKind;
 use crate::site::i18n::{Lang, Notify};
 
@@ -77,24 +78,6 @@ pub struct Request {
     pub body: Vec<u8>,
 }
 
-/// A target URL that does not fit its format.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum TargetError {
-    /// Not a URL.
-    #[error("{0}")]
-    Url(String),
-    /// A Telegram target without its chat.
-    #[error("a telegram target needs ?chat_id=<chat> (https://api.telegram.org/bot<token>/sendMessage?chat_id=…)")]
-    TelegramChat,
-    /// A Bark target without its device key.
-    #[error("a bark target is https://api.day.app/<device key>")]
-    BarkKey,
-    /// An e-mail target that cannot be used (the words say why and how
-    /// one is written).
-    #[error("{0}")]
-    Email(String),
-}
-
 /// Why an event cannot be rendered for an endpoint.
 #[derive(Debug, thiserror::Error)]
 pub enum RenderError {
@@ -107,31 +90,6 @@ pub enum RenderError {
     /// The format does not send HTTP requests (e-mail).
     #[error("e-mail is not sent as an HTTP request")]
     NotHttp,
-}
-
-/// The URL whose host `format`'s messages go to, from an endpoint's
-/// target `text`, checked as the format needs (an `http(s)` URL with a
-/// host; Telegram's chat id, Bark's device key; an e-mail target's
-/// sender and recipients): what `webhook add` resolves and checks, and
-/// what every attempt connects to.
-pub fn target_server(format: Format, text: &str) -> Result<Url, TargetError> {
-    if format == Format::Email {
-        let url = Url::parse(text).map_err(|_| {
-            TargetError::Email(format!(
-                "{} is not a URL; {}",
-                crate::redact::redact_target(text),
-                super::email::EMAIL_TARGET_RULE
-            ))
-        })?;
-        return super::email::EmailTarget::parse(&url).map(|t| t.server_url());
-    }
-    let url = crate::outbound::parse_target(text).map_err(|e| TargetError::Url(e.to_string()))?;
-    match format {
-        Format::Telegram => telegram_parts(&url).map(|_| ())?,
-        Format::Bark => bark_key(&url).map(|_| ())?,
-        _ => {}
-    }
-    Ok(url)
 }
 
 /// Renders `event` for `endpoint`; `signed_at` is the Unix time of the attempt.
@@ -336,23 +294,6 @@ fn telegram(url: Url, message: Message) -> Result<Request, RenderError> {
         &json!({ "chat_id": chat_id, "text": clip(&text, 4096) }),
     ))
 }
-
-fn telegram_parts(url: &Url) -> Result<(Url, String), TargetError> {
-    let chat_id = url
-        .query_pairs()
-        .find(|(k, _)| k == "chat_id")
-        .map(|(_, v)| v.into_owned())
-        .filter(|v| !v.is_empty())
-        .ok_or(TargetError::TelegramChat)?;
-    let mut endpoint = url.clone();
-    endpoint.set_query(None);
-    if !endpoint.path().ends_with("/sendMessage") {
-        let path = format!("{}/sendMessage", endpoint.path().trim_end_matches('/'));
-        endpoint.set_path(&path);
-    }
-    Ok((endpoint, chat_id))
-}
-
 /// Bark (<https://bark.day.app/#/tutorial>, "POST requests support JSON"):
 /// POST JSON `{title, body, url, group}` to `https://api.day.app/<device key>`.
 /// The body is plain (no `markdown` field); `url` opens any scheme on the
@@ -366,14 +307,6 @@ fn bark(url: Url, message: Message) -> Result<Request, RenderError> {
     }
     Ok(json_post(url, &body))
 }
-
-fn bark_key(url: &Url) -> Result<String, TargetError> {
-    url.path_segments()
-        .and_then(|mut s| s.next_back().map(str::to_owned))
-        .filter(|k| !k.is_empty())
-        .ok_or(TargetError::BarkKey)
-}
-
 /// A short human message: what happened, for whom, when, and the source.
 /// Its lines may carry an upstream's or an operator's text: each format
 /// escapes them with its own [`markup`](super::markup) function.
