@@ -45,7 +45,7 @@ fn reminder(event: &str, id: &str, lead: Value, at: &str) -> (String, String, Va
 }
 
 /// The served record `id`, as the current snapshot holds it.
-fn served(w: &World, id: &str) -> Value {
+pub(crate) fn served(w: &World, id: &str) -> Value {
     w.current_snapshot()["records"]
         .as_array()
         .unwrap()
@@ -506,7 +506,7 @@ fn killed_and_racing_deliverers_append_and_send_each_reminder_under_one_id() {
 }
 
 /// Sets the server's clock (RESETCTL_TEST_CLOCK_FILE) to `at`.
-fn set_clock(file: &std::path::Path, at: &str) {
+pub(crate) fn set_clock(file: &std::path::Path, at: &str) {
     let tmp = file.with_extension("tmp");
     std::fs::write(&tmp, at).unwrap();
     std::fs::rename(tmp, file).unwrap();

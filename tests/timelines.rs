@@ -10,10 +10,11 @@
 
 use serde_json::Value;
 
+use crate::reminders::{served, set_clock};
 use crate::util::receiver::{verified, Receiver};
 use crate::util::smtp::Smtp;
 use crate::util::World;
-use crate::webhooks::{add, add_standard};
+use crate::webhooks::{add, add_standard, events};
 
 const A: &str = "2090000000000000001";
 const B: &str = "2090000000000000002";
@@ -58,20 +59,11 @@ pub fn shown(format: &str, request: &Value) -> String {
                 .next()
                 .unwrap()
                 .clone();
-            let text = post["content"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|p| {
-                    p.as_array()
-                        .unwrap()
-                        .iter()
-                        .map(|e| e["text"].as_str().unwrap())
-                        .collect::<String>()
-                })
-                .collect::<Vec<_>>()
-                .join("\n");
-            format!("{}\n{text}", post["title"].as_str().unwrap())
+            format!(
+                "{}\n{}",
+                post["title"].as_str().unwrap(),
+                crate::webhook_formats::feishu_text(&post)
+            )
         }
         other => panic!("no reading of {other}"),
     }
@@ -119,20 +111,6 @@ fn people_told(r: &Receiver, prefix: &str) -> Vec<(&'static str, Vec<String>)> {
                     .iter()
                     .map(|q| shown(format, q))
                     .collect(),
-            )
-        })
-        .collect()
-}
-
-/// (type, record id) of each verified standard request to `path`.
-fn standard_told(r: &Receiver, path: &str) -> Vec<(String, String)> {
-    r.requests_to(path)
-        .iter()
-        .map(|q| {
-            let p = verified(q);
-            (
-                p["type"].as_str().unwrap().to_owned(),
-                p["data"]["record"]["id"].as_str().unwrap_or("-").to_owned(),
             )
         })
         .collect()
@@ -436,7 +414,7 @@ fn an_exact_time_completed_eighteen_seconds_late_is_told_as_due_then_completed()
         )
     );
     assert_eq!(
-        standard_told(&r, "/std"),
+        events(&r, "/std"),
         pairs(&[
             ("record.created", A),
             ("reset.upcoming", A),
@@ -522,10 +500,7 @@ fn window_timeline(window: (&str, &str), steps: &[Step]) -> Told {
     Told {
         en: texts("/en"),
         zh: texts("/zh"),
-        standard: standard_told(&r, "/std")
-            .into_iter()
-            .map(|(t, _)| t)
-            .collect(),
+        standard: events(&r, "/std").into_iter().map(|(t, _)| t).collect(),
     }
 }
 
@@ -692,17 +667,6 @@ fn a_window_completed_late_within_the_tolerance_is_never_told_unconfirmed() {
     );
 }
 
-/// The served record `id`.
-fn served(w: &World, id: &str) -> Value {
-    w.current_snapshot()["records"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["id"] == id)
-        .unwrap_or_else(|| panic!("no record {id}"))
-        .clone()
-}
-
 /// One completion fulfilling two schedules is one message naming both
 /// times (the standard endpoint gets the completion and each fulfilment);
 /// a schedule moved is told with where it was; a dismissed one, withdrawn.
@@ -762,7 +726,7 @@ fn fulfilled_twice_moved_and_withdrawn_are_each_told_as_what_happened() {
           原计划时间：2026-12-05 10:00 UTC\n原计划时间：2026-12-06 10:00 UTC"
             .to_owned()]
     );
-    let standard = standard_told(&r, "/std");
+    let standard = events(&r, "/std");
     let manual = standard[2].1.clone();
     assert!(manual.starts_with("manual:"), "{standard:?}");
     assert_eq!(
@@ -854,6 +818,20 @@ fn fulfilled_twice_moved_and_withdrawn_are_each_told_as_what_happened() {
     );
 }
 
+/// (webhook-id, type) of each verified standard request.
+fn ids_and_types(requests: &[Value]) -> Vec<(String, String)> {
+    requests
+        .iter()
+        .map(|q| {
+            let p = verified(q);
+            (
+                q["headers"]["webhook-id"].as_str().unwrap().to_owned(),
+                p["type"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
 fn deliver_at_each(w: &World, instants: &[&str]) {
     for now in instants {
         crate::webhooks::deliver_at(w, now).success();
@@ -892,17 +870,7 @@ fn a_restored_copy_neither_reuses_a_message_id_nor_retells_what_was_due_before_i
     deliver_at_each(&w, &["2026-11-27T15:29:00.000Z"]);
     complete(&w, "2026-11-27T15:40:00.000Z", C, "2026-11-27 15:40 +00:00");
     deliver_at_each(&w, &["2026-11-27T15:40:00.000Z"]);
-    let original: Vec<(String, String)> = r
-        .requests_to("/std")
-        .iter()
-        .map(|q| {
-            let p = verified(q);
-            (
-                q["headers"]["webhook-id"].as_str().unwrap().to_owned(),
-                p["type"].as_str().unwrap().to_owned(),
-            )
-        })
-        .collect();
+    let original = ids_and_types(&r.requests_to("/std"));
     assert_eq!(
         original.iter().map(|(_, t)| t.as_str()).collect::<Vec<_>>(),
         [
@@ -929,16 +897,7 @@ fn a_restored_copy_neither_reuses_a_message_id_nor_retells_what_was_due_before_i
         "2026-11-27 15:45 +00:00",
     );
     deliver_at_each(&copy, &["2026-11-27T16:05:00.000Z"]);
-    let after: Vec<(String, String)> = r.requests_to("/std")[original.len()..]
-        .iter()
-        .map(|q| {
-            let p = verified(q);
-            (
-                q["headers"]["webhook-id"].as_str().unwrap().to_owned(),
-                p["type"].as_str().unwrap().to_owned(),
-            )
-        })
-        .collect();
+    let after = ids_and_types(&r.requests_to("/std")[original.len()..]);
     assert_eq!(
         after.iter().map(|(_, t)| t.as_str()).collect::<Vec<_>>(),
         ["record.created", "schedule.fulfilled"]
@@ -1072,10 +1031,7 @@ fn no_message_in_any_format_or_language_shows_an_identifier() {
             .success();
     }
     // Every kind of event was told.
-    let mut types: Vec<String> = standard_told(&r, "/std")
-        .into_iter()
-        .map(|(t, _)| t)
-        .collect();
+    let mut types: Vec<String> = events(&r, "/std").into_iter().map(|(t, _)| t).collect();
     types.sort();
     types.dedup();
     assert_eq!(
@@ -1156,13 +1112,6 @@ fn no_message_in_any_format_or_language_shows_an_identifier() {
         }
     }
     assert!(read >= 12 * 14, "{read}");
-}
-
-/// Sets the server's clock (RESETCTL_TEST_CLOCK_FILE) to `at`.
-fn set_clock(file: &std::path::Path, at: &str) {
-    let tmp = file.with_extension("tmp");
-    std::fs::write(&tmp, at).unwrap();
-    std::fs::rename(tmp, file).unwrap();
 }
 
 /// The record stream tells the same moments, read by a real SSE client

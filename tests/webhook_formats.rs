@@ -161,7 +161,7 @@ fn feishu_posts_a_text_message_to_the_bot_hook() {
 }
 
 /// The text of a Feishu `post`: its paragraphs' elements, one paragraph a line.
-fn feishu_text(post: &Value) -> String {
+pub(crate) fn feishu_text(post: &Value) -> String {
     post["content"]
         .as_array()
         .unwrap()
