@@ -61,6 +61,7 @@ pub mod live;
 pub mod metrics;
 pub mod model;
 pub mod outbound;
+pub mod paths;
 pub mod publish;
 pub mod query;
 pub mod redact;

@@ -169,3 +169,104 @@ fn the_readme_names_everything_make_test_installs() {
         "README's `make test-deps` paragraph does not name {missing:?}:\n{paragraph}"
     );
 }
+
+/// The `.rs` files of the library and the CLI outside their tests
+/// (`tests.rs`, a `tests/` folder, and what follows `#[cfg(test)]`),
+/// with the code lines of each (comment lines left out).
+fn code_lines() -> Vec<(std::path::PathBuf, Vec<(usize, String)>)> {
+    fn walk(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap().filter_map(Result::ok) {
+            let path = entry.path();
+            if path.is_dir() {
+                if path.file_name().is_some_and(|n| n != "tests") {
+                    walk(&path, out);
+                }
+            } else if path.extension().is_some_and(|e| e == "rs")
+                && path.file_name().is_some_and(|n| n != "tests.rs")
+            {
+                out.push(path);
+            }
+        }
+    }
+    let mut files = Vec::new();
+    walk(&repo_root().join("src"), &mut files);
+    walk(&repo_root().join("cli/src"), &mut files);
+    files.sort();
+    files
+        .into_iter()
+        .map(|path| {
+            let text = std::fs::read_to_string(&path).unwrap();
+            let code = text.split("\n#[cfg(test)]").next().unwrap_or("");
+            let lines = code
+                .lines()
+                .enumerate()
+                .filter(|(_, l)| !l.trim_start().starts_with("//"))
+                .map(|(n, l)| (n + 1, l.to_owned()))
+                .collect();
+            (path, lines)
+        })
+        .collect()
+}
+
+/// The string literals of a line of code (escapes kept as written).
+fn literals(line: &str) -> Vec<&str> {
+    let mut found = Vec::new();
+    let mut start = None;
+    let mut escaped = false;
+    for (i, c) in line.char_indices() {
+        match (start, c) {
+            (None, '"') => start = Some(i + 1),
+            (Some(_), '\\') if !escaped => {
+                escaped = true;
+                continue;
+            }
+            (Some(s), '"') if !escaped => {
+                found.push(&line[s..i]);
+                start = None;
+            }
+            _ => {}
+        }
+        escaped = false;
+    }
+    found
+}
+
+#[test]
+fn no_code_spells_out_a_route_path_but_its_owner() {
+    let owner = repo_root().join("src/paths.rs");
+    let names: Vec<String> = std::fs::read_to_string(&owner)
+        .unwrap()
+        .lines()
+        .filter(|l| l.starts_with("pub const "))
+        .filter_map(|l| Some(l.split('"').nth(1)?.to_owned()))
+        .collect();
+    assert!(names.len() >= 12, "src/paths.rs names {names:?}");
+    let mut copies = Vec::new();
+    for (path, lines) in code_lines() {
+        if path == owner {
+            continue;
+        }
+        for (n, line) in &lines {
+            for literal in literals(line) {
+                for name in &names {
+                    // A path of ours, not one below another host (the
+                    // upstream's URL, an example URL in help text).
+                    let ours = literal.match_indices(name.as_str()).any(|(at, _)| {
+                        literal[..at]
+                            .chars()
+                            .next_back()
+                            .is_none_or(|c| " (`=".contains(c))
+                    });
+                    if ours {
+                        copies.push(format!("{}:{n}: {name} in \"{literal}\"", path.display()));
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        copies.is_empty(),
+        "route paths are named in src/paths.rs only; copies:\n{}",
+        copies.join("\n")
+    );
+}

@@ -1,5 +1,5 @@
-//! One `POST /mcp` body through the whole JSON-RPC handler (with the
-//! bundled history served): never a panic; a JSON answer, or a bare 202
+//! One `POST /mcp` body through the router and the whole JSON-RPC handler
+//! (with the bundled history served): never a panic; a JSON answer, or a bare 202
 //! for a notification (as the MCP transport specifies).
 //!
 //! Shared by the libFuzzer target (`fuzz/fuzz_targets/mcp_body.rs`, `make fuzz`)
@@ -7,7 +7,7 @@
 
 use std::sync::{Arc, OnceLock};
 
-use resetctl::api::{Data, Quota};
+use resetctl::api::{Api, Data, Quota, Router, StreamSlots, Streams};
 use resetctl::clock::{Clock, ManualClock};
 use resetctl::document::parse_seed;
 use resetctl::limit::Limiter;
@@ -16,7 +16,30 @@ use resetctl::query::PublishedView;
 use resetctl::reload::ViewHandle;
 use resetctl::snapshot::{encode, Draft, Mode};
 
-fn served() -> Data {
+fn served() -> Router {
+    static ROUTER: OnceLock<Router> = OnceLock::new();
+    ROUTER
+        .get_or_init(|| {
+            let data = Arc::new(data());
+            resetctl::api::routes(&Api {
+                data,
+                keys: Default::default(),
+                site: Default::default(),
+                streams: Arc::new(Streams {
+                    slots: Arc::new(StreamSlots::new(Default::default())),
+                    closing: tokio::sync::watch::channel(false).1,
+                    snapshots: resetctl::snapshot::SnapshotStore::new(std::path::Path::new(
+                        "/nonexistent",
+                    )),
+                }),
+                mcp_allowed_origins: Default::default(),
+                data_dir: Default::default(),
+            })
+        })
+        .clone()
+}
+
+fn data() -> Data {
     static DATA: OnceLock<Data> = OnceLock::new();
     DATA.get_or_init(|| {
         let now = Timestamp::parse("2026-11-20T10:00:00.000Z").unwrap();
@@ -48,15 +71,10 @@ pub fn run(data: &[u8]) {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .build()
         .unwrap();
-    let body = data.to_vec().into();
-    let response = runtime.block_on(resetctl::api::mcp::handle(
-        &served(),
-        &[],
-        "192.0.2.1".parse().unwrap(),
-        Vec::new(),
-        None,
-        body,
-    ));
+    let request = http::Request::post("/mcp")
+        .body(http_body_util::Full::new(bytes::Bytes::from(data.to_vec())))
+        .unwrap();
+    let response = runtime.block_on(served().answer(request));
     if response.status() == 202 {
         return;
     }

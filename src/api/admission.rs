@@ -8,8 +8,11 @@
 //! - **refused** (429 over quota, 503 when the quota store cannot answer), or
 //! - passed through the **flood guard** (every answer the quota did not decide).
 //!
-//! Decisions are rendered for REST ([`rest_data`], [`rest_counted`]) and
-//! for JSON-RPC ([`rpc_counted`]); handlers never repeat them.
+//! A handler returns what it would send ([`Answer`]); [`admit`] wraps it by
+//! the class the route table gives its route (`routes::Class`), so no
+//! handler decides whether its answer is sent. Decisions are rendered for
+//! REST ([`rest_data`], [`rest_counted`]) and for JSON-RPC
+//! ([`rpc_counted`]); none of them is reachable from a handler.
 
 use std::net::IpAddr;
 use std::sync::Arc;
@@ -22,6 +25,8 @@ use super::conditional::{last_modified, Conditionals};
 use super::errors::{answer_panics, ApiError};
 use super::jsonrpc::{rpc_error, RpcAnswer, RATE_LIMITED, RATE_LIMIT_UNAVAILABLE};
 use super::representation::Representation;
+use super::request::DataRequest;
+use super::routes::Class;
 use crate::clock::Clock;
 use crate::limit::flood::FloodGuard;
 use crate::limit::{Limiter, QuotaDecision, QuotaPolicy, QuotaState};
@@ -134,13 +139,94 @@ async fn decide(quota: &Quota, client: IpAddr) -> Admission {
     }
 }
 
+/// What a data route serves when its query is valid and a view is served:
+/// the validators of its representation, and the representation itself
+/// (made only when it is sent, or to answer a 304).
+pub(crate) trait DataSource {
+    /// The validators the request's conditional headers are matched with.
+    fn validators(&self) -> std::borrow::Cow<'_, Validators>;
+    /// The representation (its coded forms made on first need).
+    fn representation(&self) -> Arc<Representation>;
+}
+
+/// What a handler would send; [`admit`] decides whether and how it is sent.
+pub(crate) enum Answer<'a> {
+    /// A data route's representation, or why it has none (a bad query, no
+    /// view yet: counted, never a 304). Class `Data`.
+    Data(Result<Box<dyn DataSource + Send + Sync + 'a>, super::errors::ApiError>),
+    /// Made only once the quota admits the request. Class `Stream`.
+    Counted(Box<dyn FnOnce() -> Response + Send + 'a>),
+    /// A JSON-RPC tool call for `id`, made only once the quota admits it.
+    /// Class `Rpc`.
+    ToolCall {
+        /// The request's id (refusals are JSON-RPC errors for it).
+        id: rmcp::model::RequestId,
+        /// The call's answer.
+        respond: Box<dyn FnOnce(rmcp::model::RequestId) -> Response + Send + 'a>,
+    },
+    /// An answer the quota has no part in: a fixed representation (304 by
+    /// its tag), a handshake, or a refusal made before admission (the
+    /// stream's caps, an origin). Every class; the flood guard decides.
+    Uncounted(Response),
+}
+
+/// Sends `answer` of a route of `class` for `request`: the one place the
+/// class of a route decides what the quota does. An answer its class
+/// does not make is a bug of the handler: a 500, logged.
+pub(crate) async fn admit(
+    quota: &Quota,
+    class: Class,
+    request: &DataRequest<'_>,
+    answer: Answer<'_>,
+) -> Response {
+    match (class, answer) {
+        (Class::Data, Answer::Data(Err(error))) => {
+            rest_refused(quota, request.client, || {
+                maybe_panic(request.query);
+                error.response()
+            })
+            .await
+        }
+        (Class::Data, Answer::Data(Ok(source))) => {
+            rest_data(
+                quota,
+                request.client,
+                request.conditionals,
+                &source.validators(),
+                || source.representation(),
+                || maybe_panic(request.query),
+            )
+            .await
+        }
+        (Class::Stream, Answer::Counted(respond)) => {
+            rest_counted(quota, request.client, respond).await
+        }
+        (Class::Rpc, Answer::ToolCall { id, respond }) => {
+            rpc_counted(quota, request.client, id, respond).await
+        }
+        (_, Answer::Uncounted(response)) => response,
+        (class, _) => {
+            tracing::error!(
+                "a {class:?} route's handler made an answer of another class; answered 500"
+            );
+            ApiError::Internal.response()
+        }
+    }
+}
+
+/// The test hook: a data request whose raw query equals the configured
+/// text panics once it is counted, whatever it is answered.
+fn maybe_panic(raw_query: &str) {
+    crate::testhook::panic_if_asked(raw_query);
+}
+
 /// A data route (the record endpoints, the feeds) for a valid query on a
 /// served view (`current`): 304, not counted, when `conditionals` match
 /// it; else counted, and answered (after `before`, the test hook) with the
 /// form of `representation()` the request accepts, or 406 when it accepts
 /// none. Every answer carries `Cache-Control: no-cache`; a 200 also
 /// `Last-Modified`.
-pub(crate) async fn rest_data(
+async fn rest_data(
     quota: &Quota,
     client: IpAddr,
     conditionals: &Conditionals,
@@ -183,7 +269,7 @@ pub(crate) async fn rest_data(
 }
 
 /// A refused data request (a bad query, no view yet): counted, never a 304.
-pub(crate) async fn rest_refused(
+async fn rest_refused(
     quota: &Quota,
     client: IpAddr,
     respond: impl FnOnce() -> Response,
@@ -219,7 +305,7 @@ async fn not_modified(quota: &Quota, client: IpAddr, mut response: Response) -> 
 
 /// A counted REST request: `respond` runs only when the quota admits it
 /// (a panic in it is a 500 that still carries the quota headers).
-pub(crate) async fn rest_counted(
+async fn rest_counted(
     quota: &Quota,
     client: IpAddr,
     respond: impl FnOnce() -> Response,
@@ -249,7 +335,7 @@ pub(crate) async fn rest_counted(
 
 /// A counted JSON-RPC request (an MCP tool call): `respond` runs only when
 /// the quota admits it; refusals are JSON-RPC errors for `id`.
-pub(crate) async fn rpc_counted(
+async fn rpc_counted(
     quota: &Quota,
     client: IpAddr,
     id: rmcp::model::RequestId,

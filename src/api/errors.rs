@@ -11,13 +11,6 @@ use super::responses::{json, push_json_str};
 /// carries one, decisions.md "Details pinned").
 const STREAM_RETRY_SECONDS: u64 = 60;
 
-/// The methods a read path answers (`Allow` of its 405).
-pub const READ_METHODS: &str = "GET, HEAD, OPTIONS";
-/// The methods `/mcp` answers.
-pub const RPC_METHODS: &str = "POST, OPTIONS";
-/// The methods a page answers.
-pub const PAGE_METHODS: &str = "GET, HEAD";
-
 /// Every error the API answers with.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ApiError {

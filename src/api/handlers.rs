@@ -13,13 +13,12 @@ use warp::reply::Response;
 
 use bytes::Bytes;
 
-use super::admission::{rest_data, rest_refused, Quota};
+use super::admission::{Answer, DataSource, Quota};
 use super::assets::{DOCS_CSP, DOCS_HTML, OPENAPI_JSON, SKILL_MD};
 use super::conditional::{rest_uncounted, Conditionals};
 use super::errors::ApiError;
-use super::filters::DataRequest;
-use super::jsonrpc::RpcAnswer;
 use super::representation::{Representation, ViewBodies};
+use super::request::DataRequest;
 use super::responses::{json, with_body};
 use crate::encoding::Effort;
 use crate::model::{BaseUrl, KindFilter};
@@ -29,21 +28,6 @@ use crate::query::{
 };
 use crate::reload::{MirroredFeed, ViewHandle};
 use crate::snapshot::Mode;
-
-/// The paths this server answers (for 405 versus 404).
-pub const KNOWN_PATHS: &[&str] = &[
-    "/openapi/v1/records/latest",
-    "/openapi/v1/records/stream",
-    "/openapi/v1/records",
-    "/openapi/v1/records.atom",
-    "/openapi/v1/records.ics",
-    "/openapi/v1/openapi.json",
-    "/openapi/v1/docs",
-    "/openapi/v1/skill.md",
-    "/healthz",
-    "/api/status.json",
-    "/openapi/v1/badge.json",
-];
 
 /// What the data routes answer from and count against: the served view,
 /// the quota (with the clock both go by), and the bodies made of the view.
@@ -301,22 +285,17 @@ fn status_feed_body(data: &Data, view: &PublishedView, feed: &MirroredFeed) -> A
     })
 }
 
-/// The test hook: a data request whose raw query equals the configured text panics.
-fn maybe_panic(raw_query: &str) {
-    crate::testhook::panic_if_asked(raw_query);
-}
-
 /// `GET /openapi/v1/records/latest`.
-pub(crate) async fn latest(request: DataRequest, data: Arc<Data>) -> Response {
-    let query = parse_latest_query(&request.query);
-    answer_data(&data, &request, query, DataBody::Latest, NO_LINKS).await
+pub(crate) fn latest<'a>(request: &DataRequest<'_>, data: &'a Data) -> Answer<'a> {
+    let query = parse_latest_query(request.query);
+    data_answer(data, query, DataBody::Latest, NO_LINKS)
 }
 
 /// `GET /openapi/v1/records`.
-pub(crate) async fn list(request: DataRequest, data: Arc<Data>) -> Response {
-    crate::testhook::hold(&request.query).await;
-    let query = parse_list_query(&request.query);
-    answer_data(&data, &request, query, DataBody::List, NO_LINKS).await
+pub(crate) async fn list<'a>(request: &DataRequest<'_>, data: &'a Data) -> Answer<'a> {
+    crate::testhook::hold(request.query).await;
+    let query = parse_list_query(request.query);
+    data_answer(data, query, DataBody::List, NO_LINKS)
 }
 
 /// The links of a body that has none.
@@ -325,48 +304,42 @@ const NO_LINKS: Links<'static> = Links {
     pages: None,
 };
 
-/// The answer of a data route from the view served now: 422 for a bad
-/// query and 503 before the first snapshot (counted, never a 304), else
-/// what [`rest_data`] makes of the body `body(query)` names. The panic
-/// test hook runs once the request is counted, whatever it is answered.
-pub(crate) async fn answer_data<Q, E: std::fmt::Display>(
-    data: &Data,
-    request: &DataRequest,
+/// What a data route serves from the view served now: 422 for a bad query
+/// and 503 before the first snapshot, else the body `body(query)` names.
+pub(crate) fn data_answer<'a, Q, E: std::fmt::Display>(
+    data: &'a Data,
     query: Result<Q, E>,
     body: impl FnOnce(Q) -> DataBody,
-    links: Links<'_>,
-) -> Response {
-    let DataRequest {
-        query: raw_query,
-        client,
-        conditionals,
-    } = request;
-    let served = match (data.view.load_full(), query) {
-        (Some(view), Ok(query)) => Ok((view, query)),
+    links: Links<'a>,
+) -> Answer<'a> {
+    Answer::Data(match (data.view.load_full(), query) {
+        (Some(view), Ok(query)) => Ok(Box::new(Served {
+            data,
+            view,
+            body: body(query),
+            links,
+        })),
         (_, Err(e)) => Err(ApiError::InvalidQuery(e.to_string())),
         (None, Ok(_)) => Err(ApiError::DataUnavailable),
-    };
-    let (view, query) = match served {
-        Ok(served) => served,
-        Err(error) => {
-            return rest_refused(&data.quota, *client, || {
-                maybe_panic(raw_query);
-                error.response()
-            })
-            .await;
-        }
-    };
-    let body = body(query);
-    let representation = || data_body(data, &view, &body, links);
-    rest_data(
-        &data.quota,
-        *client,
-        conditionals,
-        &body.validators(&view, links),
-        representation,
-        || maybe_panic(raw_query),
-    )
-    .await
+    })
+}
+
+/// A data route's body on the view served when the request came.
+struct Served<'a> {
+    data: &'a Data,
+    view: Arc<PublishedView>,
+    body: DataBody,
+    links: Links<'a>,
+}
+
+impl DataSource for Served<'_> {
+    fn validators(&self) -> std::borrow::Cow<'_, Validators> {
+        self.body.validators(&self.view, self.links)
+    }
+
+    fn representation(&self) -> Arc<Representation> {
+        data_body(self.data, &self.view, &self.body, self.links)
+    }
 }
 
 /// `{ok: true, data: Record|null, meta}` for `/records/latest` (and the MCP tool).
@@ -408,13 +381,13 @@ fn push_meta(body: &mut Vec<u8>, view: &PublishedView) {
 
 /// `GET /api/status.json`: the last good public status feed, byte for
 /// byte, in upstream mode with the public feed as upstream; not counted.
-pub(crate) fn status_feed(conditionals: Conditionals, data: &Data) -> Response {
+pub(crate) fn status_feed(conditionals: &Conditionals, data: &Data) -> Response {
     let view = data.view.load_full();
     match (view, data.view.feed()) {
         (None, _) => ApiError::DataUnavailable.response(),
         (Some(view), Some(feed)) if view.mode() == Mode::Upstream => {
             let representation = status_feed_body(data, &view, &feed);
-            rest_uncounted(&conditionals, &representation, |headers| {
+            rest_uncounted(conditionals, &representation, |headers| {
                 super::responses::cors(headers);
                 headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
             })
@@ -553,50 +526,23 @@ pub(crate) fn healthz(query: &str, data: &Data, data_dir: &Path) -> Response {
     json(status, serde_json::to_vec(&body).expect("plain JSON"))
 }
 
-/// `OPTIONS` on a known path: a CORS preflight answer with no body.
-pub fn preflight(request_headers: Option<String>) -> Response {
+/// `OPTIONS` on a route of the table (or `*`): a CORS preflight answer
+/// with no body, allowing `methods`.
+pub fn preflight(methods: &'static str, request_headers: Option<&str>) -> Response {
     let mut response = with_body(StatusCode::NO_CONTENT, "text/plain", "");
     response.headers_mut().remove(header::CONTENT_TYPE);
     let headers: &mut HeaderMap = response.headers_mut();
     headers.insert(
         header::ACCESS_CONTROL_ALLOW_METHODS,
-        HeaderValue::from_static("GET, HEAD, OPTIONS"),
+        HeaderValue::from_static(methods),
     );
     let allowed = request_headers
-        .and_then(|h| HeaderValue::from_str(&h).ok())
+        .and_then(|h| HeaderValue::from_str(h).ok())
         .unwrap_or_else(|| HeaderValue::from_static("*"));
     headers.insert(header::ACCESS_CONTROL_ALLOW_HEADERS, allowed);
     headers.insert(
         header::ACCESS_CONTROL_MAX_AGE,
         HeaderValue::from_static("86400"),
     );
-    response
-}
-
-/// Anything no route took: 405 on a known path, 404 elsewhere.
-pub fn unrouted(path: &str) -> Response {
-    if KNOWN_PATHS.contains(&path) {
-        ApiError::MethodNotAllowed(super::errors::READ_METHODS).response()
-    } else {
-        ApiError::NotFound.response()
-    }
-}
-
-/// `/mcp` with another method than POST: a preflight for OPTIONS, 405
-/// (with `Allow: POST, OPTIONS`) for the rest, `GET` included: no SSE stream.
-pub fn mcp_not_post(method: warp::http::Method, request_headers: Option<String>) -> Response {
-    use warp::http::Method;
-    let mut response = match method {
-        Method::OPTIONS => {
-            let mut response = preflight(request_headers);
-            response.headers_mut().insert(
-                header::ACCESS_CONTROL_ALLOW_METHODS,
-                HeaderValue::from_static("POST, OPTIONS"),
-            );
-            response
-        }
-        _ => ApiError::MethodNotAllowed(super::errors::RPC_METHODS).response(),
-    };
-    response.extensions_mut().insert(RpcAnswer(None));
     response
 }

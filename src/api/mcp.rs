@@ -12,7 +12,6 @@
 //! `tools/list` and rejected protocol requests do not count (they pass the
 //! flood guard, applied to every uncounted answer in `routes`).
 
-use std::net::IpAddr;
 use std::sync::Arc;
 
 use rmcp::model::{
@@ -24,7 +23,7 @@ use serde_json::{json, Value};
 use warp::http::{header, HeaderValue, StatusCode};
 use warp::reply::Response;
 
-use super::admission::rpc_counted;
+use super::admission::Answer;
 use super::handlers::Data;
 use super::handlers::{latest_envelope, list_envelope};
 use super::jsonrpc::{rpc_error, rpc_result, RpcAnswer};
@@ -86,14 +85,14 @@ pub fn tools(policy: Option<QuotaPolicy>) -> Vec<Tool> {
     vec![
         Tool::new(
             "get_latest_reset",
-            format!("The newest matching reset record (the first of the list for that kind), exactly as GET /openapi/v1/records/latest. {quota}"),
+            format!("The newest matching reset record (the first of the list for that kind), exactly as GET {}. {quota}", crate::paths::LATEST),
             object(json!({"type": "object", "properties": {"kind": kind}, "additionalProperties": false})),
         )
         .with_raw_output_schema(object(result(json!({"type": ["object", "null"], "description": "a Record, or null when nothing matches"}))))
         .with_annotations(read_only.clone()),
         Tool::new(
             "list_resets",
-            format!("A page of reset records, exactly as GET /openapi/v1/records. {quota}"),
+            format!("A page of reset records, exactly as GET {}. {quota}", crate::paths::RECORDS),
             object(json!({"type": "object", "properties": {
                 "kind": kind,
                 "page": {"type": "integer", "minimum": 1, "maximum": 4294967295u64, "default": 1},
@@ -107,12 +106,11 @@ pub fn tools(policy: Option<QuotaPolicy>) -> Vec<Tool> {
 
 /// Reads a request body of at most [`MAX_BODY_BYTES`], with or without a
 /// `Content-Length` (chunked HTTP/1.1, HTTP/2); a larger one is a 413.
-pub async fn read_body<S, B>(content_length: Option<String>, body: S) -> Result<Bytes, Response>
+pub(crate) async fn read_body<B>(content_length: Option<&str>, body: B) -> Result<Bytes, Response>
 where
-    S: futures_util::Stream<Item = Result<B, warp::Error>>,
-    B: warp::hyper::body::Buf,
+    B: http_body::Body<Data = Bytes>,
 {
-    use futures_util::StreamExt;
+    use http_body_util::BodyExt;
     let too_large = || {
         rpc_error(
             StatusCode::PAYLOAD_TOO_LARGE,
@@ -128,8 +126,8 @@ where
     }
     let mut collected = Vec::with_capacity(declared.unwrap_or(1024).min(MAX_BODY_BYTES) as usize);
     let mut body = std::pin::pin!(body);
-    while let Some(chunk) = body.next().await {
-        let Ok(mut chunk) = chunk else {
+    while let Some(frame) = body.frame().await {
+        let Ok(frame) = frame else {
             return Err(rpc_error(
                 StatusCode::BAD_REQUEST,
                 None,
@@ -138,15 +136,14 @@ where
                 None,
             ));
         };
-        if (collected.len() + chunk.remaining()) as u64 > MAX_BODY_BYTES {
+        // Trailers carry no body bytes.
+        let Ok(chunk) = frame.into_data() else {
+            continue;
+        };
+        if (collected.len() + chunk.len()) as u64 > MAX_BODY_BYTES {
             return Err(too_large());
         }
-        while chunk.has_remaining() {
-            let piece = chunk.chunk();
-            collected.extend_from_slice(piece);
-            let n = piece.len();
-            chunk.advance(n);
-        }
+        collected.extend_from_slice(&chunk);
     }
     Ok(Bytes::from(collected))
 }
@@ -308,24 +305,29 @@ fn read_request(body: &[u8]) -> Result<(Option<RequestId>, String, JsonObject), 
 /// One `POST /mcp`; `origins` are the request's `Origin` header values.
 /// Every answer is marked as JSON-RPC (for the flood guard's 429); only an
 /// admitted or refused `tools/call` is the quota's.
-pub async fn handle(
-    data: &Data,
+pub(crate) fn handle<'a>(
+    data: &'a Data,
     allowed_origins: &[String],
-    client: IpAddr,
     origins: Vec<HeaderValue>,
-    protocol_version: Option<String>,
-    body: Bytes,
-) -> Response {
+    protocol_version: Option<&str>,
+    body: &Bytes,
+) -> Answer<'a> {
     if let Some(why) = refused_origin(allowed_origins, &origins) {
-        return rpc_error(StatusCode::FORBIDDEN, None, ORIGIN_NOT_ALLOWED, why, None);
+        return Answer::Uncounted(rpc_error(
+            StatusCode::FORBIDDEN,
+            None,
+            ORIGIN_NOT_ALLOWED,
+            why,
+            None,
+        ));
     }
-    let (id, method, message) = match read_request(&body) {
+    let (id, method, message) = match read_request(body) {
         Ok(request) => request,
-        Err(refused) => return refused.response(),
+        Err(refused) => return Answer::Uncounted(refused.response()),
     };
     // The transport specification: an invalid or unsupported version header is a 400.
-    if let Some(version) = protocol_version.filter(|v| !SUPPORTED_VERSIONS.contains(&v.as_str())) {
-        return rpc_error(
+    if let Some(version) = protocol_version.filter(|v| !SUPPORTED_VERSIONS.contains(v)) {
+        return Answer::Uncounted(rpc_error(
             StatusCode::BAD_REQUEST,
             id,
             ErrorCode::INVALID_REQUEST.0,
@@ -334,7 +336,7 @@ pub async fn handle(
                 SUPPORTED_VERSIONS.join(", ")
             ),
             None,
-        );
+        ));
     }
     let params = message.get("params").cloned().unwrap_or(Value::Null);
     let Some(id) = id else {
@@ -342,14 +344,14 @@ pub async fn handle(
         let mut response = json_response(StatusCode::ACCEPTED, Vec::new());
         response.headers_mut().remove(header::CONTENT_TYPE);
         response.extensions_mut().insert(RpcAnswer(None));
-        return response;
+        return Answer::Uncounted(response);
     };
     let policy = data.quota.limiter.policy();
-    match method.as_str() {
+    Answer::Uncounted(match method.as_str() {
         "initialize" => initialize(id, params, policy),
         "ping" => rpc_result(id, json!({})),
         "tools/list" => rpc_result(id, ListToolsResult::with_all_items(tools(policy))),
-        "tools/call" => call_tool(data, client, id, params, duplicate_argument(&body)).await,
+        "tools/call" => return call_tool(data, id, params, duplicate_argument(body)),
         other => rpc_error(
             StatusCode::OK,
             Some(id),
@@ -357,7 +359,7 @@ pub async fn handle(
             format!("method not found: {other}"),
             None,
         ),
-    }
+    })
 }
 
 /// Capabilities: tools only (the list never changes while running).
@@ -391,48 +393,44 @@ fn initialize(id: RequestId, params: Value, policy: Option<QuotaPolicy>) -> Resp
     rpc_result(id, result)
 }
 
-async fn call_tool(
-    data: &Data,
-    client: IpAddr,
-    id: RequestId,
-    params: Value,
-    duplicate: Option<String>,
-) -> Response {
+fn call_tool(data: &Data, id: RequestId, params: Value, duplicate: Option<String>) -> Answer<'_> {
     let params: CallToolRequestParams = match serde_json::from_value(params) {
         Ok(params) => params,
         Err(e) => {
-            return rpc_error(
+            return Answer::Uncounted(rpc_error(
                 StatusCode::OK,
                 Some(id),
                 ErrorCode::INVALID_PARAMS.0,
                 format!("invalid tools/call params: {e}"),
                 None,
-            )
+            ))
         }
     };
     let name = params.name.to_string();
     crate::metrics::mcp_call(&name);
     if name != "get_latest_reset" && name != "list_resets" {
         // A protocol error, not an admitted call: not counted.
-        return rpc_error(
+        return Answer::Uncounted(rpc_error(
             StatusCode::OK,
             Some(id),
             ErrorCode::INVALID_PARAMS.0,
             format!("unknown tool: {name}"),
             None,
-        );
+        ));
     }
     let arguments = params.arguments.unwrap_or_default();
-    rpc_counted(&data.quota, client, id, |id| {
-        let result = match duplicate {
-            Some(key) => CallToolResult::error(vec![ContentBlock::text(format!(
-                "argument {key:?} is given more than once"
-            ))]),
-            None => run_tool(data, &name, arguments),
-        };
-        rpc_result(id, result)
-    })
-    .await
+    Answer::ToolCall {
+        id,
+        respond: Box::new(move |id| {
+            let result = match duplicate {
+                Some(key) => CallToolResult::error(vec![ContentBlock::text(format!(
+                    "argument {key:?} is given more than once"
+                ))]),
+                None => run_tool(data, &name, arguments),
+            };
+            rpc_result(id, result)
+        }),
+    }
 }
 
 /// A tool call's validated arguments.

@@ -19,10 +19,12 @@
 //! - **Features**, each with its own state: [`handlers`] (the record
 //!   routes, [`Data`]), `feeds` (Atom, iCalendar), `site` (pages, badge),
 //!   `stream` (SSE), [`mcp`], `admin` (the admin listener).
-//! - **Composition**: `filters` (the request filters and the one data
-//!   chain), [`routes()`] (one function per route, each given only its
-//!   feature's state, as warp's `todos` example does), `server` (builds
-//!   the states and runs the listeners).
+//! - **Composition**: [`routes`](mod@routes) (the route table: every path once, with
+//!   its methods, metrics label and admission class), `request` (what a
+//!   request carries, read from its head), `router` (one table lookup per
+//!   request, the handler wrapped by its class's admission; each handler
+//!   given only its feature's state, as warp's `todos` example does),
+//!   `server` (builds the states and runs the listeners).
 //!
 //! No domain decision is made here.
 
@@ -33,12 +35,13 @@ mod clients;
 mod conditional;
 pub mod errors;
 mod feeds;
-mod filters;
 pub mod handlers;
 mod jsonrpc;
 pub mod mcp;
 mod representation;
+mod request;
 mod responses;
+mod router;
 pub mod routes;
 mod server;
 mod site;
@@ -49,7 +52,7 @@ pub use admin::{Admin, ExportCache};
 pub use admission::Quota;
 pub use clients::ClientKeys;
 pub use handlers::Data;
-pub use routes::{routes, Api};
+pub use router::{routes, Api, Router};
 pub use server::{serve, ServeOptions};
 pub use site::{Site, SiteCache};
 pub use stream::{StreamLimits, StreamSlots, Streams};

@@ -20,7 +20,7 @@ use super::admin::Admin;
 use super::admission::Quota;
 use super::clients::ClientKeys;
 use super::handlers::Data;
-use super::routes::{routes, Api};
+use super::router::{routes, Api};
 use super::site::Site;
 use super::stream::{StreamLimits, StreamSlots, Streams};
 
@@ -128,7 +128,7 @@ pub async fn serve(
         });
         tokio::spawn(super::admin::run(listener, state, closed))
     });
-    let service = warp::service(routes(&api));
+    let service = routes(&api);
     super::transport::run(listener, service, api.keys, options.connections, shutdown).await;
     if let Some(admin) = admin {
         let _ = admin.await;

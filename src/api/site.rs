@@ -168,6 +168,9 @@ impl SitePath {
     }
 }
 
+/// The methods a page answers (no preflight: pages are not the API's).
+const PAGE_METHODS: &str = "GET, HEAD";
+
 /// Answers a site path for `method` (GET and HEAD; 405 otherwise).
 pub(crate) fn answer(
     data: &Data,
@@ -180,7 +183,7 @@ pub(crate) fn answer(
 ) -> Response {
     use warp::http::Method;
     if *method != Method::GET && *method != Method::HEAD {
-        return ApiError::MethodNotAllowed(super::errors::PAGE_METHODS).response();
+        return ApiError::MethodNotAllowed(PAGE_METHODS).response();
     }
     let (lang, negotiated) = match &path {
         SitePath::Index(Some(lang)) | SitePath::Record(Some(lang), _) => (*lang, false),

@@ -1,7 +1,8 @@
 //! The live record stream: `GET /openapi/v1/records/stream?kind=` (SSE).
 //!
 //! Thin like every handler: the stream caps decide first (a refused stream
-//! is not counted), then admission counts the connection once, then the
+//! is not counted), then admission counts the connection once (the
+//! route's class, `Stream`), then the
 //! events come from [`crate::live`]: `ready`, the catch-up of a resumed
 //! client (`Last-Event-ID`), then the precomputed events of every swap of
 //! the served view, and the time events of schedules when they fall due
@@ -18,9 +19,9 @@ use std::time::Duration;
 use futures_util::StreamExt;
 use tokio::sync::broadcast::error::RecvError;
 use warp::http::{HeaderName, HeaderValue};
-use warp::reply::{Reply, Response};
+use warp::reply::Reply;
 
-use super::admission::rest_counted;
+use super::admission::Answer;
 use super::errors::ApiError;
 use super::handlers::Data;
 use super::responses::cors;
@@ -133,19 +134,19 @@ pub struct Streams {
 
 /// `GET /openapi/v1/records/stream?kind=`; `last_event_id` is the
 /// `Last-Event-ID` header of a reconnecting client.
-pub(crate) async fn stream(
-    raw_query: String,
+pub(crate) fn stream<'a>(
+    raw_query: &'a str,
     last_event_id: Option<String>,
     client: IpAddr,
-    data: Arc<Data>,
-    streams: &Streams,
-) -> Response {
+    data: &'a Data,
+    streams: &'a Streams,
+) -> Answer<'a> {
     let slot = match streams.slots.acquire(client) {
         Ok(slot) => slot,
-        Err(refused) => return refused.response(),
+        Err(refused) => return Answer::Uncounted(refused.response()),
     };
-    rest_counted(&data.quota, client, || {
-        let (kind, remind) = match parse_stream_query(&raw_query) {
+    Answer::Counted(Box::new(move || {
+        let (kind, remind) = match parse_stream_query(raw_query) {
             Ok(query) => (query.kind, query.remind),
             Err(e) => return ApiError::InvalidQuery(e.to_string()).response(),
         };
@@ -205,8 +206,7 @@ pub(crate) async fn stream(
             HeaderValue::from_static("no"),
         );
         response
-    })
-    .await
+    }))
 }
 
 /// The state of one stream between events.

@@ -1,9 +1,10 @@
-//! In-process route tests (`warp::test`, no sockets) with a manual clock:
+//! In-process route tests (the router called directly, no sockets) with a manual clock:
 //! the sliding window moves exactly as requests age out, one by one.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+use super::transport::PeerAddr;
 use super::{routes, Api, Data, Quota, StreamSlots, Streams};
 use crate::clock::{Clock, ManualClock};
 use crate::limit::{Limiter, MemoryLimiter, QuotaPolicy};
@@ -40,11 +41,13 @@ fn state(clock: Arc<ManualClock>) -> Api {
 }
 
 async fn get(state: &Api, peer: &str) -> (u16, Option<String>, Option<String>, Option<String>) {
-    let reply = warp::test::request()
-        .path("/openapi/v1/records/latest")
-        .remote_addr(peer.parse::<SocketAddr>().unwrap())
-        .reply(&routes(state))
-        .await;
+    let mut request = warp::http::Request::get("/openapi/v1/records/latest")
+        .body(http_body_util::Empty::<bytes::Bytes>::new())
+        .unwrap();
+    request
+        .extensions_mut()
+        .insert(PeerAddr(peer.parse::<SocketAddr>().unwrap()));
+    let reply = routes(state).answer(request).await;
     let header = |name: &str| {
         reply
             .headers()

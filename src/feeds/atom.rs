@@ -36,7 +36,7 @@ pub const CONTENT_TYPE: &str = "application/atom+xml; charset=utf-8";
 pub const LIMIT: usize = 50;
 
 /// The path of the feed (below the base URL).
-const PATH: &str = "/openapi/v1/records.atom";
+const PATH: &str = crate::paths::ATOM;
 
 /// The feed as shared bytes. With a fixed base (`--public-base-url`) the
 /// feed of each `kind` without `plan` is kept whole in the view, like the
@@ -119,7 +119,7 @@ fn head(view: &PublishedView, query: &AtomQuery, base: &BaseUrl) -> Vec<u8> {
                 ..Link::default()
             },
             Link {
-                href: base.join("/openapi/v1/docs"),
+                href: base.join(crate::paths::DOCS),
                 rel: "alternate".into(),
                 mime_type: Some("text/html".into()),
                 ..Link::default()

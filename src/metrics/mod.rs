@@ -295,34 +295,8 @@ pub fn enabled() -> bool {
     METRICS.get().is_some()
 }
 
-/// The fixed route label of a request path (never the raw path, so a
-/// client cannot grow the label set).
-pub fn route_of(path: &str) -> &'static str {
-    match path {
-        "/openapi/v1/records" => "records",
-        "/openapi/v1/records/latest" => "latest",
-        "/openapi/v1/records/stream" => "stream",
-        "/openapi/v1/records.atom" => "atom",
-        "/openapi/v1/records.ics" => "ics",
-        "/mcp" => "mcp",
-        "/healthz" => "healthz",
-        "/openapi/v1/openapi.json" => "openapi",
-        "/openapi/v1/docs" => "docs",
-        "/openapi/v1/skill.md" => "skill",
-        "/openapi/v1/badge.json" => "badge",
-        "/api/status.json" => "status_feed",
-        "/" | "/en" | "/en/" | "/zh" | "/zh/" => "site",
-        p if p.starts_with("/records/")
-            || p.starts_with("/en/records/")
-            || p.starts_with("/zh/records/") =>
-        {
-            "site"
-        }
-        _ => "other",
-    }
-}
-
-/// One answered request (the accept loop). The hot path: each thread keeps
+/// One answered request (the accept loop); `route` is the label the route
+/// table gives it (never the raw path, so a client cannot grow the label set). The hot path: each thread keeps
 /// the handles it has used (a few routes and statuses), so a request costs
 /// a short scan, an atomic add and one histogram observation, never the
 /// families' lock and hash.

@@ -28,6 +28,7 @@ use super::stream_conn::{self, Answered, Opening};
 use crate::api::clients::{ClientKey, ClientKeys};
 use crate::api::conditional::Conditionals;
 use crate::api::errors::ApiError;
+use crate::api::routes::RouteLabel;
 
 /// A service that answers requests with bodies of type `B`.
 pub(crate) trait Answers<B>:
@@ -234,6 +235,7 @@ impl<S: Routes> Connection<S> {
                     access_log(
                         &hyper::Method::GET,
                         &path,
+                        label_of(&response),
                         response.status(),
                         started,
                         client,
@@ -415,7 +417,14 @@ impl<S: Routes> RequestContext<S> {
                 }
             }
             if let Some(client) = client {
-                access_log(&method, &path, response.status(), started, client);
+                access_log(
+                    &method,
+                    &path,
+                    label_of(&response),
+                    response.status(),
+                    started,
+                    client,
+                );
             }
             Ok::<_, Infallible>(response.map(|body| Tracked::new(body, in_flight)))
         }
@@ -436,20 +445,25 @@ fn prepare<B>(keys: &ClientKeys, peer: SocketAddr, request: &mut hyper::Request<
     }
 }
 
+/// The metrics label the router gave an answer (every answer has one).
+fn label_of(response: &warp::reply::Response) -> &'static str {
+    response
+        .extensions()
+        .get::<RouteLabel>()
+        .map_or(crate::api::routes::OTHER_LABEL, |label| label.0)
+}
+
 /// One structured line per request; `client` is the key the quota used
 /// (computed once per request by [`ClientKeys::of_request`]).
 fn access_log(
     method: &hyper::Method,
     path: &str,
+    label: &'static str,
     status: hyper::StatusCode,
     started: Instant,
     client: std::net::IpAddr,
 ) {
-    crate::metrics::http_request(
-        crate::metrics::route_of(path),
-        status.as_u16(),
-        started.elapsed(),
-    );
+    crate::metrics::http_request(label, status.as_u16(), started.elapsed());
     tracing::info!(
         target: "resetctl::access",
         method = %method,

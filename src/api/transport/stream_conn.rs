@@ -29,10 +29,20 @@ use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
 use warp::http::{self, header, HeaderName, HeaderValue};
 
-/// The request line every stream request starts with.
-const STREAM_TARGET: &[u8] = b"GET /openapi/v1/records/stream";
+/// The method every stream request starts with; its path is the route
+/// table's ([`stream_path`]).
+const STREAM_METHOD: &[u8] = b"GET ";
+
 /// The path of the stream (the target without its query).
-const STREAM_PATH: &str = "/openapi/v1/records/stream";
+fn stream_path() -> &'static str {
+    crate::api::routes::path_of(crate::api::routes::Endpoint::Stream)
+}
+
+/// Whether `bytes` may still be the start of `GET <stream path>`.
+fn may_be_stream(bytes: &[u8]) -> bool {
+    let target = STREAM_METHOD.iter().chain(stream_path().as_bytes());
+    bytes.iter().zip(target).all(|(a, b)| a == b)
+}
 /// How many header lines a stream request may have before it is left to
 /// hyper (which answers 431 past its own limit).
 const MAX_HEADERS: usize = 64;
@@ -50,7 +60,7 @@ pub(crate) enum Opening {
 
 /// Reads the first request head of `stream`, as far as needed to tell
 /// whether it is a stream request: one read for nearly every other
-/// request, since its first bytes already differ from [`STREAM_TARGET`].
+/// request, since its first bytes already differ from a stream's request line.
 /// At most `max_head` bytes are read.
 pub(crate) async fn read_opening(stream: &TcpStream, max_head: usize) -> io::Result<Opening> {
     let mut buf = BytesMut::with_capacity(1024.min(max_head));
@@ -66,8 +76,7 @@ pub(crate) async fn read_opening(stream: &TcpStream, max_head: usize) -> io::Res
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
             Err(e) => return Err(e),
         }
-        let seen = buf.len().min(STREAM_TARGET.len());
-        if buf[..seen] != STREAM_TARGET[..seen] {
+        if !may_be_stream(&buf) {
             return Ok(Opening::Other(buf.freeze()));
         }
         match parse_stream_request(&buf) {
@@ -98,7 +107,7 @@ fn parse_stream_request(bytes: &[u8]) -> Parsed {
         return Parsed::Other;
     };
     // Pipelined bytes belong to hyper, and so does any other path.
-    if len != bytes.len() || target.split('?').next() != Some(STREAM_PATH) {
+    if len != bytes.len() || target.split('?').next() != Some(stream_path()) {
         return Parsed::Other;
     }
     let Ok(uri) = target.parse::<http::Uri>() else {

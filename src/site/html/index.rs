@@ -2,6 +2,7 @@
 //! freshness, the history, the heatmap and the ways to subscribe.
 
 use super::*;
+use crate::paths;
 
 /// The status page (`/`, `/en/`, `/zh/`) with its history under `filter`.
 pub fn index(ctx: &PageContext, filter: KindFilter) -> String {
@@ -314,7 +315,7 @@ fn heatmap_section(ctx: &PageContext, map: &Heatmap) -> Markup {
 
 fn subscribe_section(ctx: &PageContext) -> Markup {
     let s = ctx.s();
-    let ics = ctx.link("/openapi/v1/records.ics");
+    let ics = ctx.link(paths::ICS);
     // webcal:// needs an absolute address; without a configured base the
     // script-free page offers the https link only.
     let webcal = ics
@@ -324,20 +325,20 @@ fn subscribe_section(ctx: &PageContext) -> Markup {
         section aria-labelledby="subscribe-heading" {
             h2 id="subscribe-heading" { (s.subscribe_heading) }
             ul.links {
-                li { a href=(ctx.link("/openapi/v1/records.atom")) type="application/atom+xml" { (s.sub_atom) } }
+                li { a href=(ctx.link(paths::ATOM)) type="application/atom+xml" { (s.sub_atom) } }
                 li {
                     a href=(ics) type="text/calendar" { (s.sub_ics) }
                     @if let Some(webcal) = webcal { " · " a href=(webcal) { (s.sub_webcal) } }
                 }
-                li { a href=(ctx.link("/openapi/v1/docs#stream")) { (s.sub_stream) } " — " code { "GET /openapi/v1/records/stream" } }
-                li { a href=(ctx.link("/openapi/v1/docs#webhooks")) { (s.sub_webhooks) } }
+                li { a href=(ctx.link(&format!("{}#stream", paths::DOCS))) { (s.sub_stream) } " — " code { "GET " (paths::STREAM) } }
+                li { a href=(ctx.link(&format!("{}#webhooks", paths::DOCS))) { (s.sub_webhooks) } }
                 li {
-                    a href=(ctx.link("/openapi/v1/docs#reminders")) { (s.sub_reminders) }
-                    " — " code { "GET /openapi/v1/records/stream?remind=60,10" }
+                    a href=(ctx.link(&format!("{}#reminders", paths::DOCS))) { (s.sub_reminders) }
+                    " — " code { "GET " (paths::STREAM) "?remind=60,10" }
                 }
-                li { a href=(ctx.link("/openapi/v1/docs")) { (s.sub_docs) } }
-                li { (s.sub_mcp) (s.colon) code { (ctx.link("/mcp")) } }
-                li { a href=(ctx.link("/openapi/v1/badge.json")) { (s.sub_badge) } }
+                li { a href=(ctx.link(paths::DOCS)) { (s.sub_docs) } }
+                li { (s.sub_mcp) (s.colon) code { (ctx.link(paths::MCP)) } }
+                li { a href=(ctx.link(paths::BADGE)) { (s.sub_badge) } }
             }
         }
     }

@@ -12,6 +12,7 @@
 //! what they share: the frame, the context, the layout, the words and the
 //! script's data.
 
+use crate::paths;
 use std::sync::OnceLock;
 
 use base64::Engine;
@@ -230,7 +231,7 @@ fn head(ctx: &Frame, title: &str) -> Markup {
             meta name="color-scheme" content="light dark";
             title { (title) " · " (ctx.site_name) }
             link rel="alternate" type="application/atom+xml" title=(s.sub_atom)
-                href=(ctx.link("/openapi/v1/records.atom"));
+                href=(ctx.link(paths::ATOM));
             @for lang in Lang::ALL {
                 link rel="alternate" hreflang=(lang.tag()) href=(ctx.link(&format!("/{}/", lang.segment())));
             }
@@ -248,7 +249,7 @@ fn header(ctx: &Frame, other_path: &str) -> Markup {
             nav aria-label=(s.nav_label) {
                 ul {
                     li { a href=(ctx.link(other_path)) hreflang=(other.tag()) lang=(other.tag()) { (s.other_language) } }
-                    li { a href=(ctx.link("/openapi/v1/docs")) { (s.sub_docs) } }
+                    li { a href=(ctx.link(paths::DOCS)) { (s.sub_docs) } }
                 }
             }
         }
