@@ -675,3 +675,59 @@ fn chrono_now_plus(secs: i64) -> String {
         .as_secs() as i64;
     crate::util::chrono_like(now + secs)
 }
+
+/// A `record` command reads the history and the ledger once, and derives
+/// what it publishes once before its entry and once after it (issue 41):
+/// counted as the files it opens, under strace.
+#[test]
+fn a_record_command_reads_history_and_ledger_once() {
+    let strace = crate::util::tool(&["strace"], "-V", "strace");
+    let w = World::new();
+    w.seed_bundled();
+    record(
+        &w,
+        "2026-11-20T10:00:00.000Z",
+        &[
+            "schedule",
+            "--post-url",
+            &post("200"),
+            "--at",
+            "2026-11-21 12:00 +00:00",
+        ],
+    );
+    let log = w.path("strace.log");
+    let run = crate::util::Run::from(
+        std::process::Command::new(strace)
+            .args(["-f", "-qq", "-e", "trace=open,openat", "-o"])
+            .arg(&log)
+            .arg(crate::util::bin())
+            .args(w.cmd().get_args())
+            .args([
+                "--now",
+                "2026-11-20T11:00:00.000Z",
+                "record",
+                "schedule",
+                "--post-url",
+                &post("201"),
+                "--at",
+                "2026-11-22 12:00 +00:00",
+            ])
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", w.path("home"))
+            .output()
+            .unwrap(),
+    )
+    .success();
+    assert!(run.stdout.contains("published snapshot"), "{}", run.stdout);
+    let opened = std::fs::read_to_string(&log).unwrap();
+    let opens = |name: &str| {
+        opened
+            .lines()
+            .filter(|l| l.contains(&format!("/{name}\"")) && !l.contains("ENOENT"))
+            .count()
+    };
+    assert_eq!(opens("history.json"), 1, "history.json opened:\n{opened}");
+    // Read once; opened again only to append the entry.
+    assert_eq!(opens("ledger.jsonl"), 2, "ledger.jsonl opened:\n{opened}");
+}

@@ -235,7 +235,15 @@ pub fn load_instance(
     store: &SnapshotStore,
     settings: &PublishSettings,
 ) -> Result<Instance, StandaloneError> {
-    let history = load_history(store.data_dir())?;
+    instance_of(store, load_history(store.data_dir())?, settings)
+}
+
+/// The instance of `history` and the data dir's ledger, derived at `settings.now`.
+fn instance_of(
+    store: &SnapshotStore,
+    history: Vec<crate::model::Record>,
+    settings: &PublishSettings,
+) -> Result<Instance, StandaloneError> {
     // A corrupt line refuses the whole ledger: skipping it would drop an
     // operator's action and announce its record's removal.
     let ledger = read_ledger(store.data_dir())?.checked()?;
@@ -270,11 +278,31 @@ pub fn publish_locked(
     let instance = load_instance(store, &settings)?;
     let records = instance.derived.published();
     validate_records(&records)?;
+    publish_records(
+        store,
+        lock,
+        records,
+        &instance.derived,
+        &instance.entries,
+        settings,
+    )
+}
+
+/// Publishes `records` (valid, derived as `derived` from `entries`) as the
+/// standalone snapshot; the caller holds the lock.
+fn publish_records(
+    store: &SnapshotStore,
+    lock: &DataDirLock,
+    records: Vec<crate::model::Record>,
+    derived: &Derived,
+    entries: &[Entry],
+    settings: PublishSettings,
+) -> Result<Snapshot, StandaloneError> {
     let draft = Draft {
         mode: Mode::Standalone,
         generated_at: settings.now,
-        last_successful_check_at: instance.derived.last_successful_check_at,
-        ledger_entry: instance.entries.iter().map(|e| e.entry).max(),
+        last_successful_check_at: derived.last_successful_check_at,
+        ledger_entry: entries.iter().map(|e| e.entry).max(),
         sync: None,
         records,
     };
@@ -291,7 +319,10 @@ pub fn publish_locked(
 /// entry number (and any id made from it) is allocated, the action is
 /// checked against the current records, and the records it leads to are
 /// derived and validated; only an action whose result publishes is
-/// appended. A failure after the append says so ([`StandaloneError::Unpublished`]).
+/// appended, and those records are what is published. History and ledger
+/// are read once, the records derived once before the entry and once
+/// after it. A failure after the append says so
+/// ([`StandaloneError::Unpublished`]).
 pub fn record_action(
     store: &SnapshotStore,
     settings: PublishSettings,
@@ -300,7 +331,8 @@ pub fn record_action(
 ) -> Result<(Entry, Snapshot), StandaloneError> {
     let lock = store.lock(settings.lock_timeout, "resetctl record")?;
     refuse_upstream(store)?;
-    let instance = load_instance(store, &settings)?;
+    let history = load_history(store.data_dir())?;
+    let instance = instance_of(store, history.clone(), &settings)?;
     let number = instance.next_entry_number;
     let entry = Entry {
         entry: number,
@@ -309,7 +341,9 @@ pub fn record_action(
         action: request.into_action(number),
     };
     check::check_action(&instance, &entry.action, settings.now)?;
-    would_publish(store, &instance, &entry, &settings)?;
+    let mut entries = instance.entries.clone();
+    entries.push(entry.clone());
+    let (records, derived) = would_publish(history, &entries, &entry, &settings)?;
     append(
         &lock,
         store.data_dir(),
@@ -317,30 +351,32 @@ pub fn record_action(
         instance.unchecked_lines.then_some(&instance.entries[..]),
     )?;
     let snapshot =
-        publish_locked(store, &lock, settings).map_err(|e| StandaloneError::Unpublished {
-            entry: entry.entry,
-            source: Box::new(e),
+        publish_records(store, &lock, records, &derived, &entries, settings).map_err(|e| {
+            StandaloneError::Unpublished {
+                entry: entry.entry,
+                source: Box::new(e),
+            }
         })?;
     Ok((entry, snapshot))
 }
 
-/// Refuses `entry` unless the records with it applied would publish (the
-/// same check a publish and a load make).
+/// The records `history` and `entries` (the last of them `entry`, not yet
+/// appended) lead to, refused unless they would publish (the same check a
+/// publish and a load make).
 fn would_publish(
-    store: &SnapshotStore,
-    instance: &Instance,
+    history: Vec<crate::model::Record>,
+    entries: &[Entry],
     entry: &Entry,
     settings: &PublishSettings,
-) -> Result<(), StandaloneError> {
+) -> Result<(Vec<crate::model::Record>, Derived), StandaloneError> {
     let refused =
         |problem: String| StandaloneError::Refused(format!("nothing was recorded: {problem}"));
     serde_json::to_vec(entry).map_err(|e| refused(e.to_string()))?;
-    let mut entries = instance.entries.clone();
-    entries.push(entry.clone());
-    let history = load_history(store.data_dir())?;
-    let derived = derive_records(history, &entries, settings.now, settings.match_tolerance_ms);
-    validate_records(&derived.published())
-        .map_err(|e| refused(format!("the records would be invalid: {e}")))
+    let derived = derive_records(history, entries, settings.now, settings.match_tolerance_ms);
+    let records = derived.published();
+    validate_records(&records)
+        .map_err(|e| refused(format!("the records would be invalid: {e}")))?;
+    Ok((records, derived))
 }
 
 /// Republishes when the records derived now differ from the current
