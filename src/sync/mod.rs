@@ -6,6 +6,7 @@
 //! - [`state`]: the sync-state file and the `dataSource` object built from it;
 //! - [`backoff`]: exponential back-off with jitter after failures;
 //! - `run`: one sync attempt from start to finish;
+//! - `stored_feed`: the last good public feed, kept in the data dir;
 //! - `daemon`: the loop that repeats it.
 
 pub mod backoff;
@@ -13,9 +14,8 @@ mod daemon;
 pub mod fetch;
 mod run;
 pub mod state;
+mod stored_feed;
 
 pub use daemon::run_daemon;
-pub use run::{
-    read_stored_feed, sync_once, Rejected, SyncError, SyncOutcome, SyncSettings, STORED_FEED,
-    STORED_FEED_CAP,
-};
+pub use run::{sync_once, Rejected, SyncError, SyncOutcome, SyncSettings};
+pub use stored_feed::{read_stored_feed, STORED_FEED, STORED_FEED_CAP};

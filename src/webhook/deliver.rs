@@ -21,15 +21,16 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 use crate::clock::Clock;
-use crate::durable::{write_atomic, DataDirLock, LockError};
+use crate::durable::{DataDirLock, LockError};
 use crate::metrics::DeliveryOutcome;
 use crate::model::Timestamp;
 
 use super::endpoint::{Endpoint, Endpoints};
 use super::log::{self, Attempt, Outcome};
 use super::outbox::{Committed, Outbox, OutboxEntry};
-use super::request::{render, Event};
-use super::state::{EndpointState, FailedMessage};
+use super::request::Event;
+use super::send::{is_delivered, send};
+use super::state::{load_state, save_state, EndpointState, FailedMessage};
 
 /// The retry delays after the 1st, 2nd, … failure (the last repeats), in seconds.
 pub const RETRY_DELAYS: [i64; 5] = [5, 60, 600, 3600, 6 * 3600];
@@ -107,45 +108,6 @@ impl EndpointState {
         attempt.outcome = Outcome::Retrying;
         attempt.next_retry_at = Some(next);
         false
-    }
-}
-
-fn state_dir(data_dir: &Path) -> PathBuf {
-    super::dir(data_dir).join("state")
-}
-
-fn state_path(data_dir: &Path, id: &str) -> PathBuf {
-    state_dir(data_dir).join(format!("{id}.json"))
-}
-
-/// The delivery state of endpoint `id`, or `None` before its first delivery.
-pub fn load_state(data_dir: &Path, id: &str) -> Option<EndpointState> {
-    let path = state_path(data_dir, id);
-    match crate::durable::read_data_file(&path, crate::durable::Cap::mib(1)) {
-        Ok(bytes) => bytes.and_then(|bytes| serde_json::from_slice(&bytes).ok()),
-        Err(e) => {
-            tracing::warn!("webhook {id}: starting its delivery state afresh: {e}");
-            None
-        }
-    }
-}
-
-fn save_state(data_dir: &Path, id: &str, state: &EndpointState) {
-    if let Err(e) = crate::durable::create_dir_durable(&state_dir(data_dir)) {
-        tracing::error!("webhook {id}: cannot make the delivery state's directory: {e}");
-    }
-    let bytes = serde_json::to_vec(state).expect("a state serialises");
-    if let Err(e) = write_atomic(&state_path(data_dir, id), &bytes) {
-        tracing::error!("webhook {id}: cannot save the delivery state: {e}");
-    }
-}
-
-/// Removes an endpoint's state (with `webhook remove`).
-pub fn remove_state(data_dir: &Path, id: &str) {
-    if let Err(e) =
-        crate::durable::remove_durable(&state_dir(data_dir), [state_path(data_dir, id).as_path()])
-    {
-        tracing::warn!("webhook {id}: cannot remove the delivery state: {e}");
     }
 }
 
@@ -498,7 +460,12 @@ async fn work(shared: Arc<Shared>, id: String, once: bool, report: Arc<Mutex<Pas
             let _ = tokio::time::timeout(wait, shared.changed.notified()).await;
             continue;
         }
-        let answer = send(&shared.settings, &endpoint, &Event::of(&entry)).await;
+        let answer = send(
+            shared.settings.contact.as_deref(),
+            &endpoint,
+            &Event::of(&entry),
+        )
+        .await;
         crate::testhook::reached("deliver:answered");
         let now = shared.settings.clock.now();
         let attempt_no = st.attempts + 1;
@@ -587,132 +554,4 @@ fn disable_gone(shared: &Shared, id: &str, now: Timestamp) {
             e.enabled = false;
         }
     }
-}
-
-/// Whether a receiver's answer delivers an event: any 2xx.
-pub fn is_delivered(status: u16) -> bool {
-    (200..300).contains(&status)
-}
-
-/// Sends one event through the outbound policy
-/// ([`crate::outbound`]): the target's addresses are checked again and
-/// connected to exactly; no redirect is followed (a 3xx is a failed
-/// attempt). Returns the status, or why there is none.
-pub async fn send(
-    settings: &DeliverSettings,
-    endpoint: &Endpoint,
-    event: &Event<'_>,
-) -> Result<u16, SendError> {
-    let signed_at = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs() as i64);
-    let mut event = event.clone();
-    if let (Some(base), Some(record)) = (&endpoint.record_pages, event.record) {
-        event.page = Some(format!(
-            "{base}{}",
-            crate::model::record_page_path(&record.id)
-        ));
-    }
-    let timeout = endpoint.timeout();
-    if endpoint.format == super::format::Format::Email {
-        return send_email(endpoint, &event, timeout).await;
-    }
-    let request = render(endpoint, &event, signed_at)?;
-    let policy = crate::outbound::Policy {
-        reach: endpoint.reach(),
-        connect_timeout: timeout,
-        timeout,
-        max_redirects: 0,
-        user_agent: crate::outbound::user_agent(endpoint.contact(settings.contact.as_deref())),
-        decompress: false,
-    };
-    let outgoing = crate::outbound::Outgoing {
-        method: reqwest::Method::POST,
-        url: request.url,
-        origin_headers: Vec::new(),
-        headers: request.headers,
-        body: Some(request.body),
-    };
-    match crate::outbound::send(&policy, outgoing).await {
-        Ok(answer) => Ok(answer.status().as_u16()),
-        Err(crate::outbound::OutboundError::Timeout { .. }) => Err(SendError::Timeout(timeout)),
-        Err(crate::outbound::OutboundError::Refused {
-            host,
-            address,
-            kind,
-            ..
-        }) => Err(SendError::Private {
-            host,
-            address: address.to_string(),
-            kind: kind.describe(),
-            endpoint: endpoint.id.clone(),
-        }),
-        Err(e) => Err(SendError::Outbound(e)),
-    }
-}
-
-/// Sends `event` to an e-mail endpoint ([`super::email`]): the SMTP
-/// status of the accepted message (250), or why it was not.
-async fn send_email(
-    endpoint: &Endpoint,
-    event: &Event<'_>,
-    timeout: Duration,
-) -> Result<u16, SendError> {
-    let url = reqwest::Url::parse(&endpoint.url)
-        .map_err(|e| super::target::TargetError::Url(e.to_string()))
-        .map_err(super::request::RenderError::from)?;
-    let target =
-        super::target::EmailTarget::parse(&url).map_err(super::request::RenderError::from)?;
-    let message = super::request::message(event, endpoint.language, endpoint.zone());
-    let email = super::email::compose(
-        &target,
-        &message,
-        (event.id, &endpoint.id),
-        endpoint.language,
-    )?;
-    match super::email::send(&target, email, endpoint.reach(), timeout).await {
-        Ok(code) => Ok(code),
-        Err(super::email::EmailError::Outbound(crate::outbound::OutboundError::Refused {
-            host,
-            address,
-            kind,
-            ..
-        })) => Err(SendError::Private {
-            host,
-            address: address.to_string(),
-            kind: kind.describe(),
-            endpoint: endpoint.id.clone(),
-        }),
-        Err(e) => Err(e.into()),
-    }
-}
-
-/// Why an attempt has no HTTP status; its `Display` text is what the
-/// delivery log records.
-#[derive(Debug, thiserror::Error)]
-pub enum SendError {
-    /// The event cannot be rendered for the endpoint.
-    #[error(transparent)]
-    Render(#[from] super::request::RenderError),
-    /// No answer within the endpoint's timeout.
-    #[error("timed out after {0:?}")]
-    Timeout(Duration),
-    /// The target resolves to a private address the endpoint may not reach.
-    #[error("{host} resolves to {address}, {kind}; refused (allow it with `resetctl webhook set {endpoint} --allow-private-targets`)")]
-    Private {
-        /// The target's host.
-        host: String,
-        /// The address it resolved to.
-        address: String,
-        /// What kind of address that is.
-        kind: &'static str,
-        /// The endpoint, for the command that allows it.
-        endpoint: String,
-    },
-    /// Any other failure of the outbound request.
-    #[error(transparent)]
-    Outbound(crate::outbound::OutboundError),
-    /// An e-mail was not accepted.
-    #[error(transparent)]
-    Email(#[from] super::email::EmailError),
 }

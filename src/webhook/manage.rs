@@ -7,11 +7,12 @@
 use std::path::Path;
 use std::time::Duration;
 
-use super::deliver::{self, DeliverSettings, SendError};
+use super::deliver::{self, DeliverSettings};
 use super::endpoint::{
     check_reminders, check_timeout, Endpoint, EndpointError, Endpoints, NewEndpoint,
 };
 use super::request::{Event, TEST_EVENT};
+use super::send::SendError;
 use super::{log, Outbox};
 use crate::durable::DataDirLock;
 use crate::model::Timestamp;
@@ -171,7 +172,7 @@ pub fn set_enabled(
 pub fn remove(data_dir: &Path, id: &str, lock_timeout: Duration) -> Result<(), ManageError> {
     let lock = lock(data_dir, lock_timeout, "resetctl webhook remove")?;
     Endpoints::new(data_dir).remove(&lock, id)?;
-    deliver::remove_state(data_dir, id);
+    super::state::remove_state(data_dir, id);
     Ok(())
 }
 
@@ -187,7 +188,7 @@ pub struct TestSent {
 impl TestSent {
     /// Whether the receiver took it (a 2xx, as for every delivery).
     pub fn delivered(&self) -> bool {
-        matches!(self.answer, Ok(status) if deliver::is_delivered(status))
+        matches!(self.answer, Ok(status) if super::send::is_delivered(status))
     }
 }
 
@@ -215,7 +216,7 @@ pub async fn send_test(
         completion: None,
         fulfils: &[],
     };
-    let answer = deliver::send(settings, &endpoint, &event).await;
+    let answer = super::send::send(settings.contact.as_deref(), &endpoint, &event).await;
     let sent = TestSent { message, answer };
     log::append(
         data_dir,

@@ -24,6 +24,7 @@ pub mod markup;
 pub mod outbox;
 pub mod remind;
 pub mod request;
+pub mod send;
 pub mod sign;
 pub mod state;
 pub mod target;
@@ -61,7 +62,7 @@ pub fn needed(data_dir: &std::path::Path) -> Option<u64> {
     match Endpoints::new(data_dir).load() {
         Ok(endpoints) => endpoints
             .iter()
-            .map(|e| e.cursor(deliver::load_state(data_dir, &e.id).as_ref()))
+            .map(|e| e.cursor(state::load_state(data_dir, &e.id).as_ref()))
             .min(),
         Err(e) => {
             tracing::warn!("{e}; the outbox keeps every change");
@@ -136,7 +137,7 @@ pub fn summaries_of(
     Ok(endpoints
         .into_iter()
         .map(|e| {
-            let state = deliver::load_state(data_dir, &e.id);
+            let state = state::load_state(data_dir, &e.id);
             let cursor = e.cursor(state.as_ref());
             let state = state.unwrap_or_default();
             let pending = committed

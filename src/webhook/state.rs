@@ -2,6 +2,9 @@
 //! attempts of the message at the cursor, what it delivered and gave up
 //! on (`webhooks/state/<id>.json`). The deliverer moves it
 //! ([`super::deliver`]); the endpoint, `webhook list` and `status` read it.
+//! Its file is read and written here.
+
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
@@ -39,4 +42,45 @@ pub struct EndpointState {
     pub failed: Vec<FailedMessage>,
     /// Messages given up on, in all.
     pub failed_total: u64,
+}
+
+/// Where the endpoints' states are.
+fn state_dir(data_dir: &Path) -> PathBuf {
+    super::dir(data_dir).join("state")
+}
+
+/// Where endpoint `id`'s state is.
+fn state_path(data_dir: &Path, id: &str) -> PathBuf {
+    state_dir(data_dir).join(format!("{id}.json"))
+}
+
+/// The delivery state of endpoint `id`, or `None` before its first delivery.
+pub fn load_state(data_dir: &Path, id: &str) -> Option<EndpointState> {
+    let path = state_path(data_dir, id);
+    match crate::durable::read_data_file(&path, crate::durable::Cap::mib(1)) {
+        Ok(bytes) => bytes.and_then(|bytes| serde_json::from_slice(&bytes).ok()),
+        Err(e) => {
+            tracing::warn!("webhook {id}: starting its delivery state afresh: {e}");
+            None
+        }
+    }
+}
+
+pub(super) fn save_state(data_dir: &Path, id: &str, state: &EndpointState) {
+    if let Err(e) = crate::durable::create_dir_durable(&state_dir(data_dir)) {
+        tracing::error!("webhook {id}: cannot make the delivery state's directory: {e}");
+    }
+    let bytes = serde_json::to_vec(state).expect("a state serialises");
+    if let Err(e) = crate::durable::write_atomic(&state_path(data_dir, id), &bytes) {
+        tracing::error!("webhook {id}: cannot save the delivery state: {e}");
+    }
+}
+
+/// Removes an endpoint's state (with `webhook remove`).
+pub fn remove_state(data_dir: &Path, id: &str) {
+    if let Err(e) =
+        crate::durable::remove_durable(&state_dir(data_dir), [state_path(data_dir, id).as_path()])
+    {
+        tracing::warn!("webhook {id}: cannot remove the delivery state: {e}");
+    }
 }

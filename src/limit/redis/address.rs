@@ -103,37 +103,13 @@ impl RedisAddress {
             Some((userinfo, hosts)) => (Some(userinfo), hosts),
             None => (None, authority),
         };
-        let (username, password) = match userinfo {
-            None => (None, None),
-            Some(userinfo) => {
-                let (user, password) = userinfo.split_once(':').unwrap_or((userinfo, ""));
-                let decode = |text: &str| {
-                    percent_encoding::percent_decode_str(text)
-                        .decode_utf8()
-                        .map(|t| t.into_owned())
-                        .map_err(|_| fail("the credentials are not UTF-8".to_owned()))
-                };
-                let user = decode(user)?;
-                let password = decode(password)?;
-                (
-                    (!user.is_empty()).then_some(user),
-                    (!password.is_empty()).then_some(password),
-                )
-            }
-        };
+        let (username, password) = credentials(userinfo).map_err(&fail)?;
         let nodes = hosts
             .split(',')
             .map(|node| host_port(node).map_err(&fail))
             .collect::<Result<Vec<_>, _>>()?;
         let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
-        let db = |segment: Option<&&str>| -> Result<i64, SettingError> {
-            segment.map_or(Ok(0), |text| {
-                text.parse::<i64>()
-                    .ok()
-                    .filter(|db| *db >= 0)
-                    .ok_or_else(|| fail("the database is not a number of 0 or more".to_owned()))
-            })
-        };
+        let db = |segment: Option<&&str>| database(segment).map_err(&fail);
         let node_addr = |(host, port): &(String, u16)| {
             if tls {
                 ConnectionAddr::TcpTls {
@@ -207,6 +183,36 @@ impl RedisAddress {
             shown,
         })
     }
+}
+
+/// The user and password of a URL's `userinfo`, percent-decoded (an empty
+/// one is none).
+fn credentials(userinfo: Option<&str>) -> Result<(Option<String>, Option<String>), String> {
+    let Some(userinfo) = userinfo else {
+        return Ok((None, None));
+    };
+    let (user, password) = userinfo.split_once(':').unwrap_or((userinfo, ""));
+    let decode = |text: &str| {
+        percent_encoding::percent_decode_str(text)
+            .decode_utf8()
+            .map(|t| t.into_owned())
+            .map_err(|_| "the credentials are not UTF-8".to_owned())
+    };
+    let (user, password) = (decode(user)?, decode(password)?);
+    Ok((
+        (!user.is_empty()).then_some(user),
+        (!password.is_empty()).then_some(password),
+    ))
+}
+
+/// The database a path segment names (none: 0).
+fn database(segment: Option<&&str>) -> Result<i64, String> {
+    segment.map_or(Ok(0), |text| {
+        text.parse::<i64>()
+            .ok()
+            .filter(|db| *db >= 0)
+            .ok_or_else(|| "the database is not a number of 0 or more".to_owned())
+    })
 }
 
 /// `HOST:PORT` or `[IPV6]:PORT`; the port is required. Also reads the
