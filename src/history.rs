@@ -12,11 +12,6 @@ use crate::durable::{read_data_file, write_atomic, AtomicWriteError, Cap, DataDi
 use crate::model::validate::{validate_records, SEED_PREFIX};
 use crate::model::Record;
 
-/// The file that holds seeded history.
-pub fn history_path(data_dir: &Path) -> PathBuf {
-    data_dir.join("history.json")
-}
-
 /// The largest history read (the bundled one is 15 kB).
 pub const HISTORY_CAP: Cap = Cap::mib(256);
 
@@ -41,7 +36,7 @@ pub enum HistoryError {
 
 /// Reads the stored history (empty when there is none yet).
 pub fn load_history(data_dir: &Path) -> Result<Vec<Record>, HistoryError> {
-    let path = history_path(data_dir);
+    let path = crate::data_dir::DataDir::of(data_dir).history();
     let Some(bytes) = read_data_file(&path, HISTORY_CAP)? else {
         return Ok(Vec::new());
     };
@@ -63,7 +58,7 @@ pub fn save_history(
     records: &[Record],
 ) -> Result<(), HistoryError> {
     let bytes = serde_json::to_vec_pretty(records).expect("records always serialise");
-    write_atomic(&history_path(data_dir), &bytes)?;
+    write_atomic(&crate::data_dir::DataDir::of(data_dir).history(), &bytes)?;
     Ok(())
 }
 

@@ -50,6 +50,7 @@ pub mod changes;
 pub mod civil;
 pub mod clock;
 pub mod config;
+pub mod data_dir;
 pub mod document;
 pub mod durable;
 pub mod encoding;

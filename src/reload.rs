@@ -8,13 +8,13 @@
 //! ("reload cannot make things worse"). If the watch cannot be set up
 //! (inotify limits, missing directory), it falls back to polling and says so.
 
-use std::path::{Path, PathBuf};
+use crate::data_dir::{DataDir, Watched};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use arc_swap::ArcSwapOption;
-use notify::{RecursiveMode, Watcher};
 use tokio::sync::mpsc;
 
 use crate::clock::Clock;
@@ -163,7 +163,7 @@ pub async fn spawn_reloader(
             );
             None
         }
-        WatchMode::Auto => match watch(&data_dir, tx) {
+        WatchMode::Auto => match DataDir::of(&data_dir).watch(Watched::Served, tx) {
             Ok(watcher) => Some(watcher),
             Err(e) => {
                 tracing::warn!(
@@ -202,55 +202,6 @@ pub async fn spawn_reloader(
             reloader.check().await;
         }
         drop(watcher);
-    })
-}
-
-/// Sets up the file watch on the data dir and its snapshots directory.
-fn watch(
-    data_dir: &Path,
-    tx: mpsc::UnboundedSender<()>,
-) -> notify::Result<notify::RecommendedWatcher> {
-    let snapshots = data_dir.join("snapshots");
-    std::fs::create_dir_all(&snapshots).map_err(notify::Error::io)?;
-    let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
-        // An error may mean lost events: check, to be safe.
-        if event.as_ref().map_or(true, can_change_what_is_served) {
-            let _ = tx.send(());
-        }
-    })?;
-    watcher.watch(data_dir, RecursiveMode::NonRecursive)?;
-    watcher.watch(&snapshots, RecursiveMode::NonRecursive)?;
-    Ok(watcher)
-}
-
-/// Whether a file event can change what is served: a create, a rename, a
-/// removal or a close after writing, of the pointer, a snapshot, the sync
-/// state or the snapshots directory. Reads (the reloader's own among them:
-/// opening and reading the pointer raises events too) and temp files never
-/// count, so an idle server rests instead of re-checking in a loop.
-fn can_change_what_is_served(event: &notify::Event) -> bool {
-    use notify::event::{AccessKind, AccessMode, ModifyKind};
-    use notify::EventKind;
-    let kind = match event.kind {
-        EventKind::Access(AccessKind::Close(AccessMode::Write)) => true,
-        EventKind::Access(_) | EventKind::Modify(ModifyKind::Metadata(_)) => false,
-        EventKind::Modify(ModifyKind::Data(_)) => false,
-        _ => true,
-    };
-    kind && event.paths.iter().any(|path| {
-        path.file_name()
-            .and_then(|n| n.to_str())
-            .is_some_and(|name| {
-                matches!(
-                    name,
-                    "CURRENT"
-                        | "snapshots"
-                        | crate::sync::state::SYNC_STATE_FILE
-                        | crate::sync::STORED_FEED
-                ) || name.strip_suffix(".json").is_some_and(|stem| {
-                    stem.len() == 12 && stem.bytes().all(|b| b.is_ascii_digit())
-                })
-            })
     })
 }
 
@@ -313,7 +264,7 @@ impl Reloader {
         if served.as_ref().is_some_and(|f| f.sha256 == wanted) {
             return;
         }
-        let path = self.store.data_dir().join(crate::sync::STORED_FEED);
+        let path = DataDir::of(self.store.data_dir()).stored_feed();
         // One hash of the file: compared with the state's, and made the tag.
         let read = crate::sync::read_stored_feed(self.store.data_dir()).map(|bytes| {
             use sha2::{Digest, Sha256};

@@ -350,3 +350,44 @@ fn no_function_or_file_outgrows_its_job() {
         over.join("\n")
     );
 }
+
+#[test]
+fn no_code_spells_out_a_data_dir_file_name_but_its_owner() {
+    let owner = repo_root().join("src/data_dir.rs");
+    // The file names (with a dot, or the pointer's); the directories'
+    // names (`snapshots`, `webhooks`, `state`) are words used elsewhere too.
+    let names: Vec<String> = std::fs::read_to_string(&owner)
+        .unwrap()
+        .lines()
+        .filter(|l| l.trim_start().starts_with("const ") || l.starts_with("pub const "))
+        .filter_map(|l| Some(l.split('"').nth(1)?.to_owned()))
+        .filter(|name| name.contains('.') || name.chars().all(|c| c.is_ascii_uppercase()))
+        .collect();
+    assert!(names.len() >= 11, "src/data_dir.rs names {names:?}");
+    let mut copies = Vec::new();
+    for (path, lines) in code_lines() {
+        if path == owner {
+            continue;
+        }
+        for (n, line) in &lines {
+            for literal in literals(line) {
+                for name in &names {
+                    let spelt = literal.match_indices(name.as_str()).any(|(at, _)| {
+                        let before = literal[..at].chars().next_back();
+                        let after = literal[at + name.len()..].chars().next();
+                        before.is_none_or(|c| !c.is_alphanumeric() && c != '-' && c != '_')
+                            && after.is_none_or(|c| !c.is_alphanumeric())
+                    });
+                    if spelt {
+                        copies.push(format!("{}:{n}: {name} in \"{literal}\"", path.display()));
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        copies.is_empty(),
+        "data-dir file names are named in src/data_dir.rs only; copies:\n{}",
+        copies.join("\n")
+    );
+}

@@ -847,3 +847,74 @@ fn the_secrets_file_is_never_readable_by_others_at_any_step_or_after_a_kill() {
     add_standard(&w, &r, "/third", &[]);
     assert_eq!(modes(), [("endpoints.json".to_owned(), 0o600)]);
 }
+
+/// A running deliverer learns of a publish from the data dir's file
+/// events, not by reading it five times a second (issue 41): idle for 4 s it
+/// opens the outbox and the endpoints a few times at most (its 2 s look
+/// when no event came), and a publish is still delivered at once.
+#[test]
+fn an_idle_deliverer_rests_and_wakes_on_a_publish() {
+    let strace = crate::util::tool(&["strace"], "-V", "strace");
+    let w = World::new();
+    w.seed_bundled();
+    let r = Receiver::start();
+    add_standard(&w, &r, "/hook", &[]);
+    let log = w.path("strace.log");
+    let mut deliverer = std::process::Command::new(strace)
+        .args(["-f", "-qq", "-e", "trace=open,openat", "-o"])
+        .arg(&log)
+        .arg(crate::util::bin())
+        .args(w.cmd().get_args())
+        .args(["webhook", "deliver"])
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", w.path("home"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let opened = |log: &std::path::Path| {
+        let text = std::fs::read_to_string(log).unwrap_or_default();
+        text.lines()
+            .filter(|l| {
+                (l.contains("/outbox.jsonl\"") || l.contains("/endpoints.json\""))
+                    && !l.contains("ENOENT")
+            })
+            .count()
+    };
+    crate::util::wait_until(
+        Duration::from_secs(20),
+        "the deliverer's first look",
+        || opened(&log) > 0,
+    );
+    let before = opened(&log);
+    // The observation window: what an idle deliverer does in 4 s.
+    std::thread::sleep(Duration::from_secs(4));
+    let idle = opened(&log) - before;
+    schedule(&w, T0, "900", "all");
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let delivered = loop {
+        if !r.requests_to("/hook").is_empty() {
+            break true;
+        }
+        if std::time::Instant::now() > deadline {
+            break false;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    // strace keeps fatal signals from the command it runs to itself: the
+    // deliverer (its child) is told to stop, and strace ends with it.
+    let children = std::fs::read_to_string(format!("/proc/{0}/task/{0}/children", deliverer.id()))
+        .unwrap_or_default();
+    for pid in children.split_whitespace() {
+        let _ = std::process::Command::new("kill")
+            .args(["-TERM", pid])
+            .status();
+    }
+    let _ = deliverer.wait();
+    assert!(delivered, "the publish was not delivered within 10 s");
+    assert!(
+        idle <= 6,
+        "an idle deliverer opened the outbox and endpoints {idle} times in 4 s"
+    );
+}

@@ -165,7 +165,7 @@ pub enum Command {
     /// nothing; a record that differs from a stored one with the same id is a conflict,
     /// reported by index and id, and then nothing is imported.
     #[command(
-        after_help = "Examples:\n  resetctl seed\n  resetctl seed history.json\n  curl -s https://example.org/records.json | resetctl seed -"
+        after_help = "Examples:\n  resetctl seed\n  resetctl seed records.json\n  curl -s https://example.org/records.json | resetctl seed -"
     )]
     Seed {
         /// The seed file ("-" for stdin); default: the bundled history.

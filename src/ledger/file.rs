@@ -31,11 +31,6 @@ use crate::durable::{open_data_file, read_data_file, Cap, DataDirLock, OpenError
 /// The largest ledger read: about 800,000 entries of a few hundred bytes.
 pub const LEDGER_CAP: Cap = Cap::mib(256);
 
-/// The ledger of `data_dir`.
-pub fn ledger_path(data_dir: &Path) -> PathBuf {
-    data_dir.join("ledger.jsonl")
-}
-
 /// A line that is not an entry: torn (an interrupted append) or corrupt.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BadLine {
@@ -49,8 +44,10 @@ impl std::fmt::Display for BadLine {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "ledger.jsonl line {} is not a complete entry ({}); it is kept and skipped",
-            self.line, self.problem
+            "{} line {} is not a complete entry ({}); it is kept and skipped",
+            crate::data_dir::LEDGER,
+            self.line,
+            self.problem
         )
     }
 }
@@ -151,7 +148,7 @@ impl LedgerError {
 
 /// Reads every entry; a line that does not parse is reported, not fatal.
 pub fn read_ledger(data_dir: &Path) -> Result<LedgerRead, LedgerError> {
-    let path = ledger_path(data_dir);
+    let path = crate::data_dir::DataDir::of(data_dir).ledger();
     let text = match read_data_file(&path, LEDGER_CAP) {
         Ok(Some(bytes)) => bytes,
         Ok(None) => return Ok(LedgerRead::default()),
@@ -224,7 +221,7 @@ pub fn append(
     if let Some(earlier) = earlier {
         return rewrite_checked(lock, data_dir, earlier, entry);
     }
-    let path = ledger_path(data_dir);
+    let path = crate::data_dir::DataDir::of(data_dir).ledger();
     let io_err = |source| LedgerError::Io {
         path: path.clone(),
         source,
@@ -255,7 +252,8 @@ pub fn append(
             .and_then(|()| file.sync_all())
             .map_err(io_err)?;
         tracing::warn!(
-            "ledger.jsonl: cut off a torn last line (an append that did not finish): {:?}",
+            "{}: cut off a torn last line (an append that did not finish): {:?}",
+            crate::data_dir::LEDGER,
             String::from_utf8_lossy(&bytes[whole..])
         );
         len = whole as u64;
@@ -284,7 +282,7 @@ fn rewrite_checked(
     earlier: &[Entry],
     entry: &Entry,
 ) -> Result<(), LedgerError> {
-    let path = ledger_path(data_dir);
+    let path = crate::data_dir::DataDir::of(data_dir).ledger();
     let mut bytes = Vec::new();
     for e in earlier.iter().chain(std::iter::once(entry)) {
         bytes.extend_from_slice(&super::line::encode(e));

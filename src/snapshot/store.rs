@@ -24,8 +24,6 @@ use super::format::{Mode, Snapshot, SNAPSHOT_FORMAT};
 /// How many versions retention keeps by default.
 pub const DEFAULT_KEEP: usize = 50;
 
-const POINTER: &str = "CURRENT";
-
 /// The most of the pointer file ever read: a sequence number and a newline fit with room to spare.
 const MAX_POINTER_BYTES: u64 = 32;
 
@@ -232,7 +230,7 @@ impl SnapshotStore {
     /// The store of `data_dir` (nothing is created until the first publish).
     pub fn new(data_dir: impl Into<PathBuf>) -> Self {
         let data_dir = data_dir.into();
-        let dir = data_dir.join("snapshots");
+        let dir = crate::data_dir::DataDir::of(&data_dir).snapshots();
         Self { data_dir, dir }
     }
 
@@ -248,12 +246,12 @@ impl SnapshotStore {
 
     /// The pointer file.
     pub fn pointer_path(&self) -> PathBuf {
-        self.dir.join(POINTER)
+        crate::data_dir::DataDir::of(&self.data_dir).pointer()
     }
 
     /// The file of version `sequence`.
     pub fn path_of(&self, sequence: u64) -> PathBuf {
-        self.dir.join(format!("{sequence:012}.json"))
+        crate::data_dir::DataDir::of(&self.data_dir).snapshot(sequence)
     }
 
     /// Takes the data dir's exclusive writer lock, then removes the temp
@@ -263,7 +261,7 @@ impl SnapshotStore {
     /// Deeper directories (`webhooks/state/`) belong to a writer with its
     /// own lock and are left alone.
     pub fn lock(&self, timeout: Duration, purpose: &str) -> Result<DataDirLock, SnapshotError> {
-        let lock = DataDirLock::acquire(&self.data_dir.join("resetctl.lock"), timeout, purpose)?;
+        let lock = crate::data_dir::DataDir::of(&self.data_dir).lock(timeout, purpose)?;
         remove_stale_temps(&self.data_dir);
         if let Ok(entries) = fs::read_dir(&self.data_dir) {
             for entry in entries.filter_map(Result::ok) {
@@ -492,11 +490,7 @@ impl SnapshotStore {
             .filter_map(Result::ok)
             .filter_map(|entry| {
                 let name = entry.file_name();
-                let stem = name.to_str()?.strip_suffix(".json")?;
-                (stem.len() == 12)
-                    .then(|| stem.parse().ok())
-                    .flatten()
-                    .map(|seq| (seq, entry.path()))
+                crate::data_dir::DataDir::sequence_of(name.to_str()?).map(|seq| (seq, entry.path()))
             })
             .collect();
         found.sort_unstable_by_key(|(seq, _)| *seq);

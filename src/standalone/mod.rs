@@ -98,9 +98,11 @@ pub fn refuse_upstream(store: &SnapshotStore) -> Result<(), StandaloneError> {
     let data_dir = store.data_dir();
     // An unreadable current snapshot says nothing of the mode; publishing
     // a good one is what repairs it.
-    let upstream = store.current_mode().unwrap_or(None) == Some(Mode::Upstream)
-        || crate::sync::state::sync_state_path(data_dir).exists();
-    if upstream {
+    let holds = crate::data_dir::DataDir::of(data_dir).holds(store.current_mode().unwrap_or(None));
+    if matches!(
+        holds,
+        crate::data_dir::Holds::Mirror | crate::data_dir::Holds::Both
+    ) {
         return Err(StandaloneError::WrongMode(format!(
             "{} is an upstream mirror (filled by resetctl sync); standalone commands would replace its records. \
              Run a standalone instance in a separate data dir: resetctl --data-dir DIR seed",

@@ -18,4 +18,4 @@ mod stored_feed;
 
 pub use daemon::run_daemon;
 pub use run::{sync_once, Rejected, SyncError, SyncOutcome, SyncSettings};
-pub use stored_feed::{read_stored_feed, STORED_FEED, STORED_FEED_CAP};
+pub use stored_feed::{read_stored_feed, STORED_FEED_CAP};

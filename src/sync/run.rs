@@ -20,8 +20,9 @@ use super::state::{
     load_sync_state, newest, save_sync_state, SourceSettings, SyncState, SyncStateError,
     UpstreamOrigin,
 };
-use super::stored_feed::{read_stored_feed, store_feed, STORED_FEED};
+use super::stored_feed::{read_stored_feed, store_feed};
 use crate::clock::Clock;
+use crate::data_dir::{DataDir, Holds, STORED_FEED};
 use crate::document::DocumentError;
 use crate::durable::{DataDirLock, LockError};
 use crate::model::validate::validate_records;
@@ -260,10 +261,8 @@ fn refuse_standalone(
     store: &SnapshotStore,
     head: Option<&crate::snapshot::SnapshotHead>,
 ) -> Result<(), SyncError> {
-    let standalone = head.map(|head| head.mode) == Some(Mode::Standalone)
-        || crate::history::history_path(store.data_dir()).exists()
-        || crate::ledger::file::ledger_path(store.data_dir()).exists();
-    if standalone {
+    let holds = DataDir::of(store.data_dir()).holds(head.map(|head| head.mode));
+    if matches!(holds, Holds::Standalone | Holds::Both) {
         return Err(SyncError::WrongMode(format!(
             "{} holds a standalone instance (seeded history or an operator ledger); syncing would replace its records. \
              Mirror the upstream into a separate data dir: resetctl --data-dir DIR sync ...",
@@ -280,15 +279,12 @@ pub async fn sync_once(
     clock: &dyn Clock,
 ) -> Result<SyncOutcome, SyncError> {
     let store = SnapshotStore::new(data_dir);
-    let _sync_lock = DataDirLock::acquire(
-        &data_dir.join("sync.lock"),
-        settings.lock_timeout,
-        "resetctl sync",
-    )
-    .map_err(|e| match e {
-        LockError::Busy { .. } => SyncError::Busy(e),
-        LockError::Io { .. } => SyncError::Lock(e),
-    })?;
+    let _sync_lock = DataDir::of(data_dir)
+        .lock_sync(settings.lock_timeout, "resetctl sync")
+        .map_err(|e| match e {
+            LockError::Busy { .. } => SyncError::Busy(e),
+            LockError::Io { .. } => SyncError::Lock(e),
+        })?;
     // The head is read once here (a snapshot can be large) and once more
     // under the data-dir lock.
     let head = readable_head(&store);

@@ -11,9 +11,6 @@ pub use crate::model::{
 };
 use crate::model::{DataSourceStatus, Timestamp};
 
-/// The file name of the sync state.
-pub const SYNC_STATE_FILE: &str = "sync-state.json";
-
 /// The largest sync state read (a few kilobytes in use).
 pub const SYNC_STATE_CAP: Cap = Cap::mib(1);
 
@@ -46,14 +43,9 @@ pub enum SyncStateError {
     Write(#[from] AtomicWriteError),
 }
 
-/// The sync-state file of `data_dir`.
-pub fn sync_state_path(data_dir: &Path) -> PathBuf {
-    data_dir.join(SYNC_STATE_FILE)
-}
-
 /// Reads the sync state, `None` before the first sync.
 pub fn load_sync_state(data_dir: &Path) -> Result<Option<SyncState>, SyncStateError> {
-    let path = sync_state_path(data_dir);
+    let path = crate::data_dir::DataDir::of(data_dir).sync_state();
     let Some(bytes) = read_data_file(&path, SYNC_STATE_CAP)? else {
         return Ok(None);
     };
@@ -71,7 +63,7 @@ pub fn save_sync_state(
     data_dir: &Path,
     state: &SyncState,
 ) -> Result<(), SyncStateError> {
-    let path = sync_state_path(data_dir);
+    let path = crate::data_dir::DataDir::of(data_dir).sync_state();
     let bytes = serde_json::to_vec_pretty(state).map_err(|e| SyncStateError::Corrupt {
         path: path.clone(),
         message: format!("cannot be written: {e}"),

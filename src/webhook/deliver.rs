@@ -21,6 +21,7 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 use crate::clock::Clock;
+use crate::data_dir::{DataDir, Watched};
 use crate::durable::{DataDirLock, LockError};
 use crate::metrics::DeliveryOutcome;
 use crate::model::Timestamp;
@@ -38,8 +39,15 @@ pub const RETRY_DELAYS: [i64; 5] = [5, 60, 600, 3600, 6 * 3600];
 pub const RETRY_WINDOW_MS: i64 = 24 * 3600 * 1000;
 /// Failed messages remembered per endpoint (for `status`).
 const FAILED_KEPT: usize = 20;
-/// How often a running deliverer looks for new outbox entries and endpoints.
-const POLL: Duration = Duration::from_millis(200);
+/// How often a running deliverer looks for new outbox entries and
+/// endpoints when no file event has told it (events lost, or no file
+/// watch on this system): it learns of a publish or an endpoint change from
+/// the data dir's file events ([`DataDir::watch`]).
+const POLL: Duration = Duration::from_secs(2);
+/// How often a running deliverer trims its delivery log.
+const TRIM_EVERY: Duration = Duration::from_secs(60);
+/// How long a file event waits for the rest of its burst.
+const DEBOUNCE: Duration = Duration::from_millis(5);
 
 /// What the deliverer process brings. Everything that decides how an
 /// endpoint is delivered to (private targets allowed, the timeout, the
@@ -113,7 +121,7 @@ impl EndpointState {
 
 /// Takes the deliverer lock of `data_dir` within `timeout`.
 pub fn lock(data_dir: &Path, timeout: Duration, purpose: &str) -> Result<DataDirLock, LockError> {
-    DataDirLock::acquire(&super::dir(data_dir).join("deliver.lock"), timeout, purpose)
+    crate::data_dir::DataDir::of(data_dir).lock_deliverer(timeout, purpose)
 }
 
 /// The retry delay after `failures` failures, with ±20 % jitter (`jitter`
@@ -137,6 +145,20 @@ struct Shared {
 }
 
 impl Shared {
+    /// One attempt to deliver `entry` to `endpoint`.
+    async fn attempt(
+        &self,
+        endpoint: &Endpoint,
+        entry: &OutboxEntry,
+    ) -> Result<u16, super::send::SendError> {
+        send(
+            self.settings.contact.as_deref(),
+            endpoint,
+            &Event::of(entry),
+        )
+        .await
+    }
+
     /// The ids of the endpoints that are enabled now.
     fn enabled_ids(&self) -> Vec<String> {
         self.endpoints
@@ -308,9 +330,19 @@ pub async fn run(
         stop: stop.clone(),
     });
     let report = Arc::new(Mutex::new(PassReport::default()));
+    let (events_tx, mut events) = tokio::sync::mpsc::unbounded_channel();
+    let watcher = match DataDir::of(&data_dir).watch(Watched::Deliveries, events_tx) {
+        Ok(watcher) => Some(watcher),
+        Err(e) => {
+            tracing::warn!(
+                "webhook deliverer: cannot watch the outbox ({e}); looking every {POLL:?}"
+            );
+            None
+        }
+    };
     let reminders = tokio::spawn(remind(shared.clone()));
     let mut running: HashMap<String, tokio::task::JoinHandle<()>> = HashMap::new();
-    let mut ticks = 0u64;
+    let mut trimmed = std::time::Instant::now();
     loop {
         // Reading the outbox (all of it, after a compaction) and the
         // endpoints is file work: off the runtime's threads, which answer
@@ -324,11 +356,18 @@ pub async fn run(
                 .entry(id.clone())
                 .or_insert_with(|| tokio::spawn(work(shared.clone(), id, false, report.clone())));
         }
-        ticks += 1;
-        if ticks.is_multiple_of(300) {
+        if trimmed.elapsed() >= TRIM_EVERY {
+            trimmed = std::time::Instant::now();
             log::trim(&data_dir);
         }
         tokio::select! {
+            event = events.recv(), if watcher.is_some() => {
+                if event.is_some() {
+                    // A burst of events (an append, then its close) is one look.
+                    tokio::time::sleep(DEBOUNCE).await;
+                    while events.try_recv().is_ok() {}
+                }
+            }
             _ = tokio::time::sleep(POLL) => {}
             _ = stop.changed() => {}
         }
@@ -336,6 +375,7 @@ pub async fn run(
             break;
         }
     }
+    drop(watcher);
     shared.changed.notify_waiters();
     reminders.abort();
     for (_, task) in running {
@@ -460,12 +500,7 @@ async fn work(shared: Arc<Shared>, id: String, once: bool, report: Arc<Mutex<Pas
             let _ = tokio::time::timeout(wait, shared.changed.notified()).await;
             continue;
         }
-        let answer = send(
-            shared.settings.contact.as_deref(),
-            &endpoint,
-            &Event::of(&entry),
-        )
-        .await;
+        let answer = shared.attempt(&endpoint, &entry).await;
         crate::testhook::reached("deliver:answered");
         let now = shared.settings.clock.now();
         let attempt_no = st.attempts + 1;

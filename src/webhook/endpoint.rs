@@ -14,9 +14,6 @@ use crate::model::Timestamp;
 use super::format::Format;
 use super::outbox::OutboxEntry;
 
-/// The endpoints file name, under `webhooks/`.
-pub const ENDPOINTS_FILE: &str = "endpoints.json";
-
 /// Every event type an endpoint can subscribe to: the changes
 /// ([`crate::changes::EVENT_TYPES`]), the unconfirmed schedule, then the
 /// reminders ([`crate::remind::EVENT_TYPES`]).
@@ -288,7 +285,7 @@ impl Endpoints {
     /// The endpoints of `data_dir`.
     pub fn new(data_dir: &Path) -> Self {
         Self {
-            path: super::dir(data_dir).join(ENDPOINTS_FILE),
+            path: crate::data_dir::DataDir::of(data_dir).endpoints(),
         }
     }
 

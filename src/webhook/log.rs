@@ -12,9 +12,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::model::Timestamp;
 
-/// The log file name, under `webhooks/`.
-pub const LOG_FILE: &str = "deliveries.jsonl";
-
 /// Past this size the log is cut to its newest [`KEEP_LINES`] lines.
 const MAX_BYTES: u64 = 1 << 20;
 
@@ -73,7 +70,7 @@ pub struct Attempt {
 }
 
 fn path(data_dir: &Path) -> PathBuf {
-    super::dir(data_dir).join(LOG_FILE)
+    crate::data_dir::DataDir::of(data_dir).deliveries()
 }
 
 /// Appends one attempt (best effort: a full disk must not stop delivery).
@@ -81,7 +78,7 @@ pub fn append(data_dir: &Path, attempt: &Attempt) {
     let path = path(data_dir);
     let mut line = serde_json::to_vec(attempt).expect("an attempt serialises");
     line.push(b'\n');
-    let _ = fs::create_dir_all(super::dir(data_dir));
+    let _ = fs::create_dir_all(crate::data_dir::DataDir::of(data_dir).webhooks());
     if let Ok(mut file) =
         crate::durable::open_data_file(&path, OpenOptions::new().create(true).append(true))
     {

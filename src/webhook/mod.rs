@@ -48,11 +48,6 @@ pub fn random_bytes(n: usize) -> Vec<u8> {
     buf
 }
 
-/// The `webhooks/` directory of `data_dir`.
-pub fn dir(data_dir: &std::path::Path) -> std::path::PathBuf {
-    data_dir.join("webhooks")
-}
-
 /// The lowest outbox change number an endpoint still needs, or `None`
 /// when there is no endpoint: what the publish step keeps in the outbox. A
 /// disabled endpoint counts too, so `enable` resumes exactly where it

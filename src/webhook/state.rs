@@ -46,12 +46,12 @@ pub struct EndpointState {
 
 /// Where the endpoints' states are.
 fn state_dir(data_dir: &Path) -> PathBuf {
-    super::dir(data_dir).join("state")
+    crate::data_dir::DataDir::of(data_dir).endpoint_states()
 }
 
 /// Where endpoint `id`'s state is.
 fn state_path(data_dir: &Path, id: &str) -> PathBuf {
-    state_dir(data_dir).join(format!("{id}.json"))
+    crate::data_dir::DataDir::of(data_dir).endpoint_state(id)
 }
 
 /// The delivery state of endpoint `id`, or `None` before its first delivery.

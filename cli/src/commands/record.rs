@@ -322,8 +322,10 @@ fn log(settings: &Settings, as_json: bool) -> Result<(), CliError> {
     warn_torn(&ledger.torn);
     for bad in &ledger.corrupt {
         crate::output::warn(&format!(
-            "warning: ledger.jsonl line {} is corrupt ({}); nothing is published until it is repaired",
-            bad.line, bad.problem
+            "warning: {} line {} is corrupt ({}); nothing is published until it is repaired",
+            resetctl::data_dir::LEDGER,
+            bad.line,
+            bad.problem
         ));
     }
     let mut out = String::new();

@@ -66,9 +66,6 @@ mod read;
 pub use line::{home_of, message_id, Line, OutboxEntry, Reminded, ReminderFacts};
 use line::{line_bytes, push_line};
 
-/// The outbox file name, under `webhooks/`.
-pub const OUTBOX_FILE: &str = "outbox.jsonl";
-
 /// Past this size a publish considers compacting the outbox.
 pub const COMPACT_AT_BYTES: u64 = 1024 * 1024;
 
@@ -189,7 +186,7 @@ impl Outbox {
     /// The outbox of `data_dir`.
     pub fn new(data_dir: &Path) -> Self {
         Self {
-            path: data_dir.join("webhooks").join(OUTBOX_FILE),
+            path: crate::data_dir::DataDir::of(data_dir).outbox(),
         }
     }
 
