@@ -13,7 +13,18 @@
 use crate::durable::DataDirLock;
 use crate::model::Timestamp;
 use crate::snapshot::{Draft, Snapshot, SnapshotError, SnapshotStore};
-use crate::webhook::outbox::Outbox;
+use crate::webhook::outbox::{Outbox, OutboxError};
+
+/// Why a publish (or a rollback) failed; the previous version stays served.
+#[derive(Debug, thiserror::Error)]
+pub enum PublishError {
+    /// The snapshot store failed (writing the version, the pointer, retention).
+    #[error(transparent)]
+    Snapshot(#[from] SnapshotError),
+    /// The webhook outbox could not be appended to: nothing was published.
+    #[error(transparent)]
+    Outbox(#[from] OutboxError),
+}
 
 /// Publishes `draft` as a new version and makes it current; returns it.
 pub fn publish(
@@ -22,7 +33,7 @@ pub fn publish(
     draft: Draft,
     now: Timestamp,
     keep: usize,
-) -> Result<Snapshot, SnapshotError> {
+) -> Result<Snapshot, PublishError> {
     let base = diff_base(store);
     let snapshot = store.write_version(lock, draft, now)?;
     announce(store, lock, base.as_ref(), &snapshot, snapshot.published_at)?;
@@ -40,11 +51,11 @@ pub fn rollback(
     lock: &DataDirLock,
     sequence: u64,
     now: Timestamp,
-) -> Result<(), SnapshotError> {
+) -> Result<(), PublishError> {
     let target = store.load(sequence)?;
     let base = diff_base(store);
     announce(store, lock, base.as_ref(), &target, now)?;
-    store.set_pointer(lock, sequence)
+    Ok(store.set_pointer(lock, sequence)?)
 }
 
 /// `snapshots rollback`: [`rollback`] under the data-dir lock, waited
@@ -54,7 +65,7 @@ pub fn roll_back_to(
     sequence: u64,
     now: Timestamp,
     lock_timeout: std::time::Duration,
-) -> Result<(), SnapshotError> {
+) -> Result<(), PublishError> {
     let lock = store.lock(lock_timeout, "resetctl snapshots rollback")?;
     rollback(store, &lock, sequence, now)
 }
@@ -78,7 +89,7 @@ fn announce(
     base: Option<&Snapshot>,
     to: &Snapshot,
     published_at: Timestamp,
-) -> Result<(), SnapshotError> {
+) -> Result<(), OutboxError> {
     Outbox::new(store.data_dir())
         .append(
             lock,
@@ -90,7 +101,6 @@ fn announce(
             crate::webhook::needed(store.data_dir()),
         )
         .map(|_| ())
-        .map_err(|e| SnapshotError::Step(Box::new(e)))
 }
 
 /// What the next publish's changes are measured against: the version the

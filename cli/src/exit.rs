@@ -87,9 +87,7 @@ impl From<SnapshotError> for CliError {
 /// The exit code of a snapshot error, wherever it is carried.
 pub fn snapshot_code(err: &SnapshotError) -> Code {
     match err {
-        SnapshotError::Read { .. } | SnapshotError::Write(_) | SnapshotError::Step(_) => {
-            Code::IoErr
-        }
+        SnapshotError::Read { .. } | SnapshotError::Write(_) => Code::IoErr,
         SnapshotError::Lock(LockError::Busy { .. }) => Code::TempFail,
         SnapshotError::Lock(LockError::Io { .. }) => Code::IoErr,
         SnapshotError::Corrupt { .. }
@@ -98,6 +96,21 @@ pub fn snapshot_code(err: &SnapshotError) -> Code {
         | SnapshotError::SequenceExhausted(_)
         | SnapshotError::BrokenPointer { .. } => Code::DataErr,
         SnapshotError::NoSuchSequence(_) | SnapshotError::Refused(_) => Code::Usage,
+    }
+}
+
+impl From<resetctl::publish::PublishError> for CliError {
+    fn from(err: resetctl::publish::PublishError) -> Self {
+        CliError::new(publish_code(&err), err.to_string())
+    }
+}
+
+/// The exit code of a failed publish, wherever it is carried.
+pub fn publish_code(err: &resetctl::publish::PublishError) -> Code {
+    use resetctl::publish::PublishError;
+    match err {
+        PublishError::Snapshot(e) => snapshot_code(e),
+        PublishError::Outbox(_) => Code::IoErr,
     }
 }
 
@@ -123,6 +136,7 @@ impl From<StandaloneError> for CliError {
             StandaloneError::WrongMode(message) => CliError::new(Code::Usage, message),
             StandaloneError::History(e) => e.into(),
             StandaloneError::Snapshot(e) => e.into(),
+            StandaloneError::Publish(e) => e.into(),
             e @ (StandaloneError::BadSeed { .. }
             | StandaloneError::Conflicts(_)
             | StandaloneError::Invalid(_)) => CliError::new(Code::DataErr, e.to_string()),
@@ -200,6 +214,7 @@ impl From<resetctl::sync::SyncError> for CliError {
             SyncError::State(SyncStateError::Read(e)) => read_code(e),
             SyncError::State(_) | SyncError::Lock(_) => Code::IoErr,
             SyncError::Snapshot(e) => snapshot_code(e),
+            SyncError::Publish(e) => publish_code(e),
         };
         CliError::new(code, err.to_string())
     }

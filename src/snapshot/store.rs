@@ -46,10 +46,6 @@ pub enum SnapshotError {
     /// Writing failed.
     #[error(transparent)]
     Write(#[from] AtomicWriteError),
-    /// A later step of the publish (the webhook outbox) failed: nothing
-    /// was published.
-    #[error("{0}")]
-    Step(Box<dyn std::error::Error + Send + Sync>),
     /// The lock could not be taken.
     #[error(transparent)]
     Lock(#[from] LockError),

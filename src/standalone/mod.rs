@@ -68,6 +68,9 @@ pub enum StandaloneError {
     /// The snapshot store failed.
     #[error(transparent)]
     Snapshot(#[from] SnapshotError),
+    /// Publishing failed (the snapshot store or the webhook outbox).
+    #[error(transparent)]
+    Publish(#[from] crate::publish::PublishError),
     /// The merged records break a rule (for example a reference to a seeded id).
     #[error("the merged records are invalid: {0}")]
     Invalid(#[from] crate::model::validate::ValidationError),

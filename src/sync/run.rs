@@ -112,6 +112,9 @@ pub enum SyncError {
     /// The local snapshot store failed.
     #[error(transparent)]
     Snapshot(#[from] SnapshotError),
+    /// Publishing failed (the snapshot store or the webhook outbox).
+    #[error(transparent)]
+    Publish(#[from] crate::publish::PublishError),
 }
 
 /// What a failed sync leaves served, in words that fit: the last good
@@ -485,7 +488,7 @@ fn commit(
             crate::testhook::reached("sync:published");
             Ok(SyncOutcome::Published { sequence, records })
         }
-        Err(SnapshotError::Corrupt { reason, .. }) => {
+        Err(crate::publish::PublishError::Snapshot(SnapshotError::Corrupt { reason, .. })) => {
             Err(Failure::Rejected(Rejected::Unpublishable(reason)))
         }
         Err(e) => Err(local(e)),
@@ -556,7 +559,7 @@ impl Content {
         state: &SyncState,
         now: Timestamp,
         keep: usize,
-    ) -> Result<u64, SnapshotError> {
+    ) -> Result<u64, crate::publish::PublishError> {
         let draft = Draft {
             mode: Mode::Upstream,
             generated_at: self.generated_at,
