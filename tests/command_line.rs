@@ -306,3 +306,123 @@ fn polling_defaults_to_hourly_and_identifies_the_project() {
         )
     );
 }
+
+/// Every setting's default is declared once, where its builder applies it
+/// (`resetctl::settings::effective::default_of` reads it off settings built
+/// from no layer): `--help` and the man pages show it from there, every
+/// setting option says its default (a value, or in words), `serve --check`
+/// uses it, and the README's tables of flags say the same (issue 41).
+#[test]
+fn every_settings_default_is_shown_as_the_settings_apply_it() {
+    use resetctl::settings::effective::default_of;
+    fn walk(cmd: &clap::Command, found: &mut Vec<(String, String)>) {
+        for arg in cmd.get_arguments() {
+            let (Some(long), Some(env)) = (arg.get_long(), arg.get_env()) else {
+                continue;
+            };
+            let key = long.replace('-', "_");
+            if env.to_str() != Some(resetctl::config::env_variable(&key).as_str())
+                || !resetctl::config::FileConfig::KEYS.contains(&key.as_str())
+                || !arg.get_action().takes_values()
+            {
+                continue;
+            }
+            let help = arg
+                .get_long_help()
+                .or(arg.get_help())
+                .map(ToString::to_string)
+                .unwrap_or_default();
+            found.push((key, help));
+        }
+        for sub in cmd.get_subcommands() {
+            walk(sub, found);
+        }
+    }
+    let mut options = Vec::new();
+    walk(&resetctl_cli::help::documented(), &mut options);
+    assert!(options.len() >= 40, "{} setting options", options.len());
+    let mut wrong = Vec::new();
+    for (key, help) in &options {
+        let said: Vec<&str> = help
+            .match_indices("Default: ")
+            .map(|(at, _)| &help[at..])
+            .collect();
+        match default_of(key) {
+            Some(value) => {
+                let shown = format!("Default: {value}");
+                if said.len() != 1 || !said[0].starts_with(&shown) {
+                    wrong.push(format!("--{key}: {help:?} should say {shown:?}"));
+                }
+            }
+            None if said.len() != 1 => wrong.push(format!("--{key}: {help:?} says no default")),
+            None => {}
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+
+    // What a run uses is that value.
+    let w = World::new();
+    let check = w.run(&["serve", "--check"]).success().stdout;
+    let upstream = w
+        .cmd()
+        .env("RESETCTL_UPSTREAM", "public")
+        .args(["serve", "--check"])
+        .output()
+        .unwrap();
+    let check = check + &String::from_utf8_lossy(&upstream.stdout);
+    let mut checked = 0;
+    for key in resetctl::config::FileConfig::KEYS {
+        let Some(value) = default_of(key) else {
+            continue;
+        };
+        let kebab = key.replace('_', "-");
+        let line = check
+            .lines()
+            .find(|l| l.starts_with(&format!("{kebab} = ")) && !l.contains("(no upstream)"))
+            .unwrap_or_else(|| panic!("serve --check lists no {kebab}:\n{check}"));
+        assert!(
+            line.starts_with(&format!("{kebab} = {value} ")) && line.ends_with("# default"),
+            "{line}"
+        );
+        checked += 1;
+    }
+    assert!(checked >= 25, "{checked} defaults checked");
+
+    // The README's tables of flags say the same.
+    let readme = std::fs::read_to_string(crate::util::repo_root().join("README.md")).unwrap();
+    let mut rows = 0;
+    for line in readme.lines().filter(|l| l.starts_with("| `--")) {
+        // `| flag | env | key | default |` or `| flag | env / key | default |`.
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        let (keys, default_cell) = match cells.len() {
+            6 => (cells[3], cells[4]),
+            5 => (cells[2].split(" / ").nth(1).unwrap_or(""), cells[3]),
+            _ => continue,
+        };
+        let cell = default_cell.replace('`', "");
+        // A row of several keys gives their defaults in order (`10, 30`).
+        let keys: Vec<&str> = keys.split(", ").collect();
+        let parts: Vec<&str> = cell.split(", ").collect();
+        for (i, key) in keys.iter().enumerate() {
+            let key = key
+                .trim_matches('`')
+                .split(' ')
+                .next()
+                .unwrap_or("")
+                .replace('-', "_");
+            let Some(value) = default_of(&key) else {
+                continue;
+            };
+            let said = match keys.len() {
+                1 => cell.as_str(),
+                _ => parts.get(i).copied().unwrap_or(""),
+            };
+            assert!(
+                said.starts_with(&value),
+                "README: the default of {key} is {value}, the table says {cell:?}"
+            );
+            rows += 1;
+        }
+    }
+    assert!(rows >= 10, "{rows} README rows checked");
+}

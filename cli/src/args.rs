@@ -51,11 +51,10 @@ pub struct GlobalArgs {
     #[arg(long, global = true, env = "RESETCTL_CONFIG", value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Log filter: error, warn, info, debug, trace, or a tracing directive. RUST_LOG wins.
-    /// Default: info.
     #[arg(long, global = true, env = "RESETCTL_LOG", value_name = "FILTER")]
     pub log: Option<String>,
-    /// Log line format on stderr: text or json. Text is for people; json is one object per
-    /// line, for log shippers, with the same fields. Default: text.
+    /// Log line format on stderr: text or json. Text is for people; json is one object per line,
+    /// for log shippers, with the same fields.
     #[arg(
         long,
         global = true,
@@ -66,9 +65,8 @@ pub struct GlobalArgs {
     /// Evaluate and publish as of this time instead of the clock (with an explicit offset).
     #[arg(long, global = true, env = "RESETCTL_NOW", value_name = "TIME", value_parser = parse_operator_time)]
     pub now: Option<Timestamp>,
-    /// Minutes outside a schedule window a completion still fulfils it. Auto-fulfilment
-    /// tolerance: a completion up to this many minutes outside a schedule window still fulfils
-    /// it. Default: 180.
+    /// Minutes outside a schedule window a completion still fulfils it. Auto-fulfilment tolerance:
+    /// a completion up to this many minutes outside a schedule window still fulfils it.
     #[arg(
         long,
         global = true,
@@ -76,10 +74,10 @@ pub struct GlobalArgs {
         value_name = "N"
     )]
     pub match_tolerance_minutes: Option<u32>,
-    /// How many snapshot versions to keep after a publish. Default: 50.
+    /// How many snapshot versions to keep after a publish.
     #[arg(long, global = true, env = "RESETCTL_KEEP", value_name = "N")]
     pub keep: Option<u32>,
-    /// Seconds to wait for the data-dir lock before giving up with exit code 75. Default: 10.
+    /// Seconds to wait for the data-dir lock before giving up with exit code 75.
     #[arg(
         long,
         global = true,
@@ -511,14 +509,14 @@ pub struct SyncArgs {
     /// dataSource.name. Default: the upstream's host.
     #[arg(long, env = "RESETCTL_SOURCE_NAME", value_name = "NAME")]
     pub source_name: Option<String>,
-    /// Minutes between syncs (at least 5), plus a small random jitter. Default: 60 (the public
-    /// feed's maintainers ask mirrors not to poll more often than hourly).
+    /// Minutes between syncs (at least 5), plus a small random jitter. The public feed's
+    /// maintainers ask mirrors not to poll more often than hourly.
     #[arg(long, env = "RESETCTL_INTERVAL_MINUTES", value_name = "N")]
     pub interval_minutes: Option<u32>,
     /// Minutes after which a cache with no good sync is stale. Default: 3 × interval.
     #[arg(long, env = "RESETCTL_MAX_AGE_MINUTES", value_name = "N")]
     pub max_age_minutes: Option<u32>,
-    /// Longest back-off after failures, in minutes. Default: 360.
+    /// Longest back-off after failures, in minutes.
     #[arg(long, env = "RESETCTL_BACKOFF_CAP_MINUTES", value_name = "N")]
     pub backoff_cap_minutes: Option<u32>,
     /// Run one sync attempt and exit.
@@ -533,16 +531,16 @@ pub struct SyncArgs {
     /// Try now even while backing off.
     #[arg(long)]
     pub force: bool,
-    /// Connect timeout in seconds. Default: 10.
+    /// Connect timeout in seconds.
     #[arg(long, env = "RESETCTL_CONNECT_TIMEOUT", value_name = "SECONDS")]
     pub connect_timeout: Option<f64>,
-    /// Whole-request timeout in seconds, body included. Default: 30.
+    /// Whole-request timeout in seconds, body included.
     #[arg(long, env = "RESETCTL_TIMEOUT", value_name = "SECONDS")]
     pub timeout: Option<f64>,
-    /// Largest accepted body in bytes, enforced while streaming. Default: 16777216.
+    /// Largest accepted body in bytes, enforced while streaming.
     #[arg(long, env = "RESETCTL_MAX_BODY_BYTES", value_name = "BYTES")]
     pub max_body_bytes: Option<u64>,
-    /// Most redirects followed. Default: 5.
+    /// Most redirects followed.
     #[arg(long, env = "RESETCTL_MAX_REDIRECTS", value_name = "N")]
     pub max_redirects: Option<usize>,
     /// Delivery flags this command no longer takes (warned about).
@@ -554,8 +552,8 @@ pub struct SyncArgs {
 #[derive(Debug, Args)]
 #[command(next_help_heading = "Serving")]
 pub struct ServeArgs {
-    /// Address to listen on. IP:PORT or HOST:PORT (every address the name resolves to is
-    /// tried in turn). Default: 127.0.0.1:8080.
+    /// Address to listen on. IP:PORT or HOST:PORT (every address the name resolves to is tried in
+    /// turn).
     #[arg(long, env = "RESETCTL_LISTEN", value_name = "ADDR")]
     pub listen: Option<String>,
     /// Private address for /metrics and /export.json. A second address, for a private
@@ -566,8 +564,8 @@ pub struct ServeArgs {
     /// only with it. Default: off.
     #[arg(long, env = "RESETCTL_ADMIN_LISTEN", value_name = "ADDR")]
     pub admin_listen: Option<String>,
-    /// How to notice new snapshots: auto or poll. File events with a polling fallback (auto),
-    /// or polling only. Default: auto.
+    /// How to notice new snapshots: auto or poll. File events with a polling fallback (auto), or
+    /// polling only.
     #[arg(
         long,
         env = "RESETCTL_WATCH",
@@ -580,7 +578,7 @@ pub struct ServeArgs {
     /// periodically, so `elapsed` appears within a minute of a window's end.
     #[arg(long, env = "RESETCTL_REPUBLISH")]
     pub republish: bool,
-    /// With --republish: seconds between re-evaluations (0.1 to 86400). Default: 15.
+    /// With --republish: seconds between re-evaluations (0.1 to 86400).
     #[arg(long, env = "RESETCTL_REPUBLISH_EVERY", value_name = "SECONDS")]
     pub republish_every: Option<f64>,
     /// Public address of this API. The base of the Atom feed's self link and of the links
@@ -593,8 +591,7 @@ pub struct ServeArgs {
     /// /en/, /zh/), which then answer 404. The badge and the API are unchanged.
     #[arg(long, env = "RESETCTL_NO_SITE")]
     pub no_site: bool,
-    /// The pages' name in their header and titles. 1 to 80 characters, no control
-    /// characters. Default: resetctl.
+    /// The pages' name in their header and titles. 1 to 80 characters, no control characters.
     #[arg(long, env = "RESETCTL_SITE_NAME", value_name = "NAME")]
     pub site_name: Option<String>,
     /// An Origin allowed to call /mcp (repeatable); requests carrying any other Origin
@@ -666,29 +663,27 @@ impl MovedDeliveryArgs {
 #[derive(Debug, Args, Clone)]
 #[command(next_help_heading = "Connections")]
 pub struct ConnectionArgs {
-    /// Seconds a client gets to send a request head. Counted from accept and from the end of
-    /// each response (so also the idle keep-alive timeout); 0.1 to 3600. Default: 10.
+    /// Seconds a client gets to send a request head. Counted from accept and from the end of each
+    /// response (so also the idle keep-alive timeout); 0.1 to 3600.
     #[arg(long, env = "RESETCTL_HEADER_TIMEOUT", value_name = "SECONDS")]
     pub header_timeout: Option<f64>,
-    /// Seconds a request body gets to arrive whole. Counted from its head (HTTP/1 and
-    /// HTTP/2); past it the request is answered with a JSON 408 and the connection is
-    /// closed; 0.1 to 3600. Default: 10.
+    /// Seconds a request body gets to arrive whole. Counted from its head (HTTP/1 and HTTP/2); past
+    /// it the request is answered with a JSON 408 and the connection is closed; 0.1 to 3600.
     #[arg(long, env = "RESETCTL_BODY_TIMEOUT", value_name = "SECONDS")]
     pub body_timeout: Option<f64>,
     /// Connections held at once, in all; past it a new connection gets a JSON 503
-    /// (too_many_connections) and is closed. Default: 10000.
+    /// (too_many_connections) and is closed.
     #[arg(long, env = "RESETCTL_MAX_CONNECTIONS", value_name = "N")]
     pub max_connections: Option<u64>,
-    /// Connections held at once from one address (trusted proxies are exempt). Default: 256.
+    /// Connections held at once from one address (trusted proxies are exempt).
     #[arg(long, env = "RESETCTL_MAX_CONNECTIONS_PER_IP", value_name = "N")]
     pub max_connections_per_ip: Option<u64>,
-    /// Largest request head (request line and headers) in bytes, at least 8192; a larger
-    /// one gets 431. Default: 32768.
+    /// Largest request head (request line and headers) in bytes, at least 8192; a larger one gets
+    /// 431.
     #[arg(long, env = "RESETCTL_MAX_HEAD_BYTES", value_name = "BYTES")]
     pub max_head_bytes: Option<u64>,
-    /// Connections the kernel queues unaccepted. The listen backlog:
-    /// connections the kernel queues before they are accepted, so
-    /// bursts are not dropped (nginx's default is 511). Default: 1024.
+    /// Connections the kernel queues unaccepted. The listen backlog: connections the kernel queues
+    /// before they are accepted, so bursts are not dropped (nginx's default is 511).
     #[arg(long, env = "RESETCTL_LISTEN_BACKLOG", value_name = "N")]
     pub listen_backlog: Option<u32>,
 }
@@ -697,16 +692,14 @@ pub struct ConnectionArgs {
 #[derive(Debug, Args, Clone)]
 #[command(next_help_heading = "Record stream")]
 pub struct StreamArgs {
-    /// Record streams one client may hold open at once; past it a JSON 429
-    /// (too_many_streams). Default: 2.
+    /// Record streams one client may hold open at once; past it a JSON 429 (too_many_streams).
     #[arg(long, env = "RESETCTL_STREAM_MAX_PER_CLIENT", value_name = "N")]
     pub stream_max_per_client: Option<u32>,
     /// Record streams open at once, in all; past it a JSON 503 (streams_unavailable).
-    /// Default: 10000.
     #[arg(long, env = "RESETCTL_STREAM_MAX", value_name = "N")]
     pub stream_max: Option<u64>,
-    /// Seconds between an idle stream's heartbeats. Comment lines that keep proxies from
-    /// cutting it (0.1 to 3600). Default: 25.
+    /// Seconds between an idle stream's heartbeats. Comment lines that keep proxies from cutting it
+    /// (0.1 to 3600).
     #[arg(long, env = "RESETCTL_STREAM_HEARTBEAT", value_name = "SECONDS")]
     pub stream_heartbeat: Option<f64>,
 }
@@ -715,17 +708,17 @@ pub struct StreamArgs {
 #[derive(Debug, Args, Clone)]
 #[command(next_help_heading = "Quota")]
 pub struct LimiterArgs {
-    /// Requests per sliding window per client. As N/SECONDS. Default: 20/3600.
+    /// Requests per sliding window per client. As N/SECONDS.
     #[arg(long, env = "RESETCTL_RATE_LIMIT", value_name = "N/SECONDS")]
     pub rate_limit: Option<String>,
     /// Turn the quota off (and drop the X-RateLimit-* headers).
     #[arg(long, env = "RESETCTL_NO_RATE_LIMIT")]
     pub no_rate_limit: bool,
-    /// Quota store: memory or a Redis URL. "memory" (this process), or, shared by
-    /// instances, redis://HOST:PORT/DB (rediss:// with TLS) for one server;
+    /// Quota store: memory or a Redis URL. "memory" (this process), or, shared by instances,
+    /// redis://HOST:PORT/DB (rediss:// with TLS) for one server;
     /// redis+cluster://HOST:PORT,HOST:PORT… for a Redis Cluster;
     /// redis+sentinel://HOST:PORT,HOST:PORT…/MASTER[/DB] for the master the sentinels name
-    /// (rediss+cluster://, rediss+sentinel:// with TLS). Default: memory.
+    /// (rediss+cluster://, rediss+sentinel:// with TLS).
     #[arg(long, env = "RESETCTL_RATE_LIMIT_STORE", value_name = "URL")]
     pub rate_limit_store: Option<String>,
     /// CA of a TLS quota store (PEM). The store's certificate is checked against it.
@@ -740,8 +733,8 @@ pub struct LimiterArgs {
     #[arg(long, env = "RESETCTL_REDIS_KEY_FILE", value_name = "PEM")]
     pub redis_key_file: Option<PathBuf>,
     /// Most clients tracked in process. Past it, new clients get 503 rate_limit_unavailable
-    /// (clients already tracked are unaffected) until idle ones leave the window.
-    /// Default: 4000000 (256 MiB).
+    /// (clients already tracked are unaffected) until idle ones leave the window. The default
+    /// takes about 256 MiB when full.
     #[arg(long, env = "RESETCTL_RATE_LIMIT_MAX_CLIENTS", value_name = "N")]
     pub rate_limit_max_clients: Option<u64>,
     /// Believe the client IP header (--client-ip-header) from peers in this range
@@ -755,17 +748,15 @@ pub struct LimiterArgs {
         value_delimiter = ','
     )]
     pub trust_proxy: Vec<String>,
-    /// The trusted proxy's client header. The one header your
-    /// trusted proxy sets with the client's address: x-forwarded-for,
-    /// forwarded (RFC 7239), or another name such as x-real-ip. Every other forwarding
-    /// header is ignored. Default: x-forwarded-for.
+    /// The trusted proxy's client header. The one header your trusted proxy sets with the client's
+    /// address: x-forwarded-for, forwarded (RFC 7239), or another name such as x-real-ip. Every
+    /// other forwarding header is ignored.
     #[arg(long, env = "RESETCTL_CLIENT_IP_HEADER", value_name = "NAME")]
     pub client_ip_header: Option<String>,
-    /// IPv6 clients are keyed by this prefix length. Default: 64.
+    /// IPv6 clients are keyed by this prefix length.
     #[arg(long, env = "RESETCTL_IPV6_PREFIX_LEN", value_name = "BITS")]
     pub ipv6_prefix_len: Option<u8>,
     /// Burst guard of uncounted routes, or off. As PER_SECOND/BURST per client, or "off".
-    /// Default: 50/200.
     #[arg(long, env = "RESETCTL_FLOOD_GUARD", value_name = "RATE/BURST")]
     pub flood_guard: Option<String>,
 }
@@ -779,7 +770,7 @@ pub struct DeliveryArgs {
     /// (refused by default, when added and at each delivery).
     #[arg(long, env = "RESETCTL_ALLOW_PRIVATE_TARGETS")]
     pub allow_private_targets: bool,
-    /// Seconds a request to this endpoint may take, answer included (0.1 to 60). Default: 10.
+    /// Seconds a request to this endpoint may take, answer included (0.1 to 60).
     #[arg(long, env = "RESETCTL_WEBHOOK_TIMEOUT", value_name = "SECONDS")]
     pub webhook_timeout: Option<f64>,
     /// The public address of the status site: notifications link to the record's page there

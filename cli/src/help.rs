@@ -2,8 +2,11 @@
 //! the detail.
 //!
 //! Every option's doc comment opens with a sentence that says what the
-//! option is and, for one that takes a value, closes with `Default: X.`
-//! (`tests/command_line.rs` holds every `-h` to it); `-h` shows that first
+//! option is; one that takes a value says its default. A setting's option
+//! gets its default from the settings (`Default: X`, `with_default`),
+//! where it is declared once; any other option, or a setting whose default
+//! is not a value, closes its comment with `Default:` in words
+//! (`tests/command_line.rs` holds every `-h` to it). `-h` shows that first
 //! sentence and the default, `--help` the whole comment. The global
 //! options are one line of every `-h`, and whole in `--help`. Options are grouped
 //! under headings declared on their structs in `args.rs` (global options,
@@ -72,6 +75,7 @@ fn summarized(cmd: clap::Command) -> clap::Command {
         let Some(full) = arg.get_help().map(ToString::to_string) else {
             return arg;
         };
+        let full = with_default(&arg, full);
         let short = summary(&full);
         match arg.get_env().map(|e| e.to_string_lossy().into_owned()) {
             Some(env) => arg
@@ -83,6 +87,32 @@ fn summarized(cmd: clap::Command) -> clap::Command {
         }
     })
     .mut_subcommands(summarized)
+}
+
+/// `help` of `arg` with its setting's default (`Default: X`) when the
+/// option is a setting's own (read from its `RESETCTL_` variable), the
+/// default is a value, and its text says no default of its own. The value
+/// is the settings' own ([`resetctl::settings::effective::default_of`]):
+/// no option restates one.
+fn with_default(arg: &clap::Arg, help: String) -> String {
+    // The setting's own option: it is read from the setting's variable.
+    let key = arg.get_long().map(|long| long.replace('-', "_"));
+    let setting = key.filter(|key| {
+        arg.get_env()
+            .is_some_and(|env| env.to_str() == Some(&resetctl::config::env_variable(key)))
+    });
+    let default = setting
+        .filter(|_| arg.get_action().takes_values() && !help.contains("Default: "))
+        .and_then(|key| resetctl::settings::effective::default_of(&key));
+    // clap drops a doc comment's last full stop; the sentence before the
+    // default gets its own back, as the comments' own defaults read.
+    match default {
+        Some(value) => format!(
+            "{}. Default: {value}",
+            help.trim_end().trim_end_matches('.')
+        ),
+        None => help,
+    }
 }
 
 /// The first sentence of `help`, shortened at its first parenthesis or

@@ -10,7 +10,7 @@
 pub mod args;
 mod commands;
 mod exit;
-mod help;
+pub mod help;
 mod logging;
 pub mod man;
 mod output;

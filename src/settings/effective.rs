@@ -65,6 +65,60 @@ fn list(values: impl Iterator<Item = String>) -> String {
     }
 }
 
+/// Keys whose default is made from another setting or the machine (the
+/// home directory, the upstream's URL): their help says it in words.
+const SAID_IN_WORDS: &[&str] = &[
+    "data_dir",
+    "upstream",
+    "public_url",
+    "page_url",
+    "source_id",
+    "source_name",
+    "max_age_minutes",
+];
+
+/// The default of `key` (snake case), spelled as the config file spells
+/// it: the value a command uses when no layer gives the key (for the sync
+/// keys, with an upstream named), or `None` when the default is not a value
+/// (`(none)`, `(off)`, a flag that is off): its help says in words what
+/// happens then. It is read off settings built from no layer at all, so a
+/// default is declared once, where its builder applies it; `--help`, the
+/// man pages and `serve --check` all show it from here.
+pub fn default_of(key: &str) -> Option<String> {
+    static BUILT: std::sync::OnceLock<Option<(Settings, Settings)>> = std::sync::OnceLock::new();
+    let built = BUILT.get_or_init(|| {
+        // A data dir is given: its default depends on the home directory
+        // and is said in words.
+        let flags = FileConfig {
+            data_dir: Some(std::path::PathBuf::from("/")),
+            ..FileConfig::default()
+        };
+        let build = |file: FileConfig| {
+            Settings::build(&super::Layers {
+                flags: flags.clone(),
+                env: FileConfig::default(),
+                file,
+                file_path: None,
+            })
+            .ok()
+        };
+        let mirror = FileConfig {
+            upstream: Some("public".to_owned()),
+            ..FileConfig::default()
+        };
+        Some((build(FileConfig::default())?, build(mirror)?))
+    });
+    let (plain, mirror) = built.as_ref()?;
+    if SAID_IN_WORDS.contains(&key) || !FileConfig::KEYS.contains(&key) {
+        return None;
+    }
+    let value = match value_of(plain, key) {
+        value if value == "(no upstream)" => value_of(mirror, key),
+        value => value,
+    };
+    (!value.starts_with('(') && value != "false").then_some(value)
+}
+
 /// The value of `key` (snake case) in `settings`.
 fn value_of(settings: &Settings, key: &str) -> String {
     let serve = &settings.serve;
