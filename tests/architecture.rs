@@ -436,3 +436,31 @@ fn no_option_restates_its_settings_default() {
     }
     assert!(copies.is_empty(), "{}", copies.join("\n"));
 }
+
+/// Every exit code is decided in cli/src/exit.rs: the other files of the
+/// CLI make their errors through its mappings (`From` each library error,
+/// or a named kind such as `CliError::io`), never with a code of their own.
+#[test]
+fn no_exit_code_is_decided_outside_exit_rs() {
+    let owner = repo_root().join("cli/src/exit.rs");
+    let mut found = Vec::new();
+    for (path, lines) in code_lines() {
+        if path == owner || !path.starts_with(repo_root().join("cli/src")) {
+            continue;
+        }
+        for (n, line) in &lines {
+            // `Code::…` (not `ExitCode::SUCCESS`, the standard library's).
+            let code = line
+                .match_indices("Code::")
+                .any(|(at, _)| !line[..at].ends_with(|c: char| c.is_alphanumeric()));
+            if code || line.contains("CliError::new(") {
+                found.push(format!("{}:{n}: {}", path.display(), line.trim()));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "exit codes decided outside cli/src/exit.rs:\n{}",
+        found.join("\n")
+    );
+}

@@ -49,12 +49,52 @@ pub struct CliError {
 }
 
 impl CliError {
-    /// An error with an explicit code.
-    pub fn new(code: Code, message: impl Into<String>) -> Self {
+    /// An error with an explicit code (this module's mappings).
+    fn new(code: Code, message: impl Into<String>) -> Self {
         Self {
             code,
             message: message.into(),
         }
+    }
+
+    /// A flag, argument or setting is wrong: 64.
+    pub fn usage(message: impl Into<String>) -> Self {
+        Self::new(Code::Usage, message)
+    }
+
+    /// Input data is invalid (a document, a file unfit to read): 65.
+    pub fn data(message: impl Into<String>) -> Self {
+        Self::new(Code::DataErr, message)
+    }
+
+    /// Nothing to serve or report: 69.
+    pub fn unavailable(message: impl Into<String>) -> Self {
+        Self::new(Code::Unavailable, message)
+    }
+
+    /// `serve` cannot listen: 71.
+    pub fn listen(message: impl Into<String>) -> Self {
+        Self::new(Code::Listen, message)
+    }
+
+    /// Reading or writing failed (a file, stdout, the runtime): 74.
+    pub fn io(message: impl Into<String>) -> Self {
+        Self::new(Code::IoErr, message)
+    }
+
+    /// `status`: what is served is stale: 1.
+    pub fn stale(message: impl Into<String>) -> Self {
+        Self::new(Code::Stale, message)
+    }
+}
+
+/// The exit code of a command line clap refused (64), or of the help and
+/// version it printed (0).
+pub fn clap_code(err: &clap::Error) -> Code {
+    if err.use_stderr() {
+        Code::Usage
+    } else {
+        Code::Ok
     }
 }
 
@@ -65,6 +105,12 @@ pub fn read_code(e: &resetctl::durable::ReadError) -> Code {
         Code::DataErr
     } else {
         Code::IoErr
+    }
+}
+
+impl From<resetctl::durable::ReadError> for CliError {
+    fn from(err: resetctl::durable::ReadError) -> Self {
+        CliError::new(read_code(&err), err.to_string())
     }
 }
 

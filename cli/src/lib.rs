@@ -56,11 +56,7 @@ where
     let cli = match parsed {
         Ok(cli) => cli,
         Err(err) => {
-            let code = if err.use_stderr() {
-                Code::Usage
-            } else {
-                Code::Ok
-            };
+            let code = exit::clap_code(&err);
             let _ = err.print();
             return code.into();
         }

@@ -14,7 +14,7 @@
 
 use std::io::{self, Write};
 
-use crate::exit::{CliError, Code};
+use crate::exit::CliError;
 
 /// `text` with every control character but newline and tab as `\uXXXX`
 /// (C0, DEL and C1, which terminals act on).
@@ -81,10 +81,7 @@ pub fn print(text: &str) -> Result<(), CliError> {
     match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
-        Err(e) => Err(CliError::new(
-            Code::IoErr,
-            format!("cannot write to stdout: {e}"),
-        )),
+        Err(e) => Err(CliError::io(format!("cannot write to stdout: {e}"))),
     }
 }
 

@@ -120,7 +120,7 @@ pub fn from_parts(
 ) -> Result<Settings, CliError> {
     use clap::Parser;
     let cli = Cli::try_parse_from(std::iter::once("resetctl").chain(argv.iter().copied()))
-        .map_err(|e| CliError::new(crate::exit::Code::Usage, e.to_string()))?;
+        .map_err(|e| CliError::usage(e.to_string()))?;
     let env = FileConfig::from_env(|name| env.get(name).cloned())
         .map_err(resetctl::settings::SettingsError::from)?;
     let path = std::path::Path::new("config.toml");

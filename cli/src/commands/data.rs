@@ -6,7 +6,7 @@ use std::path::Path;
 use resetctl::standalone;
 use resetctl::status::{status_report, StatusReport};
 
-use crate::exit::{CliError, Code};
+use crate::exit::CliError;
 use crate::output::{json, print, shown};
 use crate::settings::Settings;
 
@@ -51,7 +51,7 @@ pub fn export(settings: &Settings, output: Option<&Path>) -> Result<(), CliError
         None => print(&text),
         Some(path) => {
             resetctl::durable::write_atomic(path, text.as_bytes())
-                .map_err(|e| CliError::new(Code::IoErr, e.to_string()))?;
+                .map_err(|e| CliError::io(e.to_string()))?;
             eprintln!(
                 "exported snapshot {} ({} records) to {}",
                 snapshot.sequence,
@@ -90,19 +90,18 @@ pub fn status(settings: &Settings, as_json: bool) -> Result<(), CliError> {
         return Err(nothing_published(settings, Some(&report)));
     }
     if let Some(first) = report.unreadable.first() {
-        let code = if report.unreadable.iter().any(|f| f.unfit) {
-            Code::DataErr
+        // A file unfit to read is bad data; one that failed to read, an I/O error.
+        return Err(if report.unreadable.iter().any(|f| f.unfit) {
+            CliError::data(first.problem.clone())
         } else {
-            Code::IoErr
-        };
-        return Err(CliError::new(code, first.problem.clone()));
+            CliError::io(first.problem.clone())
+        });
     }
     if report.stale {
         let status = report.sync.as_ref().map_or("stale", |s| s.status.as_str());
-        return Err(CliError::new(
-            Code::Stale,
-            format!("the served data is stale: the upstream sync status is {status}"),
-        ));
+        return Err(CliError::stale(format!(
+            "the served data is stale: the upstream sync status is {status}"
+        )));
     }
     if report.check_overdue {
         let at = report
@@ -110,9 +109,7 @@ pub fn status(settings: &Settings, as_json: bool) -> Result<(), CliError> {
             .as_ref()
             .and_then(|s| s.last_successful_check_at)
             .map_or_else(String::new, |at| at.to_string());
-        return Err(CliError::new(
-            Code::Stale,
-            format!(
+        return Err(CliError::stale(format!(
                 "the last successful check ({at}) is more than {} hours old, so the status page says Unknown: check the source, then run `resetctl mark-checked`",
                 resetctl::site::verdict::TRUST_HOURS
             ),
@@ -171,7 +168,7 @@ fn nothing_published(settings: &Settings, report: Option<&StatusReport>) -> CliE
         {
             message.push_str(&format!("; is the instance elsewhere? {hint}"));
         }
-        return CliError::new(Code::Unavailable, message);
+        return CliError::unavailable(message);
     }
     let what = format!("nothing is published yet in {dir}");
     let sync = report.and_then(|r| r.sync.as_ref());
@@ -202,7 +199,7 @@ fn nothing_published(settings: &Settings, report: Option<&StatusReport>) -> CliE
             Some(hint) => format!("{what}; is the instance elsewhere? {hint}"),
         },
     };
-    CliError::new(Code::Unavailable, message)
+    CliError::unavailable(message)
 }
 
 fn render(report: &StatusReport) -> String {
@@ -410,7 +407,7 @@ fn camel_case(label: &str) -> String {
 pub fn convert(settings: &Settings, file: &Path) -> Result<(), CliError> {
     let (_, bytes) = read_input(file)?;
     let doc = resetctl::upstream::decode_upstream(&bytes, settings.now)
-        .map_err(|e| CliError::new(Code::DataErr, format!("{}: {e}", file.display())))?;
+        .map_err(|e| CliError::data(format!("{}: {e}", file.display())))?;
     let (document, skipped) = match doc {
         resetctl::upstream::UpstreamDocument::Records(d) => (*d, Vec::new()),
         resetctl::upstream::UpstreamDocument::Feed(f) => (
@@ -437,16 +434,14 @@ fn read_input(path: &Path) -> Result<(String, Vec<u8>), CliError> {
         std::io::stdin()
             .take(cap + 1)
             .read_to_end(&mut bytes)
-            .map_err(|e| CliError::new(Code::IoErr, format!("cannot read stdin: {e}")))?;
+            .map_err(|e| CliError::io(format!("cannot read stdin: {e}")))?;
         if bytes.len() as u64 > cap {
-            return Err(CliError::new(
-                Code::DataErr,
-                format!("stdin holds more than {cap} bytes, the most a document may hold"),
-            ));
+            return Err(CliError::data(format!(
+                "stdin holds more than {cap} bytes, the most a document may hold"
+            )));
         }
         return Ok(("stdin".to_owned(), bytes));
     }
-    let bytes = resetctl::durable::read_existing(path, resetctl::document::DOCUMENT_CAP)
-        .map_err(|e| CliError::new(crate::exit::read_code(&e), e.to_string()))?;
+    let bytes = resetctl::durable::read_existing(path, resetctl::document::DOCUMENT_CAP)?;
     Ok((path.display().to_string(), bytes))
 }

@@ -8,7 +8,7 @@ mod sync;
 mod webhook;
 
 use crate::args::{Cli, Command};
-use crate::exit::{CliError, Code};
+use crate::exit::CliError;
 use crate::output::print;
 use crate::settings::Settings;
 
@@ -45,15 +45,12 @@ pub fn dispatch(cli: Cli) -> Result<(), CliError> {
 
 fn write_man_pages(dir: &std::path::Path) -> Result<(), CliError> {
     let io = |e: std::io::Error| {
-        CliError::new(
-            Code::IoErr,
-            format!("cannot write man pages to {}: {e}", dir.display()),
-        )
+        CliError::io(format!("cannot write man pages to {}: {e}", dir.display()))
     };
     std::fs::create_dir_all(dir).map_err(io)?;
     for (name, bytes) in crate::man::render_man_pages() {
         resetctl::durable::write_atomic(&dir.join(&name), &bytes)
-            .map_err(|e| CliError::new(Code::IoErr, e.to_string()))?;
+            .map_err(|e| CliError::io(e.to_string()))?;
     }
     Ok(())
 }

@@ -11,12 +11,12 @@ use resetctl::standalone::actions::{
 use resetctl::standalone::{load_instance, published_ids, record_action, Request};
 
 use crate::args::{RecordCommand, RecordFacts, SourceArgs};
-use crate::exit::{CliError, Code};
+use crate::exit::CliError;
 use crate::output::{json, print, shown};
 use crate::settings::Settings;
 
 fn usage(message: impl Into<String>) -> CliError {
-    CliError::new(Code::Usage, message)
+    CliError::usage(message)
 }
 
 /// The `actor` setting (flag, `RESETCTL_ACTOR`, config file), else `$USER@hostname`.

@@ -6,7 +6,7 @@ use std::time::Duration;
 use resetctl::api::serve;
 
 use crate::args::ServeArgs;
-use crate::exit::{CliError, Code};
+use crate::exit::CliError;
 use crate::output::{print, shown};
 use crate::settings::Settings;
 
@@ -65,7 +65,7 @@ fn check(settings: &Settings) -> Result<(), CliError> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| CliError::new(Code::IoErr, format!("cannot start the runtime: {e}")))?;
+        .map_err(|e| CliError::io(format!("cannot start the runtime: {e}")))?;
     runtime.block_on(async {
         let mut report = String::new();
         let listeners = std::iter::once(("listen", &serve.listen))
@@ -94,10 +94,9 @@ async fn try_address(address: &str) -> Result<String, CliError> {
     let addresses: Vec<SocketAddr> = tokio::net::lookup_host(address)
         .await
         .map_err(|e| {
-            CliError::new(
-                Code::Usage,
-                format!("listen {address:?} is not an address like 127.0.0.1:8080 or localhost:8080: {e}"),
-            )
+            CliError::usage(format!(
+                "listen {address:?} is not an address like 127.0.0.1:8080 or localhost:8080: {e}"
+            ))
         })?
         .collect();
     let mut free = false;
@@ -105,13 +104,10 @@ async fn try_address(address: &str) -> Result<String, CliError> {
         let mut any_port = *at;
         any_port.set_port(0);
         std::net::TcpListener::bind(any_port).map_err(|e| {
-            CliError::new(
-                Code::Listen,
-                format!(
-                    "cannot listen on {address}: {} is not this host's: {e}",
-                    at.ip()
-                ),
-            )
+            CliError::listen(format!(
+                "cannot listen on {address}: {} is not this host's: {e}",
+                at.ip()
+            ))
         })?;
         free |= std::net::TcpListener::bind(at).is_ok();
     }
@@ -148,7 +144,7 @@ pub fn run(settings: &Settings, args: &ServeArgs) -> Result<(), CliError> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
-        .map_err(|e| CliError::new(Code::IoErr, format!("cannot start the runtime: {e}")))?;
+        .map_err(|e| CliError::io(format!("cannot start the runtime: {e}")))?;
     let served = runtime.block_on(async move {
         // The quota store first: one that refuses us for good (TLS,
         // credentials) stops the start before anything listens.
@@ -156,7 +152,7 @@ pub fn run(settings: &Settings, args: &ServeArgs) -> Result<(), CliError> {
         let listener = bind(&listen, backlog).await?;
         let local = listener
             .local_addr()
-            .map_err(|e| CliError::new(Code::IoErr, e.to_string()))?;
+            .map_err(|e| CliError::io(e.to_string()))?;
         let admin = match &admin_listen {
             Some(address) => Some(bind(address, backlog).await?),
             None => None,
@@ -165,7 +161,7 @@ pub fn run(settings: &Settings, args: &ServeArgs) -> Result<(), CliError> {
         if let Some(admin) = &admin {
             let at = admin
                 .local_addr()
-                .map_err(|e| CliError::new(Code::IoErr, e.to_string()))?;
+                .map_err(|e| CliError::io(e.to_string()))?;
             print(&format!("admin listening on http://{at}\n"))?;
             tracing::info!("admin (metrics, healthz, export) listening on http://{at}");
         }
@@ -243,10 +239,9 @@ async fn bind(listen: &str, backlog: u32) -> Result<tokio::net::TcpListener, Cli
     let addresses: Vec<SocketAddr> = tokio::net::lookup_host(listen)
         .await
         .map_err(|e| {
-            CliError::new(
-                Code::Usage,
-                format!("listen {listen:?} is not an address like 127.0.0.1:8080 or localhost:8080: {e}"),
-            )
+            CliError::usage(format!(
+                "listen {listen:?} is not an address like 127.0.0.1:8080 or localhost:8080: {e}"
+            ))
         })?
         .collect();
     let mut last = None;
@@ -266,10 +261,9 @@ async fn bind(listen: &str, backlog: u32) -> Result<tokio::net::TcpListener, Cli
         }
     }
     let why = last.map_or_else(|| "the name has no address".to_owned(), |e| e.to_string());
-    Err(CliError::new(
-        Code::Listen,
-        format!("cannot listen on {listen}: {why}"),
-    ))
+    Err(CliError::listen(format!(
+        "cannot listen on {listen}: {why}"
+    )))
 }
 
 pub async fn shutdown_signal() {

@@ -5,7 +5,7 @@ use resetctl::settings::sync::NO_UPSTREAM;
 use resetctl::sync::{run_daemon, sync_once, SyncOutcome, SyncSettings};
 
 use crate::args::SyncArgs;
-use crate::exit::{CliError, Code};
+use crate::exit::CliError;
 use crate::output::{print, shown};
 use crate::settings::Settings;
 
@@ -28,7 +28,7 @@ pub fn run(settings: &Settings, args: &SyncArgs) -> Result<(), CliError> {
         ..settings
             .sync
             .clone()
-            .ok_or_else(|| CliError::new(Code::Usage, NO_UPSTREAM))?
+            .ok_or_else(|| CliError::usage(NO_UPSTREAM))?
     };
     if args.check {
         let fetch = &sync.fetch;
@@ -50,7 +50,7 @@ pub fn run(settings: &Settings, args: &SyncArgs) -> Result<(), CliError> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| CliError::new(Code::IoErr, format!("cannot start the runtime: {e}")))?;
+        .map_err(|e| CliError::io(format!("cannot start the runtime: {e}")))?;
     let data_dir = settings.data_dir.clone();
     if args.once {
         let outcome = runtime

@@ -8,7 +8,7 @@ use resetctl::webhook::request::TEST_EVENT;
 use resetctl::webhook::{log, Endpoints};
 
 use crate::args::{SetArgs, WebhookCommand};
-use crate::exit::{CliError, Code};
+use crate::exit::CliError;
 use crate::output::{json, print, shown};
 use crate::settings::Settings;
 
@@ -66,7 +66,7 @@ fn runtime() -> Result<tokio::runtime::Runtime, CliError> {
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
-        .map_err(|e| CliError::new(Code::IoErr, format!("cannot start the runtime: {e}")))
+        .map_err(|e| CliError::io(format!("cannot start the runtime: {e}")))
 }
 
 pub fn run(settings: &Settings, command: WebhookCommand) -> Result<(), CliError> {
@@ -215,7 +215,7 @@ fn set(settings: &Settings, args: SetArgs) -> Result<(), CliError> {
         .map(|text| {
             resetctl::settings::serve::parse_public_base_url(text)
                 .map(|base| base.as_str().to_owned())
-                .map_err(|e| CliError::new(Code::Usage, e.to_string()))
+                .map_err(|e| CliError::usage(e.to_string()))
         })
         .transpose()?;
     let change = DeliveryChange {
@@ -270,14 +270,12 @@ fn test(
         Ok(status) if sent.delivered() => {
             print(&format!("{id}: {TEST_EVENT} {message} answered {status}\n"))
         }
-        Ok(status) => Err(CliError::new(
-            Code::Unavailable,
-            format!("{id}: {TEST_EVENT} {message} answered {status}"),
-        )),
-        Err(e) => Err(CliError::new(
-            Code::Unavailable,
-            format!("{id}: {TEST_EVENT} {message} failed: {e}"),
-        )),
+        Ok(status) => Err(CliError::unavailable(format!(
+            "{id}: {TEST_EVENT} {message} answered {status}"
+        ))),
+        Err(e) => Err(CliError::unavailable(format!(
+            "{id}: {TEST_EVENT} {message} failed: {e}"
+        ))),
     }
 }
 
