@@ -45,6 +45,14 @@ const DELIVERIES: &str = "deliveries.jsonl";
 const DELIVER_LOCK: &str = "deliver.lock";
 const ENDPOINT_STATES: &str = "state";
 
+/// How often a watcher of the data dir looks anyway when no event came
+/// (events can be lost): the server's reloader and the deliverer alike.
+pub const SAFETY_LOOK: Duration = Duration::from_secs(2);
+
+/// How long a file event waits for the rest of its burst (a write, then
+/// its close; a rename pair), so one change is one look.
+pub const EVENT_BURST: Duration = Duration::from_millis(5);
+
 /// Which files a watch of the data dir reports changes of.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Watched {

@@ -139,10 +139,6 @@ pub enum WatchMode {
 
 /// How often to poll when there are no file events.
 const POLL_INTERVAL: Duration = Duration::from_millis(200);
-/// With file events working, a slow poll still catches anything missed.
-const SAFETY_POLL_INTERVAL: Duration = Duration::from_secs(2);
-/// Events arrive in bursts (temp file, rename, pointer); wait this long for the rest.
-const DEBOUNCE: Duration = Duration::from_millis(5);
 
 /// Loads the current version (before returning, so a server never answers
 /// 503 for data that exists), then keeps the view up to date until aborted.
@@ -186,7 +182,7 @@ pub async fn spawn_reloader(
     reloader.check().await;
     tokio::spawn(async move {
         let interval = if watcher.is_some() {
-            SAFETY_POLL_INTERVAL
+            crate::data_dir::SAFETY_LOOK
         } else {
             POLL_INTERVAL
         };
@@ -194,7 +190,7 @@ pub async fn spawn_reloader(
             tokio::select! {
                 event = rx.recv(), if watcher.is_some() => {
                     if event.is_none() { break; }
-                    tokio::time::sleep(DEBOUNCE).await;
+                    tokio::time::sleep(crate::data_dir::EVENT_BURST).await;
                     while rx.try_recv().is_ok() {}
                 }
                 _ = tokio::time::sleep(interval) => {}

@@ -231,6 +231,34 @@ fn literals(line: &str) -> Vec<&str> {
     found
 }
 
+/// Every string literal of the code outside `owner` that spells one of
+/// `names` where `spelt(literal, at, name)` says the occurrence counts.
+fn copies_of(
+    owner: &std::path::Path,
+    names: &[String],
+    spelt: impl Fn(&str, usize, &str) -> bool,
+) -> Vec<String> {
+    let mut copies = Vec::new();
+    for (path, lines) in code_lines() {
+        if path == owner {
+            continue;
+        }
+        for (n, line) in &lines {
+            for literal in literals(line) {
+                for name in names {
+                    if literal
+                        .match_indices(name.as_str())
+                        .any(|(at, _)| spelt(literal, at, name))
+                    {
+                        copies.push(format!("{}:{n}: {name} in \"{literal}\"", path.display()));
+                    }
+                }
+            }
+        }
+    }
+    copies
+}
+
 #[test]
 fn no_code_spells_out_a_route_path_but_its_owner() {
     let owner = repo_root().join("src/paths.rs");
@@ -241,29 +269,14 @@ fn no_code_spells_out_a_route_path_but_its_owner() {
         .filter_map(|l| Some(l.split('"').nth(1)?.to_owned()))
         .collect();
     assert!(names.len() >= 12, "src/paths.rs names {names:?}");
-    let mut copies = Vec::new();
-    for (path, lines) in code_lines() {
-        if path == owner {
-            continue;
-        }
-        for (n, line) in &lines {
-            for literal in literals(line) {
-                for name in &names {
-                    // A path of ours, not one below another host (the
-                    // upstream's URL, an example URL in help text).
-                    let ours = literal.match_indices(name.as_str()).any(|(at, _)| {
-                        literal[..at]
-                            .chars()
-                            .next_back()
-                            .is_none_or(|c| " (`=".contains(c))
-                    });
-                    if ours {
-                        copies.push(format!("{}:{n}: {name} in \"{literal}\"", path.display()));
-                    }
-                }
-            }
-        }
-    }
+    // A path of ours, not one below another host (the upstream's URL, an
+    // example URL in help text).
+    let copies = copies_of(&owner, &names, |literal, at, _| {
+        literal[..at]
+            .chars()
+            .next_back()
+            .is_none_or(|c| " (`=".contains(c))
+    });
     assert!(
         copies.is_empty(),
         "route paths are named in src/paths.rs only; copies:\n{}",
@@ -364,27 +377,12 @@ fn no_code_spells_out_a_data_dir_file_name_but_its_owner() {
         .filter(|name| name.contains('.') || name.chars().all(|c| c.is_ascii_uppercase()))
         .collect();
     assert!(names.len() >= 11, "src/data_dir.rs names {names:?}");
-    let mut copies = Vec::new();
-    for (path, lines) in code_lines() {
-        if path == owner {
-            continue;
-        }
-        for (n, line) in &lines {
-            for literal in literals(line) {
-                for name in &names {
-                    let spelt = literal.match_indices(name.as_str()).any(|(at, _)| {
-                        let before = literal[..at].chars().next_back();
-                        let after = literal[at + name.len()..].chars().next();
-                        before.is_none_or(|c| !c.is_alphanumeric() && c != '-' && c != '_')
-                            && after.is_none_or(|c| !c.is_alphanumeric())
-                    });
-                    if spelt {
-                        copies.push(format!("{}:{n}: {name} in \"{literal}\"", path.display()));
-                    }
-                }
-            }
-        }
-    }
+    let copies = copies_of(&owner, &names, |literal, at, name| {
+        let before = literal[..at].chars().next_back();
+        let after = literal[at + name.len()..].chars().next();
+        before.is_none_or(|c| !c.is_alphanumeric() && c != '-' && c != '_')
+            && after.is_none_or(|c| !c.is_alphanumeric())
+    });
     assert!(
         copies.is_empty(),
         "data-dir file names are named in src/data_dir.rs only; copies:\n{}",

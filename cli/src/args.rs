@@ -733,8 +733,8 @@ pub struct LimiterArgs {
     #[arg(long, env = "RESETCTL_REDIS_KEY_FILE", value_name = "PEM")]
     pub redis_key_file: Option<PathBuf>,
     /// Most clients tracked in process. Past it, new clients get 503 rate_limit_unavailable
-    /// (clients already tracked are unaffected) until idle ones leave the window. The default
-    /// takes about 256 MiB when full.
+    /// (clients already tracked are unaffected) until idle ones leave the window. A full table
+    /// at the default size takes about 256 MiB.
     #[arg(long, env = "RESETCTL_RATE_LIMIT_MAX_CLIENTS", value_name = "N")]
     pub rate_limit_max_clients: Option<u64>,
     /// Believe the client IP header (--client-ip-header) from peers in this range

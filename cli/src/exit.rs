@@ -82,6 +82,12 @@ impl CliError {
         Self::new(Code::IoErr, message)
     }
 
+    /// A file could not be read: bad data when it is unfit to read (not a
+    /// regular file, over its cap), else an I/O error.
+    pub fn unreadable(unfit: bool, message: impl Into<String>) -> Self {
+        Self::new(unreadable_code(unfit), message)
+    }
+
     /// `status`: what is served is stale: 1.
     pub fn stale(message: impl Into<String>) -> Self {
         Self::new(Code::Stale, message)
@@ -101,7 +107,13 @@ pub fn clap_code(err: &clap::Error) -> Code {
 /// A guarded read's failure: a file unfit to read (not a regular file,
 /// over its cap) is bad data; an I/O error is an I/O error.
 pub fn read_code(e: &resetctl::durable::ReadError) -> Code {
-    if e.is_unfit() {
+    unreadable_code(e.is_unfit())
+}
+
+/// A file unfit to read is bad data (65); one that failed to read, an I/O
+/// error (74).
+fn unreadable_code(unfit: bool) -> Code {
+    if unfit {
         Code::DataErr
     } else {
         Code::IoErr

@@ -83,8 +83,8 @@ impl Router {
     }
 
     /// The label and answer of a request: targets that are not a path
-    /// first (before any path is read), then the site's pages (their
-    /// parser knows them), then the table.
+    /// first (before any path is read), then the table (one exact lookup),
+    /// then the site's pages (their parser knows them).
     async fn dispatch<B: http_body::Body<Data = Bytes>>(
         &self,
         head: &Head,
@@ -108,12 +108,14 @@ impl Router {
             return (OTHER_LABEL, response);
         }
         let path = head.path();
-        if let Some(page) = SitePath::parse(path).filter(|_| self.api.site.pages) {
+        let Some(route) = routes::find(path) else {
+            // No page path is one of the table's: the pages are asked after it.
+            let page = self.api.site.pages.then(|| SitePath::parse(path)).flatten();
+            let Some(page) = page else {
+                return (OTHER_LABEL, ApiError::NotFound.response());
+            };
             let Ok(response) = guard(internal, async { self.page(head, page) }).await;
             return (SITE_LABEL, response);
-        }
-        let Some(route) = routes::find(path) else {
-            return (OTHER_LABEL, ApiError::NotFound.response());
         };
         let mut response = if route.methods.answers(method) {
             self.route(route, head, body).await
@@ -237,5 +239,18 @@ where
     fn call(&mut self, request: warp::http::Request<B>) -> Self::Future {
         let router = self.clone();
         Box::pin(async move { Ok(router.answer(request).await) })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The table is asked before the pages: no page path may be one of its.
+    #[test]
+    fn no_route_of_the_table_is_a_page_path() {
+        for route in routes::ROUTES {
+            assert!(SitePath::parse(route.path).is_none(), "{}", route.path);
+        }
     }
 }

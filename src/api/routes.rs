@@ -3,11 +3,12 @@
 //!
 //! Everything that needs to know a path asks this table: the router (one
 //! lookup per request, [`find`]), the 404/405 decision and its `Allow`,
-//! the CORS preflight, the metrics label (carried with the answer as a
-//! [`RouteLabel`], never matched again from the path) and the stream's
-//! fast path in the transport ([`path_of`]). The site's paths are not
-//! here: they stay with their parser (`site::SitePath`), which the router
-//! asks first; their label is [`SITE_LABEL`].
+//! the CORS preflight and the metrics label (carried with the answer as a
+//! [`RouteLabel`], never matched again from the path); the stream's fast
+//! path in the transport reads the same name ([`crate::paths::STREAM`]).
+//! The site's paths are not here: they stay with their parser
+//! (`site::SitePath`), which the router asks for a path the table does not
+//! hold (no page path is one of the table's); their label is [`SITE_LABEL`].
 //!
 //! A route's class says how admission wraps it ([`Class`]); a handler
 //! returns what to send and never decides whether it is sent.
@@ -150,15 +151,6 @@ pub fn find(path: &str) -> Option<&'static Route> {
     ROUTES.iter().find(|route| route.path == path)
 }
 
-/// The path of `endpoint`.
-pub fn path_of(endpoint: Endpoint) -> &'static str {
-    ROUTES
-        .iter()
-        .find(|route| route.endpoint == endpoint)
-        .map(|route| route.path)
-        .expect("every endpoint has a route")
-}
-
 /// The metrics label of an answer, carried in its extensions from the
 /// router to the access log.
 #[derive(Clone, Copy, Debug)]
@@ -184,7 +176,6 @@ mod tests {
             assert_ne!(a.label, SITE_LABEL);
             assert_ne!(a.label, OTHER_LABEL);
             assert_eq!(find(a.path).map(|r| r.endpoint), Some(a.endpoint));
-            assert_eq!(path_of(a.endpoint), a.path);
         }
         assert!(find(&format!("{}/", paths::RECORDS)).is_none());
         assert!(find(&format!("/{}", paths::HEALTHZ)).is_none());

@@ -43,11 +43,9 @@ const FAILED_KEPT: usize = 20;
 /// endpoints when no file event has told it (events lost, or no file
 /// watch on this system): it learns of a publish or an endpoint change from
 /// the data dir's file events ([`DataDir::watch`]).
-const POLL: Duration = Duration::from_secs(2);
+const POLL: Duration = crate::data_dir::SAFETY_LOOK;
 /// How often a running deliverer trims its delivery log.
 const TRIM_EVERY: Duration = Duration::from_secs(60);
-/// How long a file event waits for the rest of its burst.
-const DEBOUNCE: Duration = Duration::from_millis(5);
 
 /// What the deliverer process brings. Everything that decides how an
 /// endpoint is delivered to (private targets allowed, the timeout, the
@@ -364,7 +362,7 @@ pub async fn run(
             event = events.recv(), if watcher.is_some() => {
                 if event.is_some() {
                     // A burst of events (an append, then its close) is one look.
-                    tokio::time::sleep(DEBOUNCE).await;
+                    tokio::time::sleep(crate::data_dir::EVENT_BURST).await;
                     while events.try_recv().is_ok() {}
                 }
             }

@@ -4,10 +4,11 @@
 //! ([`super::deliver`]); the endpoint, `webhook list` and `status` read it.
 //! Its file is read and written here.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use crate::data_dir::DataDir;
 use crate::model::Timestamp;
 
 /// One failed message, kept for `status` and `webhook show`.
@@ -44,19 +45,9 @@ pub struct EndpointState {
     pub failed_total: u64,
 }
 
-/// Where the endpoints' states are.
-fn state_dir(data_dir: &Path) -> PathBuf {
-    crate::data_dir::DataDir::of(data_dir).endpoint_states()
-}
-
-/// Where endpoint `id`'s state is.
-fn state_path(data_dir: &Path, id: &str) -> PathBuf {
-    crate::data_dir::DataDir::of(data_dir).endpoint_state(id)
-}
-
 /// The delivery state of endpoint `id`, or `None` before its first delivery.
 pub fn load_state(data_dir: &Path, id: &str) -> Option<EndpointState> {
-    let path = state_path(data_dir, id);
+    let path = DataDir::of(data_dir).endpoint_state(id);
     match crate::durable::read_data_file(&path, crate::durable::Cap::mib(1)) {
         Ok(bytes) => bytes.and_then(|bytes| serde_json::from_slice(&bytes).ok()),
         Err(e) => {
@@ -66,21 +57,24 @@ pub fn load_state(data_dir: &Path, id: &str) -> Option<EndpointState> {
     }
 }
 
+/// Saves endpoint `id`'s state (a failure is logged: the cursor on disk
+/// stays where it was, so a message is at worst sent again).
 pub(super) fn save_state(data_dir: &Path, id: &str, state: &EndpointState) {
-    if let Err(e) = crate::durable::create_dir_durable(&state_dir(data_dir)) {
+    let dir = DataDir::of(data_dir);
+    if let Err(e) = crate::durable::create_dir_durable(&dir.endpoint_states()) {
         tracing::error!("webhook {id}: cannot make the delivery state's directory: {e}");
     }
     let bytes = serde_json::to_vec(state).expect("a state serialises");
-    if let Err(e) = crate::durable::write_atomic(&state_path(data_dir, id), &bytes) {
+    if let Err(e) = crate::durable::write_atomic(&dir.endpoint_state(id), &bytes) {
         tracing::error!("webhook {id}: cannot save the delivery state: {e}");
     }
 }
 
 /// Removes an endpoint's state (with `webhook remove`).
 pub fn remove_state(data_dir: &Path, id: &str) {
-    if let Err(e) =
-        crate::durable::remove_durable(&state_dir(data_dir), [state_path(data_dir, id).as_path()])
-    {
+    let dir = DataDir::of(data_dir);
+    let path = dir.endpoint_state(id);
+    if let Err(e) = crate::durable::remove_durable(&dir.endpoint_states(), [path.as_path()]) {
         tracing::warn!("webhook {id}: cannot remove the delivery state: {e}");
     }
 }

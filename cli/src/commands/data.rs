@@ -90,12 +90,8 @@ pub fn status(settings: &Settings, as_json: bool) -> Result<(), CliError> {
         return Err(nothing_published(settings, Some(&report)));
     }
     if let Some(first) = report.unreadable.first() {
-        // A file unfit to read is bad data; one that failed to read, an I/O error.
-        return Err(if report.unreadable.iter().any(|f| f.unfit) {
-            CliError::data(first.problem.clone())
-        } else {
-            CliError::io(first.problem.clone())
-        });
+        let unfit = report.unreadable.iter().any(|f| f.unfit);
+        return Err(CliError::unreadable(unfit, first.problem.clone()));
     }
     if report.stale {
         let status = report.sync.as_ref().map_or("stale", |s| s.status.as_str());

@@ -29,18 +29,16 @@ use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
 use warp::http::{self, header, HeaderName, HeaderValue};
 
-/// The method every stream request starts with; its path is the route
-/// table's ([`stream_path`]).
+/// The method every stream request starts with; its path is
+/// [`crate::paths::STREAM`], the route table's.
 const STREAM_METHOD: &[u8] = b"GET ";
 
 /// The path of the stream (the target without its query).
-fn stream_path() -> &'static str {
-    crate::api::routes::path_of(crate::api::routes::Endpoint::Stream)
-}
+const STREAM_PATH: &str = crate::paths::STREAM;
 
 /// Whether `bytes` may still be the start of `GET <stream path>`.
 fn may_be_stream(bytes: &[u8]) -> bool {
-    let target = STREAM_METHOD.iter().chain(stream_path().as_bytes());
+    let target = STREAM_METHOD.iter().chain(STREAM_PATH.as_bytes());
     bytes.iter().zip(target).all(|(a, b)| a == b)
 }
 /// How many header lines a stream request may have before it is left to
@@ -107,7 +105,7 @@ fn parse_stream_request(bytes: &[u8]) -> Parsed {
         return Parsed::Other;
     };
     // Pipelined bytes belong to hyper, and so does any other path.
-    if len != bytes.len() || target.split('?').next() != Some(stream_path()) {
+    if len != bytes.len() || target.split('?').next() != Some(STREAM_PATH) {
         return Parsed::Other;
     }
     let Ok(uri) = target.parse::<http::Uri>() else {
