@@ -267,6 +267,75 @@ fn endpoints_get_only_their_kind_events_and_plan() {
 }
 
 #[test]
+fn an_endpoint_kept_with_a_plan_the_rule_refuses_sends_nothing_until_given_one() {
+    let r = Receiver::start();
+    let w = World::new();
+    let id = add_standard(&w, &r, "/team", &["--plan", "pro"]);
+    // An older version took 1 to 64 of [a-z0-9_.-]: it kept "team-a".
+    let file = w.data_dir().join("webhooks/endpoints.json");
+    let kept = std::fs::read_to_string(&file).unwrap();
+    assert!(kept.contains(r#""plan": "pro""#), "{kept}");
+    std::fs::write(
+        &file,
+        kept.replace(r#""plan": "pro""#, r#""plan": "team-a""#),
+    )
+    .unwrap();
+    let fix = format!(
+        "its plan filter \"team-a\" is not a plan id of 1 to 32 characters a-z, 0-9 or _ (such as plus or pro): give it one with `resetctl webhook set {id} --plan PLAN` (or --no-plan for every plan), then enable it"
+    );
+    let show = w.run(&["webhook", "show", &id]).success().stdout;
+    assert!(
+        show.contains("plan:        \"team-a\", refused: see status\n"),
+        "{show}"
+    );
+    assert!(
+        show.contains(&format!("status:      disabled ({fix})\n")),
+        "{show}"
+    );
+    let listed = w.run(&["webhook", "list", "--json"]).json();
+    assert_eq!(listed[0]["enabled"], false, "{listed}");
+    assert_eq!(listed[0]["disabledReason"], fix.as_str(), "{listed}");
+
+    // Read disabled: it sends nothing, not every plan's records.
+    schedule(&w, T0, A, "team_a");
+    deliver_at(&w, "2026-11-20T10:30:00.000Z").success();
+    assert_eq!(events(&r, "/team"), ev(&[]));
+    // It cannot be enabled without a filter the rule takes.
+    let enable = w.run(&["webhook", "enable", &id]);
+    assert_eq!(enable.code, 64, "{enable:?}");
+    assert!(enable.stderr.contains(&fix), "{}", enable.stderr);
+    let bad = w.run(&["webhook", "set", &id, "--plan", "team-b"]);
+    assert_eq!(bad.code, 64, "{bad:?}");
+    assert!(
+        bad.stderr
+            .contains("\"team-b\" is not a plan id of 1 to 32 characters a-z, 0-9 or _"),
+        "{}",
+        bad.stderr
+    );
+
+    // Given one, and enabled: it resumes at its cursor, with that filter.
+    w.run(&["webhook", "set", &id, "--plan", "team_a"])
+        .success();
+    let show = w.run(&["webhook", "show", &id]).success().stdout;
+    assert!(show.contains("plan:        team_a\n"), "{show}");
+    assert!(
+        show.contains(&format!("status:      disabled (disabled while its plan filter \"team-a\" was refused; it has one now: `resetctl webhook enable {id}` resumes it)\n")),
+        "{show}"
+    );
+    w.run(&["webhook", "enable", &id]).success();
+    completion(&w, "2026-11-20T11:00:00.000Z", B, "pro");
+    deliver_at(&w, "2026-11-20T11:30:00.000Z").success();
+    assert_eq!(
+        events(&r, "/team"),
+        ev(&[("record.created", A)]),
+        "the team_a schedule, kept while it was disabled; not the pro completion"
+    );
+    let saved = std::fs::read_to_string(&file).unwrap();
+    assert!(saved.contains(r#""plan": "team_a""#), "{saved}");
+    assert!(!saved.contains("refusedPlan"), "{saved}");
+}
+
+#[test]
 fn retries_through_500s_and_a_timeout_keep_the_message_id() {
     let r = Receiver::start();
     let w = World::new();

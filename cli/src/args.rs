@@ -141,6 +141,13 @@ pub struct SetArgs {
     /// Show times in UTC only.
     #[arg(long)]
     pub no_tz: bool,
+    /// Only records whose scope names this plan (or all, unknown, or no scope). Default:
+    /// unchanged.
+    #[arg(long, value_name = "PLAN", value_parser = parse_plan, conflicts_with = "no_plan")]
+    pub plan: Option<resetctl::model::PlanId>,
+    /// Every record, whatever plans it names.
+    #[arg(long)]
+    pub no_plan: bool,
 }
 
 /// How log lines are written.
@@ -821,8 +828,8 @@ pub enum WebhookCommand {
         tz: Option<String>,
         /// Only records whose scope names this plan (or all, unknown, or no scope). Default:
         /// every record.
-        #[arg(long, value_name = "PLAN")]
-        plan: Option<String>,
+        #[arg(long, value_name = "PLAN", value_parser = parse_plan)]
+        plan: Option<resetctl::model::PlanId>,
         /// A note for operators. Default: none.
         #[arg(long, value_name = "TEXT")]
         description: Option<String>,
@@ -935,6 +942,10 @@ pub enum SnapshotsCommand {
 
 fn parse_leads(text: &str) -> Result<resetctl::remind::Leads, String> {
     resetctl::remind::Leads::parse(text).map_err(|e| e.to_string())
+}
+
+fn parse_plan(text: &str) -> Result<resetctl::model::PlanId, String> {
+    resetctl::model::PlanId::try_from(text.to_owned())
 }
 
 fn parse_lang(text: &str) -> Result<resetctl::site::i18n::Lang, String> {

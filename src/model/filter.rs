@@ -54,8 +54,23 @@ impl KindFilter {
 /// `--plan`: 1 to 32 characters of
 /// `[a-z0-9_]` (validated on construction, so a renderer can write it
 /// anywhere without escaping).
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(try_from = "String", into = "String")]
 pub struct PlanId(String);
+
+impl TryFrom<String> for PlanId {
+    type Error = String;
+
+    fn try_from(text: String) -> Result<Self, String> {
+        Self::parse(&text).ok_or_else(|| format!("{text:?} is not {}", Self::RULE))
+    }
+}
+
+impl From<PlanId> for String {
+    fn from(plan: PlanId) -> String {
+        plan.0
+    }
+}
 
 impl PlanId {
     /// The rule, as refusals say it: the one rule for a plan id wherever one

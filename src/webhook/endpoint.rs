@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::durable::{write_private, AtomicWriteError, DataDirLock};
-use crate::model::KindFilter;
 use crate::model::Timestamp;
+use crate::model::{KindFilter, PlanId};
 
 use super::format::Format;
 use super::outbox::OutboxEntry;
@@ -57,7 +57,12 @@ pub struct Endpoint {
     pub time_zone: Option<String>,
     /// Only records whose scope is null or names this plan, `all` or `unknown`.
     #[serde(default)]
-    pub plan: Option<String>,
+    pub plan: Option<PlanId>,
+    /// A plan kept by an older version that breaks [`PlanId`]'s rule: the
+    /// endpoint is read disabled, and cannot be enabled until `webhook set
+    /// --plan` (or `--no-plan`) gives it a filter (see [`Endpoints::load`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refused_plan: Option<String>,
     /// The operator's note.
     #[serde(default)]
     pub description: Option<String>,
@@ -192,8 +197,8 @@ impl Endpoint {
             && kinds.contains(&self.kind)
             && self
                 .plan
-                .as_deref()
-                .is_none_or(|plan| crate::model::concerns_plan(record, plan))
+                .as_ref()
+                .is_none_or(|plan| crate::model::concerns_plan(record, plan.as_str()))
     }
 
     /// The time zone of its messages' local times (UTC when none, or when
@@ -272,6 +277,38 @@ struct File {
     endpoints: Vec<Endpoint>,
 }
 
+/// The rule for a plan an older version kept that breaks [`PlanId`]'s
+/// (it took 1 to 64 of `[a-z0-9_.-]`): the endpoint is read with no plan,
+/// its stored one in `refusedPlan`, disabled with a reason that says what
+/// to do, so it sends nothing rather than every plan's records. `webhook
+/// set --plan` or `--no-plan` clears it; `webhook enable` refuses until then.
+fn refuse_stored_plan(endpoint: &mut serde_json::Value) {
+    let Some(fields) = endpoint.as_object_mut() else {
+        return;
+    };
+    let Some(plan) = fields.get("plan").and_then(|p| p.as_str()) else {
+        return;
+    };
+    if PlanId::parse(plan).is_some() {
+        return;
+    }
+    let plan = plan.to_owned();
+    let id = fields.get("id").and_then(|i| i.as_str()).unwrap_or("ID");
+    let reason = refused_plan_reason(id, &plan);
+    fields.insert("plan".into(), serde_json::Value::Null);
+    fields.insert("refusedPlan".into(), plan.into());
+    fields.insert("enabled".into(), false.into());
+    fields.insert("disabledReason".into(), reason.into());
+}
+
+/// Why an endpoint with a refused plan is disabled, and what to do.
+pub fn refused_plan_reason(id: &str, plan: &str) -> String {
+    format!(
+        "its plan filter {plan:?} is not {}: give it one with `resetctl webhook set {id} --plan PLAN` (or --no-plan for every plan), then enable it",
+        PlanId::RULE
+    )
+}
+
 /// The endpoints of one data dir.
 #[derive(Debug, Clone)]
 pub struct Endpoints {
@@ -304,12 +341,17 @@ impl Endpoints {
             }
             Err(unfit) => return Err(EndpointError::Unfit(unfit)),
         };
-        serde_json::from_slice::<File>(&bytes)
+        let corrupt = |e: serde_json::Error| EndpointError::Corrupt {
+            path: self.path.clone(),
+            why: e.to_string(),
+        };
+        let mut file: serde_json::Value = serde_json::from_slice(&bytes).map_err(corrupt)?;
+        if let Some(endpoints) = file.get_mut("endpoints").and_then(|e| e.as_array_mut()) {
+            endpoints.iter_mut().for_each(refuse_stored_plan);
+        }
+        serde_json::from_value::<File>(file)
             .map(|f| f.endpoints)
-            .map_err(|e| EndpointError::Corrupt {
-                path: self.path.clone(),
-                why: e.to_string(),
-            })
+            .map_err(corrupt)
     }
 
     /// One endpoint.
@@ -387,7 +429,7 @@ pub struct NewEndpoint {
     /// The messages' time zone (an IANA name).
     pub time_zone: Option<String>,
     /// A plan id.
-    pub plan: Option<String>,
+    pub plan: Option<PlanId>,
     /// A note.
     pub description: Option<String>,
     /// Allow a loopback, private or link-local target.
@@ -418,17 +460,6 @@ impl NewEndpoint {
                 )));
             }
         }
-        // The plan id rule of the records' filters (model::PlanId). An
-        // endpoint stored before this rule with a plan it breaks is kept as
-        // written and filters as before (README, "Webhooks").
-        if let Some(plan) = &self.plan {
-            if crate::model::PlanId::parse(plan).is_none() {
-                return Err(EndpointError::Invalid(format!(
-                    "--plan {plan:?} is not {}",
-                    crate::model::PlanId::RULE
-                )));
-            }
-        }
         super::target::target_server(self.format, &self.url)?;
         check_timeout(self.timeout_seconds)?;
         if let Some(zone) = &self.time_zone {
@@ -448,6 +479,7 @@ impl NewEndpoint {
             language: self.language.unwrap_or_default(),
             time_zone: self.time_zone,
             plan: self.plan,
+            refused_plan: None,
             description: self.description,
             secret: (self.format == Format::Standard).then(super::sign::generate_secret),
             enabled: true,

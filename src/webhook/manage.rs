@@ -93,6 +93,8 @@ pub struct DeliveryChange {
     pub language: Option<crate::site::i18n::Lang>,
     /// The messages' time zone (`Some(None)`: UTC only).
     pub time_zone: Option<Option<String>>,
+    /// The plan filter (`Some(None)`: every plan).
+    pub plan: Option<Option<crate::model::PlanId>>,
 }
 
 /// Changes `id`'s delivery settings (and what it is reminded of, in which words).
@@ -146,6 +148,15 @@ pub fn set_delivery(
         if let Some(contact) = change.user_agent_contact {
             e.user_agent_contact = Some(contact);
         }
+        if let Some(plan) = change.plan {
+            e.plan = plan;
+            if let Some(refused) = e.refused_plan.take() {
+                e.disabled_reason = Some(format!(
+                    "disabled while its plan filter {refused:?} was refused; it has one now: `resetctl webhook enable {}` resumes it",
+                    e.id
+                ));
+            }
+        }
     })?)
 }
 
@@ -162,7 +173,11 @@ pub fn set_enabled(
         "resetctl webhook disable"
     };
     let lock = lock(data_dir, lock_timeout, purpose)?;
-    Ok(Endpoints::new(data_dir).update(&lock, id, |e| {
+    let endpoints = Endpoints::new(data_dir);
+    if let Some(plan) = endpoints.get(id)?.refused_plan.filter(|_| enabled) {
+        return Err(EndpointError::Invalid(super::endpoint::refused_plan_reason(id, &plan)).into());
+    }
+    Ok(endpoints.update(&lock, id, |e| {
         e.enabled = enabled;
         e.disabled_reason = (!enabled).then(|| "disabled by the operator".to_owned());
     })?)

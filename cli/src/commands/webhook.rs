@@ -180,7 +180,11 @@ fn show(settings: &Settings, id: String, as_json: bool) -> Result<(), CliError> 
             endpoint.format.as_str(),
             endpoint.kind,
             if endpoint.events.is_empty() { "all".to_owned() } else { endpoint.events.join(", ") },
-            endpoint.plan.as_deref().unwrap_or("any"),
+            match (&endpoint.plan, &endpoint.refused_plan) {
+                (_, Some(refused)) => format!("{refused:?}, refused: see status"),
+                (Some(plan), None) => plan.as_str().to_owned(),
+                (None, None) => "any".to_owned(),
+            },
             endpoint.description.as_deref().unwrap_or("-"),
             match (&endpoint.enabled, &endpoint.disabled_reason) {
                 (true, _) => "enabled".to_owned(),
@@ -227,6 +231,7 @@ fn set(settings: &Settings, args: SetArgs) -> Result<(), CliError> {
         remind: (args.remind.is_some() || args.no_remind).then_some(args.remind),
         language: args.lang,
         time_zone: (args.tz.is_some() || args.no_tz).then_some(args.tz),
+        plan: (args.plan.is_some() || args.no_plan).then_some(args.plan),
     };
     let id = args.id;
     let endpoint = manage::set_delivery(&settings.data_dir, &id, change, settings.lock_timeout)?;
