@@ -222,7 +222,10 @@ fn the_units_pass_systemd_analyze_verify() {
     let dir = tempfile::tempdir().unwrap();
     let mut units = Vec::new();
     for (name, content) in unit_files() {
-        if name.ends_with(".service") || name.ends_with(".timer") {
+        if [".service", ".timer", ".socket"]
+            .iter()
+            .any(|kind| name.ends_with(kind))
+        {
             // verify wants an executable ExecStart: the binary under test.
             let path = dir.path().join(&name);
             fs::write(&path, content.replace(INSTALLED, bin())).unwrap();
@@ -252,6 +255,35 @@ fn the_units_pass_systemd_analyze_verify() {
         "systemd-analyze verify ({}):\n{text}",
         out.status
     );
+}
+
+#[test]
+fn the_serve_unit_keeps_its_hardening_score() {
+    let analyze = systemd_tool("systemd-analyze");
+    let dir = tempfile::tempdir().unwrap();
+    let (name, content) = unit_files()
+        .into_iter()
+        .find(|(n, _)| n == "resetctl-serve.service")
+        .expect("resetctl-serve.service");
+    let path = dir.path().join(&name);
+    fs::write(&path, content.replace(INSTALLED, bin())).unwrap();
+    let out = Command::new(analyze)
+        .args(["security", "--offline=true", "--no-pager"])
+        .arg(&path)
+        .output()
+        .expect("run systemd-analyze security");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let score: f64 = text
+        .lines()
+        .find_map(|l| {
+            l.split("Overall exposure level for resetctl-serve.service: ")
+                .nth(1)
+        })
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no exposure level in:\n{text}"));
+    // 1.4 ("OK") when the hardening was written; nothing since may loosen it.
+    assert!(score <= 1.4, "exposure {score} > 1.4:\n{text}");
 }
 
 #[test]

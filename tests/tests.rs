@@ -51,6 +51,7 @@ mod reminders;
 mod schemathesis;
 mod secrets;
 mod seed;
+mod service_manager;
 mod site;
 mod site_page;
 mod site_words;

@@ -213,6 +213,11 @@ pub enum Command {
     /// Starts fine on an empty or missing data dir (answering 503 data_unavailable) and
     /// begins serving the moment the first snapshot is published. SIGINT/SIGTERM stop
     /// accepting connections and let in-flight requests finish (at most 10 s).
+    ///
+    /// Under a service manager: a listening socket it passes (LISTEN_FDS, systemd's socket
+    /// activation; one named "admin" is the admin listener's) is used instead of --listen, so a
+    /// restart keeps it; with NOTIFY_SOCKET set, it says READY=1 once it answers with the newest
+    /// snapshot loaded, and STOPPING=1 when it drains (Type=notify).
     #[command(
         after_help = "Examples:\n  resetctl --data-dir /var/lib/resetctl serve --listen 0.0.0.0:8080\n  RUST_LOG=resetctl::access=info resetctl serve"
     )]

@@ -14,6 +14,7 @@ pub mod help;
 mod logging;
 pub mod man;
 mod output;
+mod service_manager;
 mod settings;
 
 use std::ffi::OsString;

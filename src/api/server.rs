@@ -53,7 +53,8 @@ pub struct ServeOptions {
 /// How often idle quota entries are dropped.
 const EVICT_INTERVAL: std::time::Duration = std::time::Duration::from_secs(60);
 
-/// Serves until `shutdown` resolves, then lets in-flight requests finish.
+/// Serves until `shutdown` resolves, then lets in-flight requests finish;
+/// calls `ready` once the newest snapshot is loaded and requests are taken.
 /// `admin`, when bound, serves the admin routes (`/metrics`, `/healthz`,
 /// `/export.json`) until the same shutdown; metrics are recorded only with
 /// an admin listener.
@@ -63,6 +64,7 @@ pub async fn serve(
     options: ServeOptions,
     limiter: crate::limit::Limiter,
     clock: Arc<dyn Clock>,
+    ready: impl FnOnce(),
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) {
     if admin.is_some() {
@@ -129,6 +131,9 @@ pub async fn serve(
         tokio::spawn(super::admin::run(listener, state, closed))
     });
     let service = routes(&api);
+    // The listeners accept (the kernel queues until the loop takes them)
+    // and the view is loaded: what a service manager waits for.
+    ready();
     super::transport::run(listener, service, api.keys, options.connections, shutdown).await;
     if let Some(admin) = admin {
         let _ = admin.await;

@@ -4,7 +4,9 @@
 # host). It records every call in /run/systemctl-stub/calls and does for the
 # units the guide installed in /etc/systemd/system what systemd would do for
 # the guide's commands: a Type=exec service runs its ExecStart= in the
-# background as its User=, a Type=oneshot service runs ExecStart= and
+# background as its User=, a Type=notify one too, with `start` returning once
+# it says READY=1 on NOTIFY_SOCKET (its .socket unit is not emulated: serve
+# binds `listen` itself, as without one), a Type=oneshot service runs ExecStart= and
 # ExecStartPost= to completion (so `start` fails when they fail), each with
 # the unit's UMask= (no other setting of the unit is applied), `stop`
 # ends a running service with SIGTERM; timers are only recorded (nothing
@@ -72,11 +74,30 @@ start() {
 	type=$(setting "$file" Type)
 	umask "$(setting "$file" UMask)" 2>/dev/null || umask 0022
 	case $type in
-	exec)
+	exec | notify)
 		# The guide's long-running ExecStart= lines have no quotes: words split on spaces.
-		local command
+		local command waiter=
 		read -r -a command <<< "$(setting "$file" ExecStart)"
 		rm -f "$state/$unit.pid"
+		if [ "$type" = notify ]; then
+			# systemd's side of Type=notify: a datagram socket the service may
+			# write to, and `start` returns once it says READY=1.
+			export NOTIFY_SOCKET=$state/$unit.notify
+			rm -f "$NOTIFY_SOCKET" "$NOTIFY_SOCKET.bound"
+			python3 -c '
+import os, socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1]); os.chmod(sys.argv[1], 0o666); s.settimeout(30)
+open(sys.argv[1] + ".bound", "w").close()
+while "READY=1" not in s.recv(4096).decode().split("\n"):
+    pass
+' "$NOTIFY_SOCKET" &
+			waiter=$!
+			for _ in $(seq 100); do
+				[ -e "$NOTIFY_SOCKET.bound" ] && break
+				sleep 0.02
+			done
+		fi
 		# A session of its own (stop ends the whole group); sh writes its pid, then
 		# becomes runuser, which runs the command as User=.
 		# shellcheck disable=SC2016
@@ -86,6 +107,12 @@ start() {
 			[ -s "$state/$unit.pid" ] && break
 			sleep 0.02
 		done
+		if [ -n "$waiter" ] && ! wait "$waiter"; then
+			echo "$unit: no READY=1 within 30 s (see $state/$unit.log)" >&2
+			cat "$state/$unit.log" >&2
+			exit 1
+		fi
+		unset NOTIFY_SOCKET
 		;;
 	oneshot)
 		local line

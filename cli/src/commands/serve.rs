@@ -8,6 +8,7 @@ use resetctl::api::serve;
 use crate::args::ServeArgs;
 use crate::exit::CliError;
 use crate::output::{print, shown};
+use crate::service_manager;
 use crate::settings::Settings;
 
 /// Says at start, where the operator reads it, that nothing is published
@@ -145,17 +146,19 @@ pub fn run(settings: &Settings, args: &ServeArgs) -> Result<(), CliError> {
         .enable_all()
         .build()
         .map_err(|e| CliError::io(format!("cannot start the runtime: {e}")))?;
+    let passed = service_manager::passed_listeners()?;
     let served = runtime.block_on(async move {
         // The quota store first: one that refuses us for good (TLS,
         // credentials) stops the start before anything listens.
         let limiter = options.limits.connect().await?;
-        let listener = bind(&listen, backlog).await?;
+        let listener = listener_of(passed.api, &listen, backlog).await?;
         let local = listener
             .local_addr()
             .map_err(|e| CliError::io(e.to_string()))?;
-        let admin = match &admin_listen {
-            Some(address) => Some(bind(address, backlog).await?),
-            None => None,
+        let admin = match (passed.admin, &admin_listen) {
+            (Some(socket), _) => Some(listener_of(Some(socket), "", backlog).await?),
+            (None, Some(address)) => Some(bind(address, backlog).await?),
+            (None, None) => None,
         };
         print(&format!("listening on http://{local}\n"))?;
         if let Some(admin) = &admin {
@@ -172,6 +175,7 @@ pub fn run(settings: &Settings, args: &ServeArgs) -> Result<(), CliError> {
         let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
         tokio::spawn(async move {
             shutdown_signal().await;
+            service_manager::stopping();
             tracing::info!("shutting down: no new connections, finishing in-flight requests");
             let _ = stop_tx.send(true);
         });
@@ -193,9 +197,18 @@ pub fn run(settings: &Settings, args: &ServeArgs) -> Result<(), CliError> {
         ));
         let mut drained = stop_rx.clone();
         let mut stop = stop_rx;
-        let server = serve(listener, admin, options, limiter, clock, async move {
-            let _ = stop.wait_for(|s| *s).await;
-        });
+        let ready = move || service_manager::ready(&format!("serving on http://{local}"));
+        let server = serve(
+            listener,
+            admin,
+            options,
+            limiter,
+            clock,
+            ready,
+            async move {
+                let _ = stop.wait_for(|s| *s).await;
+            },
+        );
         tokio::select! {
             () = server => {}
             _ = async {
@@ -230,6 +243,23 @@ fn ensure_open_files(max_connections: usize) {
         ),
         Err(e) => tracing::warn!("cannot read or raise the open-file limit: {e}"),
     }
+}
+
+/// The socket the service manager passed, or else `listen` bound.
+async fn listener_of(
+    passed: Option<std::net::TcpListener>,
+    listen: &str,
+    backlog: u32,
+) -> Result<tokio::net::TcpListener, CliError> {
+    let Some(socket) = passed else {
+        return bind(listen, backlog).await;
+    };
+    let listener =
+        tokio::net::TcpListener::from_std(socket).map_err(|e| CliError::io(e.to_string()))?;
+    if let Ok(at) = listener.local_addr() {
+        tracing::info!("on the socket the service manager passed ({at}), kept across restarts");
+    }
+    Ok(listener)
 }
 
 /// Binds `listen` (IP:PORT, or HOST:PORT tried address by address) with

@@ -278,6 +278,9 @@ impl<S: Routes> Connection<S> {
             ticket,
             ..
         } = self;
+        // Bytes of a request already read: the shutdown waits for it to be
+        // answered (a restart drops no request a client has sent).
+        let request_in_hand = !first.is_empty();
         let first_request = Arc::new(tokio::sync::Notify::new());
         let seen = first_request.clone();
         let activity = Activity::new();
@@ -305,7 +308,7 @@ impl<S: Routes> Connection<S> {
                 return;
             }
             () = first_request.notified() => {}
-            _ = shutdown.changed() => {
+            _ = shutdown.changed(), if !request_in_hand => {
                 closing = true;
                 connection.as_mut().graceful_shutdown();
             }
