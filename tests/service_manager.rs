@@ -140,3 +140,142 @@ fn a_restart_on_a_passed_socket_drops_nothing_through_nginx() {
         "requests answered by each of the four processes (running totals: {answered:?})"
     );
 }
+
+/// `GET /openapi/v1/records/latest` from `from` (a loopback address):
+/// the status and the quota headers, or the error.
+fn counted_get(client: &reqwest::blocking::Client, url: &str) -> Result<(u16, String), String> {
+    let reply = client.get(url).send().map_err(|e| e.to_string())?;
+    let header = |name: &str| {
+        reply
+            .headers()
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("-")
+            .to_owned()
+    };
+    Ok((
+        reply.status().as_u16(),
+        format!(
+            "{}/{}",
+            header("x-ratelimit-limit"),
+            header("x-ratelimit-remaining")
+        ),
+    ))
+}
+
+fn client_from(address: &str) -> reqwest::blocking::Client {
+    reqwest::blocking::Client::builder()
+        .local_address(address.parse::<std::net::IpAddr>().unwrap())
+        .timeout(Duration::from_secs(20))
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn a_sighup_applies_a_new_quota_under_load_refuses_a_bad_file_and_names_what_waits() {
+    let w = World::new();
+    w.seed_bundled();
+    let config = w.path("config.toml");
+    std::fs::write(&config, "rate-limit = \"20/3600\"\n").unwrap();
+    let notify = w.path("notify.sock");
+    let socket = UnixDatagram::bind(&notify).unwrap();
+    let mut cmd = w.cmd();
+    cmd.arg("--config")
+        .arg(&config)
+        .env("NOTIFY_SOCKET", &notify);
+    let mut s = Server::start_with(cmd, &["--flood-guard", "off"]);
+    assert!(next_notice(&socket, "READY=1").starts_with("READY=1\n"));
+    let url = s.url(LATEST);
+    let me = client_from("127.0.0.1");
+    for left in (15..20).rev() {
+        assert_eq!(counted_get(&me, &url), Ok((200, format!("20/{left}"))));
+    }
+    // Another client polls all along: nothing it sends is dropped.
+    let stop = Arc::new(AtomicBool::new(false));
+    let sent = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let load = {
+        let (stop, sent, url) = (stop.clone(), sent.clone(), url.clone());
+        std::thread::spawn(move || {
+            let other = client_from("127.0.0.3");
+            let mut seen = Vec::new();
+            while !stop.load(Ordering::Relaxed) {
+                seen.push(counted_get(&other, &url));
+                sent.fetch_add(1, Ordering::Relaxed);
+            }
+            seen
+        })
+    };
+    // Waits until the load has sent 20 more requests.
+    let more_load = || {
+        let from = sent.load(Ordering::Relaxed);
+        crate::util::wait_until(
+            Duration::from_secs(20),
+            "20 more requests of the load",
+            || sent.load(Ordering::Relaxed) >= from + 20,
+        );
+    };
+    let hangup = |what: &str| {
+        more_load();
+        let pid = s.child.id().to_string();
+        assert!(Command::new("kill")
+            .args(["-HUP", &pid])
+            .status()
+            .unwrap()
+            .success());
+        let reloading = next_notice(&socket, what);
+        assert!(
+            reloading.starts_with("RELOADING=1\nMONOTONIC_USEC="),
+            "{reloading:?}"
+        );
+        assert_eq!(
+            next_notice(&socket, "READY=1 after the reload"),
+            format!("READY=1\nSTATUS=serving on http://{}\n", s.addr)
+        );
+    };
+
+    // A new policy, and a key that waits for a restart.
+    std::fs::write(&config, "rate-limit = \"5/60\"\nsite-name = \"Resets\"\n").unwrap();
+    hangup("RELOADING=1");
+    assert_eq!(
+        counted_get(&me, &url),
+        Ok((200, "5/4".to_owned())),
+        "the new quota, counted afresh"
+    );
+    let log = s.log_text();
+    assert!(
+        log.contains("settings read again: applied quota (counted afresh) and flood guard"),
+        "{log}"
+    );
+    assert!(
+        log.contains(
+            "site-name changed to Resets; it applies at the next restart (serving with resetctl)"
+        ),
+        "{log}"
+    );
+
+    // A file that does not pass changes nothing.
+    std::fs::write(&config, "rate-limit = \"not-a-rate\"\n").unwrap();
+    hangup("RELOADING=1 for the bad file");
+    assert_eq!(counted_get(&me, &url), Ok((200, "5/3".to_owned())));
+    let log = s.log_text();
+    assert!(
+        log.contains("reload refused, the running settings are kept: ")
+            && log.contains("rate-limit"),
+        "{log}"
+    );
+
+    more_load();
+    stop.store(true, Ordering::Relaxed);
+    let seen = load.join().unwrap();
+    let bad: Vec<_> = seen
+        .iter()
+        .filter(|r| !matches!(r, Ok((200 | 429, q)) if q.starts_with("20/") || q.starts_with("5/")))
+        .collect();
+    assert!(
+        bad.is_empty(),
+        "{} of {} requests under the reloads went wrong: {bad:?}",
+        bad.len(),
+        seen.len()
+    );
+    assert!(s.child.try_wait().unwrap().is_none(), "serve still runs");
+}

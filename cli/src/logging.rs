@@ -13,8 +13,60 @@ use tracing_subscriber::EnvFilter;
 
 use resetctl::settings::LogFormat;
 
-/// Installs the subscriber once.
+/// Installs the subscriber once, its filter replaceable by [`set_filter`].
 pub fn init(flag: Option<&str>, format: LogFormat) {
+    use std::io::IsTerminal;
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter_of(flag))
+        .with_writer(std::io::stderr);
+    let _ = match format {
+        LogFormat::Text => {
+            let builder = builder
+                .fmt_fields(one_line_fields())
+                .with_ansi(std::io::stderr().is_terminal())
+                .with_filter_reloading();
+            let handle = builder.reload_handle();
+            let _ = RELOAD.set(Box::new(move |f| {
+                handle.reload(f).map_err(|e| e.to_string())
+            }));
+            builder.try_init()
+        }
+        LogFormat::Json => {
+            let builder = builder
+                .json()
+                .with_current_span(false)
+                .with_filter_reloading();
+            let handle = builder.reload_handle();
+            let _ = RELOAD.set(Box::new(move |f| {
+                handle.reload(f).map_err(|e| e.to_string())
+            }));
+            builder.try_init()
+        }
+    };
+}
+
+/// Replaces the installed subscriber's filter.
+type Reload = Box<dyn Fn(EnvFilter) -> Result<(), String> + Send + Sync>;
+
+static RELOAD: std::sync::OnceLock<Reload> = std::sync::OnceLock::new();
+
+/// Applies the `log` setting `flag` read again (a reload): `false` when
+/// `RUST_LOG` is set, which wins over it as at start.
+pub fn set_filter(flag: Option<&str>) -> bool {
+    if std::env::var("RUST_LOG").is_ok_and(|v| !v.is_empty()) {
+        return false;
+    }
+    if let Some(reload) = RELOAD.get() {
+        if let Err(e) = reload(filter_of(flag)) {
+            tracing::warn!("cannot change the log filter: {e}");
+        }
+    }
+    true
+}
+
+/// `RUST_LOG` if set, else `flag`, else `info`; the Redis Cluster
+/// client's routine warnings left out unless it names `redis`.
+fn filter_of(flag: Option<&str>) -> EnvFilter {
     let filter = std::env::var("RUST_LOG")
         .ok()
         .filter(|v| !v.is_empty())
@@ -36,17 +88,7 @@ pub fn init(flag: Option<&str>, format: LogFormat) {
                 .expect("a valid directive"),
         );
     }
-    use std::io::IsTerminal;
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr);
-    let _ = match format {
-        LogFormat::Text => builder
-            .fmt_fields(one_line_fields())
-            .with_ansi(std::io::stderr().is_terminal())
-            .try_init(),
-        LogFormat::Json => builder.json().with_current_span(false).try_init(),
-    };
+    filter
 }
 
 /// The text format's fields: as tracing writes them (`message`, then

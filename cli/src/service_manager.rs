@@ -2,7 +2,7 @@
 //! protocols (which other managers follow): the listening sockets it may
 //! pass (`LISTEN_FDS`, socket activation, so a restart keeps the socket
 //! and its queued connections), and the states this process reports on
-//! `NOTIFY_SOCKET` (ready once it answers, stopping). Without
+//! `NOTIFY_SOCKET` (ready once it answers, reloading, stopping). Without
 //! either variable, nothing is passed and nothing is sent.
 
 use crate::exit::CliError;
@@ -64,6 +64,16 @@ pub fn ready(status: &str) {
         sd_notify::NotifyState::Ready,
         sd_notify::NotifyState::Status(status),
     ]);
+}
+
+/// Tells the service manager that the settings are being read again;
+/// [`ready`] follows when they apply (or were refused).
+pub fn reloading() {
+    let mut states = vec![sd_notify::NotifyState::Reloading];
+    if let Ok(now) = sd_notify::NotifyState::monotonic_usec_now() {
+        states.push(now);
+    }
+    send(&states);
 }
 
 /// Tells the service manager that `serve` is stopping (draining).

@@ -42,24 +42,49 @@ impl Settings {
     /// The settings of `cli`: its flags, the process environment and the
     /// config file (`--config`, else the default one when it exists).
     pub fn resolve(cli: &Cli) -> Result<Self, CliError> {
-        let config = load_config(cli.global.config.as_deref())?;
-        let env = FileConfig::from_env(|name| std::env::var(name).ok())
-            .map_err(resetctl::settings::SettingsError::from)?;
-        let mut settings = Self::from_layers(cli, env, config.values, config.path.clone())?;
-        settings.config_path = config.path;
-        Ok(settings)
+        Self::reader(cli)()
+    }
+
+    /// Reads the settings of `cli` as [`Settings::resolve`] does, each
+    /// time it is called: the same flags, the environment and the config
+    /// file as they are then (`serve` on SIGHUP).
+    pub fn reader(cli: &Cli) -> impl Fn() -> Result<Self, CliError> + Send + Sync + 'static {
+        let flags = flags_layer(cli);
+        let config = cli.global.config.clone();
+        let now = cli.global.now;
+        move || {
+            let loaded = load_config(config.as_deref())?;
+            let env = FileConfig::from_env(|name| std::env::var(name).ok())
+                .map_err(resetctl::settings::SettingsError::from)?;
+            let mut settings =
+                Self::build(flags.clone(), now, env, loaded.values, loaded.path.clone())?;
+            settings.config_path = loaded.path;
+            Ok(settings)
+        }
     }
 
     /// The settings of `cli` over `env` and `file` (tests give a map and a
     /// file's text: `from_parts`).
+    #[cfg(test)]
     fn from_layers(
         cli: &Cli,
         env: FileConfig,
         file: FileConfig,
         file_path: Option<std::path::PathBuf>,
     ) -> Result<Self, CliError> {
+        Self::build(flags_layer(cli), cli.global.now, env, file, file_path)
+    }
+
+    /// The settings of these layers, with the clock of `--now` (`now`).
+    fn build(
+        flags: FileConfig,
+        now: Option<Timestamp>,
+        env: FileConfig,
+        file: FileConfig,
+        file_path: Option<std::path::PathBuf>,
+    ) -> Result<Self, CliError> {
         let layers = Layers {
-            flags: flags_layer(cli),
+            flags,
             env,
             file,
             file_path,
@@ -67,8 +92,8 @@ impl Settings {
         let resolved = resetctl::settings::Settings::build(&layers)?;
         Ok(Self {
             resolved,
-            now: cli.global.now.unwrap_or_else(Timestamp::now),
-            now_flag: cli.global.now,
+            now: now.unwrap_or_else(Timestamp::now),
+            now_flag: now,
             config_path: None,
         })
     }

@@ -35,8 +35,8 @@ use crate::snapshot::Mode;
 pub struct Data {
     /// The published view, swapped atomically by the reloader.
     pub view: ViewHandle,
-    /// The quota, the flood guard and the clock.
-    pub quota: Arc<Quota>,
+    /// The quota, the flood guard and the clock; a reload swaps in a new one.
+    quota: Arc<arc_swap::ArcSwap<Quota>>,
     /// The data routes' bodies made from the served view, coded forms included.
     pub(crate) bodies: Arc<ViewBodies<BodyKey>>,
     /// The matcher's tolerance in milliseconds ([`crate::remind::unconfirmed_at`]).
@@ -50,15 +50,26 @@ impl Data {
     pub fn new(view: ViewHandle, quota: Arc<Quota>, tolerance_ms: i64) -> Self {
         Self {
             view,
-            quota,
+            quota: Arc::new(arc_swap::ArcSwap::new(quota)),
             bodies: Default::default(),
             tolerance_ms,
         }
     }
 
+    /// The quota in force: requests admitted under it are counted by it,
+    /// even when a reload swaps in another meanwhile.
+    pub fn quota(&self) -> Arc<Quota> {
+        self.quota.load_full()
+    }
+
+    /// Puts `quota` in force for the requests admitted from now on.
+    pub(crate) fn set_quota(&self, quota: Arc<Quota>) {
+        self.quota.store(quota);
+    }
+
     /// Now, by the server's clock (`/healthz` ages, the pages' verdicts).
     pub fn now(&self) -> crate::model::Timestamp {
-        self.quota.clock.now()
+        self.quota.load().clock.now()
     }
 
     /// Bytes held by the bodies made from the served view (`/metrics`).

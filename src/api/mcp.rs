@@ -346,7 +346,7 @@ pub(crate) fn handle<'a>(
         response.extensions_mut().insert(RpcAnswer(None));
         return Answer::Uncounted(response);
     };
-    let policy = data.quota.limiter.policy();
+    let policy = data.quota().limiter.policy();
     Answer::Uncounted(match method.as_str() {
         "initialize" => initialize(id, params, policy),
         "ping" => rpc_result(id, json!({})),

@@ -34,8 +34,9 @@ use super::transport::TargetForm;
 pub struct Api {
     /// The served view, the clock, the quota: every data route's.
     pub data: Arc<Data>,
-    /// How a request's client key is found.
-    pub keys: Arc<ClientKeys>,
+    /// How a request's client key is found; a reload swaps in new rules,
+    /// which connections accepted from then on use.
+    pub keys: Arc<arc_swap::ArcSwap<ClientKeys>>,
     /// The status page, the record pages, the badge, and the bases the
     /// pages and feeds link with.
     pub site: Arc<Site>,
@@ -75,9 +76,9 @@ impl Router {
         request: warp::http::Request<B>,
     ) -> Response {
         let (parts, body) = request.into_parts();
-        let head = Head::of(parts, &self.api.keys);
+        let head = Head::of(parts, &self.api.keys.load());
         let (label, response) = self.dispatch(&head, body).await;
-        let mut response = flood_guarded(&self.api.data.quota, head.client(), response);
+        let mut response = flood_guarded(&self.api.data.quota(), head.client(), response);
         response.extensions_mut().insert(RouteLabel(label));
         response
     }
@@ -189,7 +190,7 @@ impl Router {
                 // Its own panic guard: a 500 in JSON-RPC's shape.
                 Endpoint::Mcp => return self.mcp(route, head, body).await,
             };
-            admit(&data.quota, route.class, &request, answer).await
+            admit(&data.quota(), route.class, &request, answer).await
         };
         let Ok(response) = guard(internal, answer).await;
         response
@@ -217,7 +218,7 @@ impl Router {
                 head.header("mcp-protocol-version"),
                 &body,
             );
-            admit(&data.quota, route.class, &request, answer).await
+            admit(&data.quota(), route.class, &request, answer).await
         };
         let Ok(response) = guard(|| super::mcp::internal_error(&body), answer).await;
         response

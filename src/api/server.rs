@@ -54,7 +54,8 @@ pub struct ServeOptions {
 const EVICT_INTERVAL: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// Serves until `shutdown` resolves, then lets in-flight requests finish;
-/// calls `ready` once the newest snapshot is loaded and requests are taken.
+/// calls `ready` once the newest snapshot is loaded and requests are taken,
+/// with the handle that applies settings read again ([`LiveSettings`]).
 /// `admin`, when bound, serves the admin routes (`/metrics`, `/healthz`,
 /// `/export.json`) until the same shutdown; metrics are recorded only with
 /// an admin listener.
@@ -64,7 +65,7 @@ pub async fn serve(
     options: ServeOptions,
     limiter: crate::limit::Limiter,
     clock: Arc<dyn Clock>,
-    ready: impl FnOnce(),
+    ready: impl FnOnce(LiveSettings),
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) {
     if admin.is_some() {
@@ -80,20 +81,15 @@ pub async fn serve(
         clock.clone(),
     )
     .await;
-    let quota = Arc::new(Quota {
-        limiter,
-        clock,
-        flood: options
-            .limits
-            .flood
-            .map(|(rate, burst)| FloodGuard::new(rate, burst)),
-    });
-    let data = Data::new(view, quota.clone(), options.match_tolerance_ms);
+    let quota = Arc::new(quota_of(&options.limits, limiter, clock));
+    let data = Data::new(view, quota, options.match_tolerance_ms);
     let slots = Arc::new(StreamSlots::new(options.streams));
     let snapshots = SnapshotStore::new(&options.data_dir);
     let api = Api {
         data: Arc::new(data.clone()),
-        keys: Arc::new(ClientKeys::new(options.limits.client_keys.clone())),
+        keys: Arc::new(arc_swap::ArcSwap::from_pointee(ClientKeys::new(
+            options.limits.client_keys.clone(),
+        ))),
         site: Arc::new(Site {
             pages: options.site,
             site_name: options.site_name.clone(),
@@ -108,7 +104,7 @@ pub async fn serve(
         mcp_allowed_origins: Arc::new(options.mcp_allowed_origins.clone()),
         data_dir: Arc::new(options.data_dir.clone()),
     };
-    let evictor = tokio::spawn(evict_idle(quota));
+    let evictor = tokio::spawn(evict_idle(api.data.clone()));
     let warmer = tokio::spawn(warm_bodies(api.data.clone(), api.site.clone()));
     // Streams never end by themselves: on shutdown they are told to, so
     // the accept loop's drain waits only for ordinary requests.
@@ -133,7 +129,10 @@ pub async fn serve(
     let service = routes(&api);
     // The listeners accept (the kernel queues until the loop takes them)
     // and the view is loaded: what a service manager waits for.
-    ready();
+    ready(LiveSettings {
+        data: api.data.clone(),
+        keys: api.keys.clone(),
+    });
     super::transport::run(listener, service, api.keys, options.connections, shutdown).await;
     if let Some(admin) = admin {
         let _ = admin.await;
@@ -171,9 +170,57 @@ async fn warm_bodies(data: Arc<Data>, site: Arc<Site>) {
 }
 
 /// Keeps quota memory bounded by the clients active in the last window.
-async fn evict_idle(quota: Arc<Quota>) {
+async fn evict_idle(data: Arc<Data>) {
     loop {
         tokio::time::sleep(EVICT_INTERVAL).await;
-        quota.evict_idle();
+        data.quota().evict_idle();
+    }
+}
+
+/// The quota of `limits` counted by `limiter` (connected by the caller),
+/// with its flood guard, going by `clock`.
+fn quota_of(
+    limits: &crate::limit::LimiterSettings,
+    limiter: crate::limit::Limiter,
+    clock: Arc<dyn Clock>,
+) -> Quota {
+    Quota {
+        limiter,
+        clock,
+        flood: limits
+            .flood
+            .map(|(rate, burst)| FloodGuard::new(rate, burst)),
+    }
+}
+
+/// The settings a running server takes anew ([`crate::settings::reload`]),
+/// handed to `serve`'s `ready`: each applies to the requests (the client
+/// keys: the connections) that arrive from then on; one in flight finishes
+/// under the settings it started with, so nothing is counted twice.
+#[derive(Clone)]
+pub struct LiveSettings {
+    data: Arc<Data>,
+    keys: Arc<arc_swap::ArcSwap<ClientKeys>>,
+}
+
+impl LiveSettings {
+    /// Puts in force the quota and flood guard of `limits`, counted by
+    /// `limiter` (connected by the caller, so a store that does not
+    /// answer refuses the reload before anything changes). A new quota
+    /// counts afresh, as after a restart.
+    pub fn set_quota(
+        &self,
+        limits: &crate::limit::LimiterSettings,
+        limiter: crate::limit::Limiter,
+    ) {
+        let clock = self.data.quota().clock.clone();
+        self.data
+            .set_quota(Arc::new(quota_of(limits, limiter, clock)));
+    }
+
+    /// Puts in force how clients are keyed (trusted proxies, their header,
+    /// the IPv6 prefix).
+    pub fn set_client_keys(&self, policy: crate::limit::client::ClientKeyPolicy) {
+        self.keys.store(Arc::new(ClientKeys::new(policy)));
     }
 }

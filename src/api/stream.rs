@@ -183,7 +183,7 @@ pub(crate) fn stream<'a>(
                 leads,
                 tolerance_ms: data.tolerance_ms,
                 seen,
-                clock: data.quota.clock.clone(),
+                clock: data.quota().clock.clone(),
             },
             _slot: slot,
         };

@@ -13,6 +13,7 @@
 pub mod effective;
 pub mod endpoints;
 pub mod limits;
+pub mod reload;
 pub mod serve;
 pub mod sync;
 

@@ -2,6 +2,7 @@
 
 mod data;
 mod record;
+mod reload;
 mod serve;
 mod snapshots;
 mod sync;
@@ -31,7 +32,7 @@ pub fn dispatch(cli: Cli) -> Result<(), CliError> {
                 Command::Export { output } => data::export(&settings, output.as_deref()),
                 Command::Status { json, .. } => data::status(&settings, json),
                 Command::Snapshots(sub) => snapshots::run(&settings, sub),
-                Command::Serve(args) => serve::run(&settings, &args),
+                Command::Serve(ref args) => serve::run(&settings, args, Settings::reader(&cli)),
                 Command::Sync(args) => sync::run(&settings, &args),
                 Command::Convert { file } => data::convert(&settings, &file),
                 Command::Record(sub) => record::run(&settings, sub),

@@ -124,7 +124,11 @@ async fn options_store(limits: &resetctl::limit::LimiterSettings) -> Result<(), 
     limits.connect().await.map(drop).map_err(CliError::from)
 }
 
-pub fn run(settings: &Settings, args: &ServeArgs) -> Result<(), CliError> {
+pub fn run(
+    settings: &Settings,
+    args: &ServeArgs,
+    reread: impl Fn() -> Result<Settings, CliError> + Send + Sync + 'static,
+) -> Result<(), CliError> {
     if args.check {
         return check(settings);
     }
@@ -147,27 +151,15 @@ pub fn run(settings: &Settings, args: &ServeArgs) -> Result<(), CliError> {
         .build()
         .map_err(|e| CliError::io(format!("cannot start the runtime: {e}")))?;
     let passed = service_manager::passed_listeners()?;
+    let started = settings.clone();
     let served = runtime.block_on(async move {
+        // From here on a SIGHUP reloads (it no longer ends the process).
+        let hangups = super::reload::hangups()?;
         // The quota store first: one that refuses us for good (TLS,
         // credentials) stops the start before anything listens.
         let limiter = options.limits.connect().await?;
-        let listener = listener_of(passed.api, &listen, backlog).await?;
-        let local = listener
-            .local_addr()
-            .map_err(|e| CliError::io(e.to_string()))?;
-        let admin = match (passed.admin, &admin_listen) {
-            (Some(socket), _) => Some(listener_of(Some(socket), "", backlog).await?),
-            (None, Some(address)) => Some(bind(address, backlog).await?),
-            (None, None) => None,
-        };
-        print(&format!("listening on http://{local}\n"))?;
-        if let Some(admin) = &admin {
-            let at = admin
-                .local_addr()
-                .map_err(|e| CliError::io(e.to_string()))?;
-            print(&format!("admin listening on http://{at}\n"))?;
-            tracing::info!("admin (metrics, healthz, export) listening on http://{at}");
-        }
+        let (listener, local, admin) =
+            listeners(passed, &listen, admin_listen.as_deref(), backlog).await?;
         tracing::info!(data_dir = %options.data_dir.display(), "listening on http://{local}");
         for (name, value) in options.limits.describe() {
             tracing::info!("{name}: {value}");
@@ -197,7 +189,19 @@ pub fn run(settings: &Settings, args: &ServeArgs) -> Result<(), CliError> {
         ));
         let mut drained = stop_rx.clone();
         let mut stop = stop_rx;
-        let ready = move || service_manager::ready(&format!("serving on http://{local}"));
+        let status = format!("serving on http://{local}");
+        let (live_tx, live_rx) = tokio::sync::oneshot::channel();
+        let reloader = tokio::spawn(super::reload::on_hangup(
+            started,
+            reread,
+            hangups,
+            live_rx,
+            status.clone(),
+        ));
+        let ready = move |live| {
+            service_manager::ready(&status);
+            let _ = live_tx.send(live);
+        };
         let server = serve(
             listener,
             admin,
@@ -220,6 +224,7 @@ pub fn run(settings: &Settings, args: &ServeArgs) -> Result<(), CliError> {
             task.abort();
         }
         deliverer.abort();
+        reloader.abort();
         Ok(())
     });
     // Exit without waiting for blocking work still running: compressing a
@@ -245,15 +250,56 @@ fn ensure_open_files(max_connections: usize) {
     }
 }
 
+/// The API's listener and its address, and the admin listener if any:
+/// the sockets the service manager passed, or else the addresses bound;
+/// each address printed (stdout) as it listens.
+async fn listeners(
+    passed: service_manager::Passed,
+    listen: &str,
+    admin_listen: Option<&str>,
+    backlog: u32,
+) -> Result<
+    (
+        tokio::net::TcpListener,
+        SocketAddr,
+        Option<tokio::net::TcpListener>,
+    ),
+    CliError,
+> {
+    let listener = listener_of(passed.api, listen, backlog).await?;
+    let local = listener
+        .local_addr()
+        .map_err(|e| CliError::io(e.to_string()))?;
+    let admin = match (passed.admin, admin_listen) {
+        (Some(socket), _) => Some(adopt(socket)?),
+        (None, Some(address)) => Some(bind(address, backlog).await?),
+        (None, None) => None,
+    };
+    print(&format!("listening on http://{local}\n"))?;
+    if let Some(admin) = &admin {
+        let at = admin
+            .local_addr()
+            .map_err(|e| CliError::io(e.to_string()))?;
+        print(&format!("admin listening on http://{at}\n"))?;
+        tracing::info!("admin (metrics, healthz, export) listening on http://{at}");
+    }
+    Ok((listener, local, admin))
+}
+
 /// The socket the service manager passed, or else `listen` bound.
 async fn listener_of(
     passed: Option<std::net::TcpListener>,
     listen: &str,
     backlog: u32,
 ) -> Result<tokio::net::TcpListener, CliError> {
-    let Some(socket) = passed else {
-        return bind(listen, backlog).await;
-    };
+    match passed {
+        Some(socket) => adopt(socket),
+        None => bind(listen, backlog).await,
+    }
+}
+
+/// A socket the service manager passed, as the runtime's listener.
+fn adopt(socket: std::net::TcpListener) -> Result<tokio::net::TcpListener, CliError> {
     let listener =
         tokio::net::TcpListener::from_std(socket).map_err(|e| CliError::io(e.to_string()))?;
     if let Ok(at) = listener.local_addr() {

@@ -122,7 +122,7 @@ pub(crate) fn one_host(headers: &hyper::HeaderMap) -> bool {
 pub(crate) async fn run(
     listener: TcpListener,
     routes: impl Routes,
-    keys: Arc<ClientKeys>,
+    current_keys: Arc<arc_swap::ArcSwap<ClientKeys>>,
     limits: ConnectionLimits,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) {
@@ -155,6 +155,8 @@ pub(crate) async fn run(
             },
             () = &mut shutdown => break,
         };
+        // The rules in force at accept serve the whole connection.
+        let keys = current_keys.load_full();
         let exempt = keys.trusts(peer.ip());
         // Keyed like the quota: an IPv6 client by its prefix, so one /64 cannot
         // multiply the per-address cap by rotating addresses.
@@ -169,7 +171,7 @@ pub(crate) async fn run(
         };
         let connection = Connection {
             service: routes.clone(),
-            keys: keys.clone(),
+            keys,
             builder: builder.clone(),
             peer,
             header_timeout: limits.header_timeout,

@@ -1,0 +1,72 @@
+//! What a running `serve` takes anew when its settings are read again
+//! (SIGHUP, `systemctl reload`): the keys it applies while serving, and
+//! those that wait for a restart (each named, with the value kept).
+
+use super::Settings;
+
+/// The keys a running server applies: the log filter, the quota and the
+/// flood guard (a new quota counts afresh, as after a restart), and how
+/// clients are told apart (for connections accepted from then on).
+pub const LIVE: &[&str] = &[
+    "log",
+    "rate-limit",
+    "no-rate-limit",
+    "rate-limit-max-clients",
+    "rate-limit-store",
+    "redis-ca-file",
+    "redis-cert-file",
+    "redis-key-file",
+    "flood-guard",
+    "trust-proxy",
+    "client-ip-header",
+    "ipv6-prefix-len",
+];
+
+/// What changed between the running settings and those read again.
+#[derive(Debug, Default, PartialEq)]
+pub struct Changes {
+    /// The log filter (`log`).
+    pub log: bool,
+    /// The quota, its store or the flood guard: a new quota is built.
+    pub quota: bool,
+    /// How clients are keyed (trusted proxies, the header, the IPv6 prefix).
+    pub client_keys: bool,
+    /// Keys that changed but apply only at a restart: (key, running value, new value).
+    pub kept: Vec<(String, String, String)>,
+}
+
+impl Changes {
+    /// Whether anything is applied.
+    pub fn applies_any(&self) -> bool {
+        self.log || self.quota || self.client_keys
+    }
+}
+
+/// What changed from `running` to `read`.
+pub fn changes(running: &Settings, read: &Settings) -> Changes {
+    let (old, new) = (&running.serve.options.limits, &read.serve.options.limits);
+    let kept = super::effective::effective(running, None)
+        .into_iter()
+        .zip(super::effective::effective(read, None))
+        .filter(|(a, b)| a.value != b.value && !LIVE.contains(&a.key.as_str()))
+        .map(|(a, b)| (a.key, a.value, b.value))
+        .collect();
+    Changes {
+        log: running.log != read.log,
+        quota: (
+            old.policy,
+            &old.redis_url,
+            &old.redis_tls,
+            old.flood,
+            old.max_clients,
+        ) != (
+            new.policy,
+            &new.redis_url,
+            &new.redis_tls,
+            new.flood,
+            new.max_clients,
+        ),
+        client_keys: old.client_keys != new.client_keys,
+        kept,
+    }
+}
