@@ -7,7 +7,8 @@
 //! (with `systemd-sysusers`, the timer, then the daemon) and `standalone`
 //! (with `useradd`); a block tagged with runs (```` ```sh mirror ````) runs
 //! only in those, an untagged one in both, and the one tagged `build` (the
-//! release build) in neither.
+//! release build) in neither, nor those tagged `package` (tests/package.rs
+//! runs them).
 //!
 //! What the test supplies, and nothing else:
 //! - a checkout (`deploy/`, `man/`, and the binary under test at
@@ -45,7 +46,10 @@ use crate::util::upstream::Upstream;
 use crate::util::{bin, repo_root};
 
 /// The tags an `sh` block may carry: the runs, and the build machine's block.
-pub(crate) const TAGS: [&str; 3] = ["mirror", "standalone", BUILD];
+pub(crate) const TAGS: [&str; 4] = ["mirror", "standalone", BUILD, PACKAGE];
+/// The blocks that install the Debian package: tests/package.rs runs them,
+/// against the package built from the binary under test.
+pub(crate) const PACKAGE: &str = "package";
 /// The block that builds the release binary: the test's checkout holds the
 /// binary under test at `target/release/resetctl` instead.
 const BUILD: &str = "build";

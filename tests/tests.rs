@@ -40,6 +40,7 @@ mod openapi;
 mod operations;
 mod outbound;
 mod outbox_bound;
+mod package;
 mod power_loss;
 mod precedence;
 mod promises_over_time;

@@ -1,8 +1,9 @@
 #!/bin/bash
-# The systemctl of tests/deployment_as_pasted.rs, bind-mounted over
+# The systemctl of tests/deployment_as_pasted.rs and tests/package.rs, bind-mounted over
 # /usr/bin/systemctl inside the test's throwaway root (never installed on the
 # host). It records every call in /run/systemctl-stub/calls and does for the
-# units the guide installed in /etc/systemd/system what systemd would do for
+# units the guide installed in /etc/systemd/system (or the package in
+# /lib/systemd/system) what systemd would do for
 # the guide's commands: a Type=exec service runs its ExecStart= in the
 # background as its User=, a Type=notify one too, with `start` returning once
 # it says READY=1 on NOTIFY_SOCKET (its .socket unit is not emulated: serve
@@ -10,7 +11,7 @@
 # ExecStartPost= to completion (so `start` fails when they fail), each with
 # the unit's UMask= (no other setting of the unit is applied), `stop`
 # ends a running service with SIGTERM; timers are only recorded (nothing
-# here waits an hour). `reload nginx` starts nginx when it is not running.
+# here waits an hour), and so are sockets. `reload nginx` starts nginx when it is not running.
 # Everything else (daemon-reload, list-timers) is recorded and succeeds.
 set -u
 state=/run/systemctl-stub
@@ -34,8 +35,10 @@ setting() {
 	sed -n "s/^$2=//p" "$1" | sed -e 's/%%/%/g' -e 's/\$\$/$/g'
 }
 
+# A unit installed by hand (/etc/systemd/system) or by the package (/lib/systemd/system).
 unit_file() {
 	local file=/etc/systemd/system/$1
+	[ -f "$file" ] || file=/lib/systemd/system/$1
 	if [ ! -f "$file" ]; then
 		echo "Unit $1 not found." >&2
 		exit 5
@@ -63,7 +66,7 @@ start() {
 		fi
 		return
 		;;
-	*.timer)
+	*.timer | *.socket)
 		unit_file "$unit" > /dev/null
 		return
 		;;
@@ -134,7 +137,7 @@ while "READY=1" not in s.recv(4096).decode().split("\n"):
 stop() {
 	local unit=$1 pid
 	case $unit in
-	*.timer) unit_file "$unit" > /dev/null; return ;;
+	*.timer | *.socket) unit_file "$unit" > /dev/null; return ;;
 	esac
 	unit_file "$unit" > /dev/null || exit 5
 	running "$unit" || return 0
