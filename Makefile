@@ -5,7 +5,7 @@ CARGO    ?= cargo
 DATA_DIR ?= $(CURDIR)/data
 BIN      := target/release/resetctl
 
-.PHONY: run deb serve-demo demo-data screenshots test test-deps fuzz fuzz-smoke fuzz-deps fresh-test bench bench-deps man lint fmt clean mutants
+.PHONY: run deb image serve-demo demo-data screenshots test test-deps fuzz fuzz-smoke fuzz-deps fresh-test bench bench-deps man lint fmt clean mutants
 
 LISTEN   ?= 127.0.0.1:8080
 # The demo's quota per client: room for every example of the README and the
@@ -24,6 +24,11 @@ VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
 deb:
 	$(CARGO) build --release --locked
 	deploy/debian/build-deb.sh $(BIN) $(VERSION) target/debian
+
+## image: build the release binary and the OCI image resetctl:VERSION with podman (deploy/image/build-image.sh)
+image:
+	$(CARGO) build --release --locked
+	deploy/image/build-image.sh $(BIN) localhost/resetctl:$(VERSION)
 
 ## serve-demo: serve $(DATA_DIR) on $(LISTEN) with the demo quota $(RATE_LIMIT) (requests/seconds per client), saying so first
 serve-demo:
@@ -53,7 +58,7 @@ BROWSER_PKGS := $(CURDIR)/tests/browser/package.json $(CURDIR)/tests/browser/pac
 # so it is passed on the command line (sudo VAR=value cmd), never inherited.
 APT_GET  := $(shell [ "$$(id -u)" = 0 ] && echo "env DEBIAN_FRONTEND=noninteractive apt-get" || echo "sudo DEBIAN_FRONTEND=noninteractive apt-get")
 
-## test-deps: install what the tests need, then fail naming any tool that is still missing: redis-server, redis-cli (redis-tools), redis-sentinel, nginx, chromium and a CJK font for it (fonts-noto-cjk), systemd-analyze (systemd), strace, ip (iproute2), unshare, prlimit, mount (util-linux, mount), git, gzip, make, sudo, curl, lintian, dpkg-deb (dpkg), objcopy (binutils), python3 and python3-venv, nodejs and npm (apt-get, when missing), the pinned PyPI tools of tests/requirements.txt (into .venv), the pinned npm packages of tests/browser/package-lock.json (into .browser)
+## test-deps: install what the tests need, then fail naming any tool that is still missing: redis-server, redis-cli (redis-tools), redis-sentinel, nginx, chromium and a CJK font for it (fonts-noto-cjk), systemd-analyze (systemd), strace, ip (iproute2), unshare, prlimit, mount (util-linux, mount), git, gzip, make, sudo, curl, lintian, dpkg-deb (dpkg), objcopy (binutils), podman, python3 and python3-venv, nodejs and npm (apt-get, when missing), the pinned PyPI tools of tests/requirements.txt (into .venv), the pinned npm packages of tests/browser/package-lock.json (into .browser)
 # Each line: a command the tests run (or, starting with /, a file they
 # need), and the Debian package that has it. The CJK font is what chromium
 # draws the Chinese pages (and their screenshots) with, instead of boxes.
@@ -63,7 +68,7 @@ TEST_TOOLS := redis-server:redis-server nginx:nginx chromium:chromium \
 	systemd-analyze:systemd strace:strace ip:iproute2 unshare:util-linux \
 	prlimit:util-linux mount:mount git:git gzip:gzip mkfifo:coreutils make:make \
 	sudo:sudo curl:curl redis-cli:redis-tools redis-sentinel:redis-sentinel \
-	lintian:lintian dpkg-deb:dpkg objcopy:binutils
+	lintian:lintian dpkg-deb:dpkg objcopy:binutils podman:podman
 test-deps: $(VENV)/.installed $(BROWSER)/.installed
 	@missing=""; \
 	for pair in $(TEST_TOOLS); do \

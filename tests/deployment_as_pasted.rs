@@ -8,7 +8,7 @@
 //! (with `useradd`); a block tagged with runs (```` ```sh mirror ````) runs
 //! only in those, an untagged one in both, and the one tagged `build` (the
 //! release build) in neither, nor those tagged `package` (tests/package.rs
-//! runs them).
+//! runs them) or `image` (tests/image.rs).
 //!
 //! What the test supplies, and nothing else:
 //! - a checkout (`deploy/`, `man/`, and the binary under test at
@@ -46,7 +46,10 @@ use crate::util::upstream::Upstream;
 use crate::util::{bin, repo_root};
 
 /// The tags an `sh` block may carry: the runs, and the build machine's block.
-pub(crate) const TAGS: [&str; 4] = ["mirror", "standalone", BUILD, PACKAGE];
+pub(crate) const TAGS: [&str; 5] = ["mirror", "standalone", BUILD, PACKAGE, IMAGE];
+/// The blocks that run the container image: tests/image.rs runs each
+/// `podman run` as its entrypoint in the image's unpacked root.
+pub(crate) const IMAGE: &str = "image";
 /// The blocks that install the Debian package: tests/package.rs runs them,
 /// against the package built from the binary under test.
 pub(crate) const PACKAGE: &str = "package";

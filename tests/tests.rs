@@ -27,6 +27,7 @@ mod fuzz_corpora;
 mod headers;
 mod http_protocol;
 mod human_output;
+mod image;
 mod keying;
 mod ledger;
 mod ledger_integrity;
