@@ -228,6 +228,17 @@ fn inside(run: &str) {
         "systemctl calls in the guide: {expected:?}"
     );
     assert_eq!(calls, expected, "the systemctl calls (got, expected)");
+    // A reload of serve reached it: it read its settings again.
+    if expected
+        .iter()
+        .any(|c| c == "reload resetctl-serve.service")
+    {
+        let log = read(Path::new("/run/systemctl-stub/resetctl-serve.service.log"));
+        assert!(
+            log.contains("settings read again: "),
+            "serve's log shows no reload:\n{log}"
+        );
+    }
 }
 
 /// Overlays on the directories the guide writes, loopback up with the

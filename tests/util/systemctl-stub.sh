@@ -11,7 +11,8 @@
 # ExecStartPost= to completion (so `start` fails when they fail), each with
 # the unit's UMask= (no other setting of the unit is applied), `stop`
 # ends a running service with SIGTERM; timers are only recorded (nothing
-# here waits an hour), and so are sockets. `reload nginx` starts nginx when it is not running.
+# here waits an hour), and so are sockets. `reload` runs a service's
+# ExecReload= lines; `reload nginx` starts nginx when it is not running.
 # Everything else (daemon-reload, list-timers) is recorded and succeeds.
 set -u
 state=/run/systemctl-stub
@@ -134,6 +135,32 @@ while "READY=1" not in s.recv(4096).decode().split("\n"):
 	esac
 }
 
+# reload: a running service's ExecReload= lines, in order, as its User=,
+# with $MAINPID the service's process (the one runuser started); one that
+# fails fails the reload. nginx: `start` (nginx -s reload when it runs).
+reload() {
+	local unit=$1 file user main line
+	case $unit in
+	nginx | nginx.service) start "$unit"; return ;;
+	esac
+	file=$(unit_file "$unit") || exit 5
+	if ! running "$unit"; then
+		echo "Job for $unit failed: it is not active." >&2
+		exit 1
+	fi
+	user=$(setting "$file" User)
+	# The pid file names sh, which became runuser; its child is the service.
+	main=$(pgrep -P "$(cat "$state/$unit.pid")" | head -1)
+	while IFS= read -r line; do
+		line=${line//\$MAINPID/$main}
+		(cd / && eval runuser -u "$user" -- "$line") < /dev/null >> "$state/$unit.log" 2>&1 || {
+			echo "$unit: ExecReload failed: $line (see $state/$unit.log)" >&2
+			cat "$state/$unit.log" >&2
+			exit 1
+		}
+	done < <(setting "$file" ExecReload)
+}
+
 stop() {
 	local unit=$1 pid
 	case $unit in
@@ -153,7 +180,8 @@ stop() {
 
 case $verb in
 daemon-reload | list-timers) ;;
-start | reload) for u in "${units[@]}"; do start "$u"; done ;;
+start) for u in "${units[@]}"; do start "$u"; done ;;
+reload) for u in "${units[@]}"; do reload "$u"; done ;;
 restart) for u in "${units[@]}"; do stop "$u"; start "$u"; done ;;
 try-restart) for u in "${units[@]}"; do running "$u" && { stop "$u"; start "$u"; }; done ;;
 stop) for u in "${units[@]}"; do stop "$u"; done ;;
