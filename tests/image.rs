@@ -190,7 +190,7 @@ fn the_image_holds_only_what_serve_needs_and_its_entrypoint_serves_the_volume() 
     let service = &compose["services"]["resetctl"];
     assert_eq!(
         service["image"],
-        format!("localhost/resetctl:{}", version())
+        format!("localhost/resetctl:{}", crate::util::bin_version())
     );
     assert_eq!(service["ports"], serde_json::json!(["8080:8080"]));
     assert_eq!(
@@ -204,17 +204,6 @@ fn the_image_holds_only_what_serve_needs_and_its_entrypoint_serves_the_volume() 
         health,
         "the guide's and compose's health checks"
     );
-}
-
-/// The version the binary under test reports.
-fn version() -> String {
-    let out = Command::new(bin()).arg("--version").output().unwrap();
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .next()
-        .and_then(|l| l.strip_prefix("resetctl "))
-        .expect("resetctl VERSION")
-        .to_owned()
 }
 
 /// Words of a shell line: spaces split them, single quotes keep them whole.
@@ -299,7 +288,7 @@ fn guide_block_as_script(c: &Value, root: &Path, log: &Path) -> (String, Value) 
         }
         assert_eq!(
             rest[0],
-            format!("localhost/resetctl:{}", version()),
+            format!("localhost/resetctl:{}", crate::util::bin_version()),
             "{}: {line}: the image of this version",
             block.at()
         );

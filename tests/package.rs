@@ -20,17 +20,6 @@ const INSIDE_VAR: &str = "RESETCTL_TEST_PACKAGE_DIR";
 /// The version of the package built first, to upgrade from.
 const PREVIOUS: &str = "0.0.9";
 
-/// The version the binary under test reports (`resetctl 0.1.0`).
-fn version() -> String {
-    let out = Command::new(bin()).arg("--version").output().unwrap();
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .next()
-        .and_then(|l| l.strip_prefix("resetctl "))
-        .expect("resetctl VERSION")
-        .to_owned()
-}
-
 /// `deploy/debian/build-deb.sh` on the binary under test: the package's path.
 fn build(version: &str, out: &Path) -> PathBuf {
     crate::util::tool(&["dpkg-deb"], "--version", "dpkg");
@@ -59,7 +48,7 @@ fn build(version: &str, out: &Path) -> PathBuf {
 fn lintian_finds_no_error_and_no_warning_in_the_package() {
     let lintian = crate::util::tool(&["lintian"], "--version", "lintian");
     let dir = tempfile::tempdir().unwrap();
-    let deb = build(&version(), dir.path());
+    let deb = build(&crate::util::bin_version(), dir.path());
     let out = Command::new(lintian)
         .args(["--fail-on", "error,warning", "--tag-display-limit", "0"])
         .arg(&deb)
@@ -88,7 +77,7 @@ fn the_package_installs_upgrades_removes_and_purges_in_a_throwaway_root() {
     }
     let dir = tempfile::tempdir().unwrap();
     build(PREVIOUS, &dir.path().join("previous"));
-    build(&version(), dir.path());
+    build(&crate::util::bin_version(), dir.path());
     let host_dpkg = read(Path::new("/var/lib/dpkg/status"));
     let out = Command::new("unshare")
         .args(["--mount", "--net", "--pid", "--fork", "--mount-proc"])
@@ -174,7 +163,7 @@ fn inside(dir: &Path) {
         dir,
     );
     let previous = dir.join(format!("previous/resetctl_{PREVIOUS}_amd64.deb"));
-    let version = version();
+    let version = crate::util::bin_version();
 
     // A first install and purge with nothing stored: nothing of it is left.
     sh("install", &format!("dpkg -i {}", previous.display()), dir);

@@ -253,6 +253,17 @@ pub fn python() -> PathBuf {
     venv_bin("python", "TEST_PYTHON")
 }
 
+/// The version the binary under test reports (`resetctl 0.1.0`: `0.1.0`).
+pub fn bin_version() -> String {
+    let out = Command::new(bin()).arg("--version").output().unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .next()
+        .and_then(|l| l.strip_prefix("resetctl "))
+        .expect("resetctl VERSION")
+        .to_owned()
+}
+
 /// What `tests/<script> <arg>` (a reader built on the library the format's
 /// users use) printed as JSON for `input` on its standard input; fails the
 /// test with the reader's error and the input when it refuses.
