@@ -8,7 +8,7 @@ BIN      := target/release/resetctl
 .PHONY: run deb image serve-demo demo-data screenshots test test-deps fuzz fuzz-smoke fuzz-deps fresh-test bench bench-deps man lint fmt clean mutants
 
 LISTEN   ?= 127.0.0.1:8080
-# The demo's quota per client: room for every example of the README and the
+# The demo's quota per client: room for every example of the README, docs/api.md and the
 # docs page, and then some. The public API's is 20/3600 (the default of
 # `resetctl serve`): `make run RATE_LIMIT=20/3600` tries that one.
 RATE_LIMIT ?= 1000/3600
@@ -191,7 +191,7 @@ bench: bench-deps
 	python3 bench/feed_sizes.py > bench-out/feed-sizes.md
 	cat bench-out/limiter-memory.md bench-out/http.md bench-out/redis-quota.md bench-out/sync.md bench-out/reload.md bench-out/stream.md bench-out/feed-sizes.md
 
-## screenshots: remake docs/screenshots/ (the README's) from the bundled history in chromium, at 1280 and 390 px, English and Chinese
+## screenshots: remake docs/screenshots/ (the README's and docs/api.md's) from the bundled history in chromium, at 1280 and 390 px, English and Chinese
 screenshots: test-deps
 	$(CARGO) build --release --locked
 	tests/browser/screenshots.sh $(BIN) docs/screenshots

@@ -19,7 +19,7 @@
 //! (its window ended, the API's rule) or back has no transition: what is
 //! announced for it is the time event of [`crate::remind`], "not
 //! confirmed", once the matcher's tolerance has passed without a
-//! completion (docs/decisions.md, "What is announced").
+//! completion (docs/decision-records.md, "What is announced").
 //!
 //! A subscriber's `kind` filter applies to the record ([`Change::concerns`]):
 //! `all` hears of every record, `reset_scheduled` of schedules,

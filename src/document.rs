@@ -1,5 +1,5 @@
 //! The records document: what `sync` fetches from another instance, what
-//! `export` writes and what `seed` reads (decisions.md, "The upstream
+//! `export` writes and what `seed` reads (docs/spec/decisions.md, "The upstream
 //! document").
 //!
 //! Decoding is all or nothing: one bad record makes the whole document

@@ -1,5 +1,5 @@
 //! Schedule states, evaluated when a snapshot is published
-//! (decisions.md, "Schedule states").
+//! (docs/spec/decisions.md, "Schedule states").
 //!
 //! The clock is a parameter: callers pass `now`, so tests and the CLI's
 //! `--now` choose the instant and nothing here reads the system time.

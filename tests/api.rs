@@ -137,7 +137,7 @@ fn dataset() -> Vec<Value> {
 
 /// Pending schedules first; then by announcement, a manual completion (no
 /// announcement) by its completion: manual:m1 (completed 11-16) and 500
-/// (completed 11-15) are the newest (decisions.md, "Ordering details", revised).
+/// (completed 11-15) are the newest (docs/spec/decisions.md, "Ordering details", revised).
 const ALL_ORDER: &[&str] = &[
     "102",
     "99",

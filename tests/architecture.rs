@@ -1,7 +1,7 @@
 //! The layout's promises, checked: no two modules of the library import
 //! each other, even through others, and no two rooms of `src/api/` either
 //! (tests/modgraph.py prints the graph's strongly connected components;
-//! README, "Architecture").
+//! ARCHITECTURE.md).
 
 use crate::util::repo_root;
 
@@ -76,12 +76,12 @@ fn no_room_of_any_folder_is_in_an_import_cycle() {
 }
 
 #[test]
-fn every_owner_in_the_readme_is_where_the_readme_says() {
-    let readme = std::fs::read_to_string(repo_root().join("README.md")).unwrap();
+fn every_owner_in_the_architecture_document_is_where_it_says() {
+    let readme = std::fs::read_to_string(repo_root().join("ARCHITECTURE.md")).unwrap();
     let table = readme
         .split("### Who decides what")
         .nth(1)
-        .expect("README has a table of owners");
+        .expect("ARCHITECTURE.md has a table of owners");
     let mut rows = 0;
     for line in table
         .lines()
@@ -122,16 +122,17 @@ fn the_release_binary_carries_no_debug_info() {
     assert!(release.contains(&"strip = \"debuginfo\""), "{release:?}");
 }
 
-/// The README's paragraph on `make test-deps` names every Debian package of
-/// the Makefile's `TEST_TOOLS` and every npm package of the browser tests'
-/// pin file: the Makefile and the pin file decide, the README reports.
+/// CONTRIBUTING.md's paragraph on `make test-deps` names every Debian
+/// package of the Makefile's `TEST_TOOLS` and every npm package of the
+/// browser tests' pin file: the Makefile and the pin file decide, the
+/// document reports.
 #[test]
-fn the_readme_names_everything_make_test_installs() {
-    let readme = std::fs::read_to_string(repo_root().join("README.md")).unwrap();
+fn contributing_names_everything_make_test_installs() {
+    let readme = std::fs::read_to_string(repo_root().join("CONTRIBUTING.md")).unwrap();
     let paragraph = readme
         .split("\n\n")
         .find(|p| p.starts_with("`make test` first runs `make test-deps`"))
-        .expect("README has a paragraph on what `make test-deps` installs");
+        .expect("CONTRIBUTING.md has a paragraph on what `make test-deps` installs");
     let makefile = std::fs::read_to_string(repo_root().join("Makefile")).unwrap();
     let tools = makefile
         .split("TEST_TOOLS :=")
@@ -166,7 +167,7 @@ fn the_readme_names_everything_make_test_installs() {
         .collect();
     assert!(
         missing.is_empty(),
-        "README's `make test-deps` paragraph does not name {missing:?}:\n{paragraph}"
+        "CONTRIBUTING.md's `make test-deps` paragraph does not name {missing:?}:\n{paragraph}"
     );
 }
 

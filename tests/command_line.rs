@@ -311,7 +311,7 @@ fn polling_defaults_to_hourly_and_identifies_the_project() {
 /// (`resetctl::settings::effective::default_of` reads it off settings built
 /// from no layer): `--help` and the man pages show it from there, every
 /// setting option says its default (a value, or in words), `serve --check`
-/// uses it, and the README's tables of flags say the same (issue 41).
+/// uses it, and the operator's manual's tables of flags say the same (issue 41).
 #[test]
 fn every_settings_default_is_shown_as_the_settings_apply_it() {
     use resetctl::settings::effective::default_of;
@@ -388,8 +388,8 @@ fn every_settings_default_is_shown_as_the_settings_apply_it() {
     }
     assert!(checked >= 25, "{checked} defaults checked");
 
-    // The README's tables of flags say the same.
-    let readme = std::fs::read_to_string(crate::util::repo_root().join("README.md")).unwrap();
+    // The operator's manual's tables of flags say the same.
+    let readme = std::fs::read_to_string(crate::util::repo_root().join("docs/manual.md")).unwrap();
     let mut rows = 0;
     for line in readme.lines().filter(|l| l.starts_with("| `--")) {
         // `| flag | env | key | default |` or `| flag | env / key | default |`.
@@ -419,10 +419,10 @@ fn every_settings_default_is_shown_as_the_settings_apply_it() {
             };
             assert!(
                 said.starts_with(&value),
-                "README: the default of {key} is {value}, the table says {cell:?}"
+                "docs/manual.md: the default of {key} is {value}, the table says {cell:?}"
             );
             rows += 1;
         }
     }
-    assert!(rows >= 10, "{rows} README rows checked");
+    assert!(rows >= 10, "{rows} docs/manual.md rows checked");
 }

@@ -1,4 +1,4 @@
-//! Conditional requests (decisions.md, "Beyond the spec"): every data 200
+//! Conditional requests (docs/spec/decisions.md, "Beyond the spec"): every data 200
 //! carries a strong `ETag` and `Last-Modified`; a matching `If-None-Match`
 //! (or, without it, an `If-Modified-Since` of exactly that second) is
 //! answered 304 with no body, its `ETag` and `Vary` (no `Last-Modified`:

@@ -1,4 +1,4 @@
-//! README promises about headers, checked on every kind of answer: the full
+//! docs/api.md promises about headers, checked on every kind of answer: the full
 //! `X-RateLimit-*` set on each admitted answer (200, 422, 500, 503, MCP,
 //! HEAD), CORS on refusals and MCP answers, HEAD answering GET's headers.
 

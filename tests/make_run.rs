@@ -69,7 +69,7 @@ fn make_run_shows_a_yes_or_no_on_its_first_page_and_a_day_later() {
 }
 
 /// Issue 39, item 14: `make run` serves with a quota that lets a newcomer
-/// try every example of the README and the docs page (twice over), says
+/// try every example of the README, docs/api.md and the docs page (twice over), says
 /// which quota it uses, and how to try the public one. The make step that
 /// `make run` ends with is what runs, on the binary under test.
 #[test]
@@ -115,7 +115,7 @@ fn make_run_lets_a_newcomer_try_every_example_and_says_its_quota() {
         said.contains("a demo quota of 1000/3600") && said.contains("make run RATE_LIMIT=20/3600"),
         "{said}"
     );
-    let examples: usize = ["README.md", "src/api/assets/docs.html"]
+    let examples: usize = ["README.md", "docs/api.md", "src/api/assets/docs.html"]
         .iter()
         .map(|f| {
             std::fs::read_to_string(repo_root().join(f))

@@ -75,7 +75,7 @@ fn an_rmcp_client_initializes_lists_and_calls_both_tools() {
         let structured = latest.structured_content.clone().unwrap();
         assert_eq!(structured["data"], rest_latest["data"]);
         assert_eq!(structured["meta"], rest_latest["meta"]);
-        // The README pins "plus a short text", not its wording.
+        // docs/api.md pins "plus a short text", not its wording.
         assert_short_text(&latest.content);
 
         let page = within(
@@ -93,7 +93,7 @@ fn an_rmcp_client_initializes_lists_and_calls_both_tools() {
         assert_short_text(&page.content);
 
         // Invalid arguments follow the REST rules (never clamped): a tool
-        // error naming the argument (the README pins that much of the text).
+        // error naming the argument (docs/api.md pins that much of the text).
         for (a, argument) in [
             (json!({"pageSize": 11}), "pageSize"),
             (json!({"page": 0}), "page"),
@@ -132,7 +132,7 @@ fn an_rmcp_client_initializes_lists_and_calls_both_tools() {
     });
 }
 
-/// Exactly one text item, not empty and short (README: "plus a short text").
+/// Exactly one text item, not empty and short (docs/api.md: "plus a short text").
 #[track_caller]
 fn assert_short_text(content: &impl serde::Serialize) {
     let content = serde_json::to_value(content).unwrap();

@@ -1,4 +1,4 @@
-//! MCP promises of the README at their edges: the 64 KiB body limit at
+//! MCP promises of docs/api.md at their edges: the 64 KiB body limit at
 //! exactly 65,536 and 65,537 bytes, and the Origin check with no
 //! allow-list and through `RESETCTL_MCP_ALLOW_ORIGIN`.
 

@@ -3,7 +3,7 @@
 //! compared with a naive sliding log at every request, headers included;
 //! and client keys over random chains of trusted and untrusted addresses in
 //! several lines of `X-Forwarded-For` and of `Forwarded`, compared with a
-//! model of the README's rule. Both draw from a seeded generator
+//! model of docs/api.md's rule. Both draw from a seeded generator
 //! (`RESETCTL_TEST_SEED` replays a run).
 
 use std::net::{IpAddr, Ipv6Addr};
@@ -130,7 +130,7 @@ fn trusted(ip: IpAddr) -> bool {
     }
 }
 
-/// The README's rule: from the nearest hop outwards, the first address a
+/// docs/api.md's rule: from the nearest hop outwards, the first address a
 /// trusted proxy did not add (stopping at anything unreadable); IPv6 by its /64.
 fn model_key(peer: IpAddr, hops: &[Hop]) -> String {
     let mut client = peer;

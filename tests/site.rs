@@ -1,5 +1,5 @@
 //! The status page, the record pages and the badge over HTTP against the
-//! real binary (decisions.md, "Beyond the spec"): the verdict's rules for
+//! real binary (docs/spec/decisions.md, "Beyond the spec"): the verdict's rules for
 //! the UTC day (yes, no, and unknown for each reason), the badge in the
 //! shields.io endpoint format with 304 and without counting, escaping of
 //! hostile record texts, language negotiation, record permalinks and

@@ -3,7 +3,7 @@
 //! One place decides, for every route, whether a request is
 //! - answered **304** (a data route whose conditional headers match the
 //!   served view: not counted, like every uncounted answer it passes the
-//!   flood guard; decisions.md, "Beyond the spec"),
+//!   flood guard; docs/spec/decisions.md, "Beyond the spec"),
 //! - **counted** against the quota and answered (data routes, MCP tool calls),
 //! - **refused** (429 over quota, 503 when the quota store cannot answer), or
 //! - passed through the **flood guard** (every answer the quota did not decide).

@@ -8,7 +8,7 @@ use warp::reply::Response;
 use super::responses::{json, push_json_str};
 
 /// The `Retry-After` of a stream refused at the per-client cap (every 429
-/// carries one, decisions.md "Details pinned").
+/// carries one, docs/spec/decisions.md "Details pinned").
 const STREAM_RETRY_SECONDS: u64 = 60;
 
 /// Every error the API answers with.

@@ -4,7 +4,7 @@
 use warp::http::{header, HeaderValue, StatusCode};
 use warp::reply::{Reply, Response as WarpResponse};
 
-/// Headers browser scripts may read (decisions.md, "Details pinned").
+/// Headers browser scripts may read (docs/spec/decisions.md, "Details pinned").
 pub const EXPOSED_HEADERS: &str =
     "X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Window, X-RateLimit-Reset, Retry-After, ETag, Last-Modified";
 

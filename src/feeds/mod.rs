@@ -50,7 +50,7 @@ fn feed_uuid(name: &str) -> Uuid {
 /// - `announcedAt`: when the record was said;
 /// - `completedAt`: a fulfilment confirmed (schedules), the reset (completions);
 /// - the window's `endAt` when the schedule is `elapsed`: a schedule
-///   becomes elapsed exactly when its window ends (decisions.md, "Schedule
+///   becomes elapsed exactly when its window ends (docs/spec/decisions.md, "Schedule
 ///   states"), so that is when its state changed;
 ///
 /// the latest of these; else `effectiveAt`; else the Unix epoch (a record

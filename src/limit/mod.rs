@@ -1,4 +1,4 @@
-//! The per-client quota (spec section 8, decisions.md "Rate limiting").
+//! The per-client quota (spec section 8, docs/spec/decisions.md "Rate limiting").
 //!
 //! An exact sliding log: a request is admitted when fewer than `limit` of
 //! the client's admitted requests fall in the last `window`. Two backends

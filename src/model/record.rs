@@ -4,7 +4,7 @@
 //! field always written (`null`, never omitted), no extra fields. Reading is
 //! strict about presence (a missing field is an error, `null` must be
 //! written) and lenient about unknown fields, which upstream documents may
-//! add without notice (decisions.md, "forward compatible").
+//! add without notice (docs/spec/decisions.md, "forward compatible").
 
 use serde::{Deserialize, Deserializer, Serialize};
 
@@ -70,7 +70,7 @@ wire_enum!(
     ScheduleBasis { /** Stated by the source. */ Explicit = "explicit", /** Inferred from context. */ ContextualInference = "contextual_inference" }
 );
 wire_enum!(
-    /// The state of a schedule (decisions.md, "Schedule states").
+    /// The state of a schedule (docs/spec/decisions.md, "Schedule states").
     ScheduleState { /** The window has not ended. */ Pending = "pending", /** The window ended unconfirmed. */ Elapsed = "elapsed", /** A completion is confirmed. */ Fulfilled = "fulfilled", /** No window is known. */ Unknown = "unknown" }
 );
 wire_enum!(

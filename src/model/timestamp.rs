@@ -104,7 +104,7 @@ impl Timestamp {
 }
 
 /// Parses a time an operator typed: it must carry an explicit UTC offset
-/// (decisions.md, "Time"), and is converted to UTC. Accepted forms:
+/// (docs/spec/decisions.md, "Time"), and is converted to UTC. Accepted forms:
 /// RFC 3339 (`2026-11-20T18:00:00+08:00`, `2026-11-20T10:00:00.000Z`) and
 /// `2026-11-20 18:00[:SS] +08:00`. A time without an offset is refused.
 pub fn parse_operator_time(text: &str) -> Result<Timestamp, OperatorTimeError> {

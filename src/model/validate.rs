@@ -47,7 +47,7 @@ pub enum IdScheme {
     Manual,
 }
 
-/// The `seed:` marker that seeded history carries (decisions.md).
+/// The `seed:` marker that seeded history carries (docs/spec/decisions.md).
 pub const SEED_PREFIX: &str = "seed:";
 
 /// Classifies an id, or `None` when it follows no scheme.

@@ -1,4 +1,4 @@
-//! Filters and the total ordering (spec 4.4, decisions.md "Ordering details",
+//! Filters and the total ordering (spec 4.4, docs/spec/decisions.md "Ordering details",
 //! revised: a manual completion is placed by its completion time).
 //!
 //! "Descending" puts null last; ids that are both numeric compare as

@@ -1,4 +1,4 @@
-//! Strict query-string parsing (spec 4.3 and decisions.md, "Query strings").
+//! Strict query-string parsing (spec 4.3 and docs/spec/decisions.md, "Query strings").
 //!
 //! Nothing is corrected or clamped: an unknown, repeated, empty or malformed
 //! parameter, a name without `=`, or percent-encoding that does not decode to

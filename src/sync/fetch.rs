@@ -19,7 +19,7 @@ use reqwest::StatusCode;
 
 use crate::outbound::{OutboundError, Outgoing, Policy, Reach};
 
-/// Limits and timeouts of one fetch (decisions.md, "Details pinned").
+/// Limits and timeouts of one fetch (docs/spec/decisions.md, "Details pinned").
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FetchSettings {
     /// Connect timeout (default 10 s).

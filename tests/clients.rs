@@ -1,0 +1,97 @@
+//! The client guide's examples (`docs/clients.md`), each run as written
+//! against a real server with the default quota (20 per 3600 s): each asks
+//! twice and prints `200` then `304`, and the 304 spends no quota.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use crate::util::server::{raw_request, Server};
+use crate::util::{repo_root, World};
+
+/// The fenced blocks of the guide, as (info string, text).
+fn examples() -> Vec<(String, String)> {
+    let guide = std::fs::read_to_string(repo_root().join("docs/clients.md")).unwrap();
+    let mut out = Vec::new();
+    let mut open: Option<(String, String)> = None;
+    for line in guide.lines() {
+        match (&mut open, line.strip_prefix("```")) {
+            (None, Some(info)) => open = Some((info.to_owned(), String::new())),
+            (Some(_), Some("")) => out.push(open.take().unwrap()),
+            (Some((_, text)), _) => {
+                text.push_str(line);
+                text.push('\n');
+            }
+            (None, None) => {}
+        }
+    }
+    out
+}
+
+/// The Rust example as cargo built it (`cargo test` builds the examples).
+fn rust_example() -> PathBuf {
+    let deps = std::env::current_exe().unwrap();
+    let path = deps
+        .parent()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .join("examples/poll");
+    assert!(
+        path.is_file(),
+        "{} is not built: run `cargo build --examples`",
+        path.display()
+    );
+    path
+}
+
+#[test]
+fn every_example_of_the_client_guide_polls_conditionally_and_spends_one_request() {
+    let examples = examples();
+    let languages: Vec<&str> = examples.iter().map(|(info, _)| info.as_str()).collect();
+    assert_eq!(languages, ["sh", "python", "rust"], "the guide's examples");
+    for (language, text) in &examples {
+        let w = World::new();
+        w.seed_bundled();
+        let s = Server::start(&w, &[], &[]);
+        let url = format!("http://{}", s.addr);
+        let mut cmd = match language.as_str() {
+            "sh" => {
+                let mut c = Command::new("bash");
+                c.args(["-e", "-o", "pipefail", "-c", text]);
+                c
+            }
+            "python" => {
+                let mut c = Command::new("python3");
+                c.args(["-c", text]);
+                c
+            }
+            "rust" => {
+                let file =
+                    std::fs::read_to_string(repo_root().join("cli/examples/poll.rs")).unwrap();
+                assert_eq!(text, &file, "the guide shows cli/examples/poll.rs as it is");
+                Command::new(rust_example())
+            }
+            other => panic!("an example in {other}, which the test does not run"),
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let out = cmd
+            .env("RESETCTL_URL", &url)
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        let printed = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && printed == "200\n304\n",
+            "the {language} example ({}): {printed:?}\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        // The 304 was free: one request counted, and this one.
+        let probe = raw_request(s.addr, "GET", "/openapi/v1/records/latest", &[]);
+        assert_eq!(
+            probe.header("x-ratelimit-remaining"),
+            Some("18"),
+            "the {language} example spent more than its one 200"
+        );
+    }
+}

@@ -1,0 +1,145 @@
+//! The documents, read as their readers meet them: every relative link of
+//! the Markdown files reaches a file, and a `#fragment` a heading of it (as
+//! GitHub makes a heading's anchor); the README stays a landing page.
+
+use std::path::{Path, PathBuf};
+
+use crate::util::repo_root;
+
+/// The Markdown files a reader follows links between (the specification's
+/// files under `docs/spec/` are copies, left as they came).
+fn documents() -> Vec<PathBuf> {
+    let root = repo_root();
+    let mut files: Vec<PathBuf> = [
+        "README.md",
+        "CONTRIBUTING.md",
+        "ARCHITECTURE.md",
+        "CHANGELOG.md",
+    ]
+    .iter()
+    .map(|f| root.join(f))
+    .collect();
+    for dir in ["docs", "snapshots", "deploy"] {
+        for entry in std::fs::read_dir(root.join(dir)).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "md") {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+/// GitHub's anchor of a heading: lower case, characters other than
+/// letters, digits, spaces, `-` and `_` dropped, spaces made `-`.
+fn anchor(heading: &str) -> String {
+    heading
+        .trim()
+        .to_lowercase()
+        .chars()
+        .filter(|c| c.is_alphanumeric() || matches!(c, ' ' | '-' | '_'))
+        .map(|c| if c == ' ' { '-' } else { c })
+        .collect()
+}
+
+/// The anchors of a Markdown file's headings (fenced code left out).
+fn anchors(text: &str) -> Vec<String> {
+    let mut fenced = false;
+    let mut out = Vec::new();
+    for line in text.lines() {
+        if line.starts_with("```") {
+            fenced = !fenced;
+        } else if !fenced && line.starts_with('#') {
+            out.push(anchor(line.trim_start_matches('#')));
+        }
+    }
+    out
+}
+
+/// The targets of `[text](target)` links outside fenced code.
+fn links(text: &str) -> Vec<String> {
+    let mut fenced = false;
+    let mut out = Vec::new();
+    for line in text.lines() {
+        if line.starts_with("```") {
+            fenced = !fenced;
+            continue;
+        }
+        if fenced {
+            continue;
+        }
+        let mut rest = line;
+        while let Some(at) = rest.find("](") {
+            let after = &rest[at + 2..];
+            let Some(end) = after.find(')') else { break };
+            out.push(after[..end].to_owned());
+            rest = &after[end..];
+        }
+    }
+    out
+}
+
+#[test]
+fn every_link_between_the_documents_reaches_its_file_and_heading() {
+    let mut broken = Vec::new();
+    let mut checked = 0;
+    for file in documents() {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let name = file
+            .strip_prefix(repo_root())
+            .unwrap()
+            .display()
+            .to_string();
+        for target in links(&text) {
+            if target.contains("://") || target.starts_with("mailto:") {
+                continue;
+            }
+            checked += 1;
+            let (path, fragment) = target.split_once('#').unwrap_or((&target, ""));
+            let linked: PathBuf = if path.is_empty() {
+                file.clone()
+            } else {
+                file.parent().unwrap().join(path)
+            };
+            if !linked.exists() {
+                broken.push(format!("{name}: ({target}): no {}", linked.display()));
+                continue;
+            }
+            if fragment.is_empty() {
+                continue;
+            }
+            let heads = if linked.is_file() && linked.extension().is_some_and(|e| e == "md") {
+                anchors(&std::fs::read_to_string(&linked).unwrap())
+            } else {
+                Vec::new()
+            };
+            if !heads.iter().any(|h| h == fragment) {
+                broken.push(format!("{name}: ({target}): no heading #{fragment}"));
+            }
+        }
+    }
+    assert!(checked >= 40, "only {checked} links checked");
+    assert!(broken.is_empty(), "broken links:\n{}", broken.join("\n"));
+}
+
+#[test]
+fn the_readme_is_a_landing_page_that_links_each_reader_on() {
+    let readme = std::fs::read_to_string(repo_root().join("README.md")).unwrap();
+    let lines = readme.lines().count();
+    assert!(lines < 250, "README.md has {lines} lines");
+    for linked in [
+        "docs/clients.md",
+        "docs/api.md",
+        "docs/deployment.md",
+        "docs/manual.md",
+        "CONTRIBUTING.md",
+        "ARCHITECTURE.md",
+    ] {
+        assert!(
+            readme.contains(&format!("]({linked})")),
+            "README.md does not link {linked}"
+        );
+        assert!(Path::new(&repo_root().join(linked)).is_file(), "{linked}");
+    }
+}
