@@ -16,8 +16,12 @@ pub const ATOM: &str = "/openapi/v1/records.atom";
 pub const ICS: &str = "/openapi/v1/records.ics";
 /// The OpenAPI document.
 pub const OPENAPI: &str = "/openapi/v1/openapi.json";
-/// The API's documentation page.
+/// The API's documentation page, in the language `Accept-Language` prefers.
 pub const DOCS: &str = "/openapi/v1/docs";
+/// The documentation page in English.
+pub const DOCS_EN: &str = "/openapi/v1/docs/en";
+/// The documentation page in Chinese.
+pub const DOCS_ZH: &str = "/openapi/v1/docs/zh";
 /// The agent skill file.
 pub const SKILL: &str = "/openapi/v1/skill.md";
 /// The status badge.

@@ -111,7 +111,7 @@ pub(crate) fn run_browser(
 }
 
 /// Every expectation of one viewport that does not hold, as "what: expected …, got …".
-fn failures(report: &Value, origin: &str, (width, height): (u64, u64)) -> Vec<String> {
+fn failures(report: &Value, origin: &str, path: &str, (width, height): (u64, u64)) -> Vec<String> {
     let mut failed = Vec::new();
     let mut check = |ok: bool, what: String| {
         if !ok {
@@ -156,7 +156,7 @@ fn failures(report: &Value, origin: &str, (width, height): (u64, u64)) -> Vec<St
         format!("console errors: expected none, got {errors:?}"),
     );
     let requests = strings(&report["requests"]);
-    let page = format!("{origin}/openapi/v1/docs");
+    let page = format!("{origin}{path}");
     check(
         requests == [page.clone()],
         format!("requests (self-contained page): expected [{page:?}], got {requests:?}"),
@@ -213,32 +213,39 @@ fn the_docs_page_fits_a_phone_and_a_desktop_in_chromium() {
     let scratch = w.path("browser");
     std::fs::create_dir_all(&scratch).unwrap();
 
-    let report = run_browser(
-        "docs_page.mjs",
-        &origin,
-        &out_dir,
-        &browser_dir,
-        &scratch,
-        &[],
-    );
-    eprintln!(
-        "chromium {} through playwright-core {}",
-        report["browser"], report["playwrightCore"]
-    );
-    let viewports = report["viewports"].as_array().expect("viewports");
-    assert_eq!(viewports.len(), VIEWPORTS.len(), "{report}");
     let mut failed = Vec::new();
-    for (viewport, size) in viewports.iter().zip(VIEWPORTS) {
-        eprintln!(
-            "screenshot {}x{}: {} (scrollWidth {}, scrolling inside: {})",
-            size.0,
-            size.1,
-            viewport["screenshot"].as_str().unwrap(),
-            viewport["scrollWidth"],
-            viewport["scrollers"]
+    // English as negotiated by default, and Chinese by its path.
+    for path in ["/openapi/v1/docs", "/openapi/v1/docs/zh"] {
+        let report = run_browser(
+            "docs_page.mjs",
+            &origin,
+            &out_dir,
+            &browser_dir,
+            &scratch,
+            &[path],
         );
-        assert_eq!(viewport["width"], size.0, "{viewport}");
-        failed.extend(failures(viewport, &origin, size));
+        eprintln!(
+            "{path}: chromium {} through playwright-core {}",
+            report["browser"], report["playwrightCore"]
+        );
+        let viewports = report["viewports"].as_array().expect("viewports");
+        assert_eq!(viewports.len(), VIEWPORTS.len(), "{report}");
+        for (viewport, size) in viewports.iter().zip(VIEWPORTS) {
+            eprintln!(
+                "screenshot {}x{}: {} (scrollWidth {}, scrolling inside: {})",
+                size.0,
+                size.1,
+                viewport["screenshot"].as_str().unwrap(),
+                viewport["scrollWidth"],
+                viewport["scrollers"]
+            );
+            assert_eq!(viewport["width"], size.0, "{viewport}");
+            failed.extend(
+                failures(viewport, &origin, path, size)
+                    .into_iter()
+                    .map(|f| format!("{path} {f}")),
+            );
+        }
     }
     assert!(
         failed.is_empty(),
@@ -288,4 +295,92 @@ fn the_docs_page_documents_feeds_and_conditional_requests() {
         csp.starts_with("default-src 'none'; "),
         "nothing loads by default: {csp}"
     );
+}
+
+/// The block `<TAG>…</TAG>` of a page.
+fn block<'a>(html: &'a str, tag: &str) -> &'a str {
+    let start = html
+        .find(&format!("<{tag}>"))
+        .unwrap_or_else(|| panic!("no <{tag}>"));
+    let end = html[start..].find(&format!("</{tag}>")).unwrap() + start;
+    &html[start..end]
+}
+
+#[test]
+fn the_docs_page_speaks_the_readers_language_and_each_links_the_other() {
+    let w = World::new();
+    w.seed_bundled();
+    let s = Server::start(&w, &[], &[]);
+    let page = |path: &str, accept: &[(&str, &str)]| {
+        let reply = s.request("GET", path, accept);
+        assert_eq!(reply.status, 200, "{path}");
+        reply
+    };
+    for (path, accept, lang, other, negotiated) in [
+        ("/openapi/v1/docs", None, "en", "/openapi/v1/docs/zh", true),
+        (
+            "/openapi/v1/docs",
+            Some("zh-CN,zh;q=0.9,en;q=0.8"),
+            "zh-Hans",
+            "/openapi/v1/docs/en",
+            true,
+        ),
+        (
+            "/openapi/v1/docs/en",
+            Some("zh-CN"),
+            "en",
+            "/openapi/v1/docs/zh",
+            false,
+        ),
+        (
+            "/openapi/v1/docs/zh",
+            None,
+            "zh-Hans",
+            "/openapi/v1/docs/en",
+            false,
+        ),
+    ] {
+        let headers: Vec<(&str, &str)> =
+            accept.map(|a| ("Accept-Language", a)).into_iter().collect();
+        let reply = page(path, &headers);
+        let what = format!("{path} ({accept:?})");
+        assert_eq!(reply.header("content-language"), Some(lang), "{what}");
+        let vary = reply.header("vary").unwrap_or_default();
+        assert_eq!(
+            vary.contains("Accept-Language"),
+            negotiated,
+            "{what}: Vary {vary}"
+        );
+        let html = reply.text();
+        assert!(html.contains(&format!("<html lang=\"{lang}\">")), "{what}");
+        assert!(
+            html.contains(&format!("href=\"{other}\"")),
+            "{what}: no link to {other}"
+        );
+    }
+    // One CSP for both: the Chinese page's style and script are the English page's.
+    let (en, zh) = (
+        page("/openapi/v1/docs/en", &[]).text(),
+        page("/openapi/v1/docs/zh", &[]).text(),
+    );
+    for tag in ["style", "script"] {
+        assert_eq!(
+            block(&en, tag),
+            block(&zh, tag),
+            "the <{tag}> blocks differ"
+        );
+    }
+    assert!(zh.contains("配额"), "the Chinese page speaks Chinese");
+    // Each language's status page links its own docs page.
+    for (status, docs) in [
+        ("/en/", "/openapi/v1/docs/en"),
+        ("/zh/", "/openapi/v1/docs/zh"),
+    ] {
+        let html = page(status, &[]).text();
+        assert!(
+            html.contains(&format!("href=\"{docs}\"")),
+            "{status} links {docs}"
+        );
+        assert!(!html.contains("href=\"/openapi/v1/docs\""), "{status}");
+    }
 }

@@ -675,14 +675,18 @@ fn the_status_page_the_docs_and_the_openapi_document_explain_reminders() {
     let w = World::new();
     w.seed_bundled();
     let s = Server::start(&w, &[], &[]);
-    for (path, words) in [("/en/", "Reminders before a reset"), ("/zh/", "重置前提醒")] {
+    // Each language's page links the docs page in its language (issue 43).
+    for (path, words, docs) in [
+        ("/en/", "Reminders before a reset", "/openapi/v1/docs/en"),
+        ("/zh/", "重置前提醒", "/openapi/v1/docs/zh"),
+    ] {
         let page = s.get(path).text();
         let section = page
             .split("id=\"subscribe-heading\"")
             .nth(1)
             .unwrap_or_else(|| panic!("{path}: no subscribe section"));
         assert!(
-            section.contains("href=\"/openapi/v1/docs#reminders\"") && section.contains(words),
+            section.contains(&format!("href=\"{docs}#reminders\"")) && section.contains(words),
             "{path}: {section}"
         );
         assert!(

@@ -3,8 +3,12 @@
 
 /// The OpenAPI 3.1 document served at `/openapi/v1/openapi.json`.
 pub const OPENAPI_JSON: &str = include_str!("assets/openapi.json");
-/// The documentation page served at `/openapi/v1/docs`.
+/// The documentation page served at `/openapi/v1/docs` (and `/docs/en`).
 pub const DOCS_HTML: &str = include_str!("assets/docs.html");
+/// The same page in Chinese (`/openapi/v1/docs/zh`): its `<style>` and
+/// `<script>` are the English page's, byte for byte, so [`DOCS_CSP`] holds
+/// for both (tests/docs_page.rs checks them in chromium).
+pub const DOCS_HTML_ZH: &str = include_str!("assets/docs.zh.html");
 /// The Content-Security-Policy sent with the docs page. The page is
 /// self-contained: nothing may load from anywhere, and only its one inline
 /// `<style>` and its one inline `<script>` (which fills the address the page

@@ -14,7 +14,7 @@ use warp::reply::Response;
 use bytes::Bytes;
 
 use super::admission::{Answer, DataSource, Quota};
-use super::assets::{DOCS_CSP, DOCS_HTML, OPENAPI_JSON, SKILL_MD};
+use super::assets::{DOCS_CSP, DOCS_HTML, DOCS_HTML_ZH, OPENAPI_JSON, SKILL_MD};
 use super::conditional::{rest_uncounted, Conditionals};
 use super::errors::ApiError;
 use super::representation::{Representation, ViewBodies};
@@ -27,6 +27,7 @@ use crate::query::{
     PublishedView, Validators, DEFAULT_PAGE_SIZE,
 };
 use crate::reload::{MirroredFeed, ViewHandle};
+use crate::site::i18n::Lang;
 use crate::snapshot::Mode;
 
 /// What the data routes answer from and count against: the served view,
@@ -434,14 +435,18 @@ fn document(
 
 static OPENAPI: OnceLock<Representation> = OnceLock::new();
 static DOCS: OnceLock<Representation> = OnceLock::new();
+static DOCS_ZH: OnceLock<Representation> = OnceLock::new();
 static SKILL: OnceLock<Representation> = OnceLock::new();
 
 fn openapi_document() -> &'static Representation {
     document(&OPENAPI, "application/json", OPENAPI_JSON)
 }
 
-fn docs_document() -> &'static Representation {
-    document(&DOCS, "text/html; charset=utf-8", DOCS_HTML)
+fn docs_document(lang: Lang) -> &'static Representation {
+    match lang {
+        Lang::En => document(&DOCS, "text/html; charset=utf-8", DOCS_HTML),
+        Lang::Zh => document(&DOCS_ZH, "text/html; charset=utf-8", DOCS_HTML_ZH),
+    }
 }
 
 fn skill_document() -> &'static Representation {
@@ -452,7 +457,9 @@ fn skill_document() -> &'static Representation {
 /// work, when the server starts).
 pub(crate) fn warm_documents() {
     openapi_document();
-    docs_document();
+    for lang in Lang::ALL {
+        docs_document(lang);
+    }
     skill_document();
 }
 
@@ -461,14 +468,16 @@ pub(crate) fn openapi(conditionals: &Conditionals) -> Response {
     rest_uncounted(conditionals, openapi_document(), super::responses::cors)
 }
 
-/// `GET /openapi/v1/docs`, under its own strict Content-Security-Policy.
-pub(crate) fn docs(conditionals: &Conditionals) -> Response {
-    rest_uncounted(conditionals, docs_document(), |headers| {
+/// `GET /openapi/v1/docs` in `lang` (chosen from `Accept-Language` when
+/// `negotiated`), under its own strict Content-Security-Policy.
+pub(crate) fn docs(conditionals: &Conditionals, lang: Lang, negotiated: bool) -> Response {
+    rest_uncounted(conditionals, docs_document(lang), |headers| {
         super::responses::cors(headers);
         headers.insert(
             header::CONTENT_SECURITY_POLICY,
             HeaderValue::from_static(DOCS_CSP),
         );
+        super::responses::language_headers(headers, lang, negotiated);
     })
 }
 

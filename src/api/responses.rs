@@ -39,3 +39,25 @@ pub fn cors(headers: &mut warp::http::HeaderMap) {
 pub fn push_json_str(out: &mut Vec<u8>, text: &str) {
     serde_json::to_writer(&mut *out, text).expect("writing to a Vec cannot fail");
 }
+
+/// A page's `Content-Language`, and `Vary: Accept-Language` (beside the
+/// `Accept-Encoding` it may already vary by) when the language was
+/// negotiated: the pages' and the docs page's one rule.
+pub(super) fn language_headers(
+    headers: &mut warp::http::HeaderMap,
+    lang: crate::site::i18n::Lang,
+    negotiated: bool,
+) {
+    headers.insert(
+        header::CONTENT_LANGUAGE,
+        HeaderValue::from_static(lang.tag()),
+    );
+    if negotiated {
+        let vary = if headers.contains_key(header::VARY) {
+            "Accept-Language, Accept-Encoding"
+        } else {
+            "Accept-Language"
+        };
+        headers.insert(header::VARY, HeaderValue::from_static(vary));
+    }
+}

@@ -176,7 +176,13 @@ impl Router {
                     streams,
                 ),
                 Endpoint::OpenApi => Answer::Uncounted(handlers::openapi(head.conditionals())),
-                Endpoint::Docs => Answer::Uncounted(handlers::docs(head.conditionals())),
+                Endpoint::Docs(lang) => {
+                    let negotiated = lang.is_none();
+                    let lang = lang.unwrap_or_else(|| {
+                        crate::site::i18n::Lang::negotiate(head.header("accept-language"))
+                    });
+                    Answer::Uncounted(handlers::docs(head.conditionals(), lang, negotiated))
+                }
                 Endpoint::Skill => Answer::Uncounted(handlers::skill(head.conditionals())),
                 Endpoint::Badge => {
                     Answer::Uncounted(super::site::badge(data, site, head.conditionals()))

@@ -16,6 +16,7 @@
 use warp::http::Method;
 
 use crate::paths;
+use crate::site::i18n::Lang;
 
 /// How admission wraps a route (see `admission::admit`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,8 +49,9 @@ pub enum Endpoint {
     Ics,
     /// `GET /openapi/v1/openapi.json`.
     OpenApi,
-    /// `GET /openapi/v1/docs`.
-    Docs,
+    /// `GET /openapi/v1/docs`: in the language asked for (`None`:
+    /// negotiated from `Accept-Language`).
+    Docs(Option<Lang>),
     /// `GET /openapi/v1/skill.md`.
     Skill,
     /// `GET /openapi/v1/badge.json`.
@@ -132,7 +134,9 @@ pub const ROUTES: &[Route] = &[
     route(paths::ATOM, Endpoint::Atom, Methods::Read, "atom", Class::Data),
     route(paths::ICS, Endpoint::Ics, Methods::Read, "ics", Class::Data),
     route(paths::OPENAPI, Endpoint::OpenApi, Methods::Read, "openapi", Class::Fixed),
-    route(paths::DOCS, Endpoint::Docs, Methods::Read, "docs", Class::Fixed),
+    route(paths::DOCS, Endpoint::Docs(None), Methods::Read, "docs", Class::Fixed),
+    route(paths::DOCS_EN, Endpoint::Docs(Some(Lang::En)), Methods::Read, "docs", Class::Fixed),
+    route(paths::DOCS_ZH, Endpoint::Docs(Some(Lang::Zh)), Methods::Read, "docs", Class::Fixed),
     route(paths::SKILL, Endpoint::Skill, Methods::Read, "skill", Class::Fixed),
     route(paths::BADGE, Endpoint::Badge, Methods::Read, "badge", Class::Fixed),
     route(paths::STATUS_FEED, Endpoint::StatusFeed, Methods::Read, "status_feed", Class::Fixed),

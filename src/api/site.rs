@@ -245,18 +245,7 @@ pub(crate) fn answer(
 fn with_page_headers(mut response: Response, lang: Lang, negotiated: bool) -> Response {
     let headers = response.headers_mut();
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    headers.insert(
-        header::CONTENT_LANGUAGE,
-        HeaderValue::from_static(lang.tag()),
-    );
-    if negotiated {
-        let vary = if headers.contains_key(header::VARY) {
-            "Accept-Language, Accept-Encoding"
-        } else {
-            "Accept-Language"
-        };
-        headers.insert(header::VARY, HeaderValue::from_static(vary));
-    }
+    super::responses::language_headers(headers, lang, negotiated);
     response
 }
 

@@ -48,6 +48,14 @@ impl Lang {
         }
     }
 
+    /// The documentation page in this language.
+    pub const fn docs_path(self) -> &'static str {
+        match self {
+            Lang::En => crate::paths::DOCS_EN,
+            Lang::Zh => crate::paths::DOCS_ZH,
+        }
+    }
+
     /// The language of a path segment.
     pub fn from_segment(segment: &str) -> Option<Self> {
         Lang::ALL.into_iter().find(|l| l.segment() == segment)

@@ -4,17 +4,18 @@
 // Rust test (tests/docs_page.rs) starts the server, runs this script and
 // asserts the report; this script only measures, it judges nothing.
 //
-// Usage: node docs_page.mjs ORIGIN OUT_DIR BROWSER_DIR CHROMIUM
+// Usage: node docs_page.mjs ORIGIN OUT_DIR BROWSER_DIR CHROMIUM [PATH]
 //   ORIGIN       the server, e.g. http://127.0.0.1:40123
 //   OUT_DIR      where the screenshots go
 //   BROWSER_DIR  the folder `make test-deps` installed playwright-core into
 //   CHROMIUM     the browser binary (/usr/bin/chromium)
+//   PATH         the page (default /openapi/v1/docs; /openapi/v1/docs/zh in Chinese)
 
 import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 
-const [origin, outDir, browserDir, executablePath] = process.argv.slice(2);
+const [origin, outDir, browserDir, executablePath, pagePath] = process.argv.slice(2);
 const require = createRequire(join(browserDir, 'package.json'));
 const { chromium } = require('playwright-core');
 
@@ -22,7 +23,7 @@ const VIEWPORTS = [
   { name: 'desktop', width: 1280, height: 800 },
   { name: 'phone', width: 390, height: 844 },
 ];
-const PATH = '/openapi/v1/docs';
+const PATH = pagePath ?? '/openapi/v1/docs';
 
 // Runs in the page: everything the report needs from the rendered document.
 function measure() {
@@ -113,7 +114,8 @@ try {
       styles: [...document.querySelectorAll('style')].map((e) => e.textContent),
     }));
     const sha = (s) => `'sha256-${createHash('sha256').update(s, 'utf8').digest('base64')}'`;
-    const screenshot = join(outDir, `docs-${vp.width}x${vp.height}.png`);
+    const lang = PATH.split('/').pop() === 'zh' ? '-zh' : '';
+    const screenshot = join(outDir, `docs-${vp.width}x${vp.height}${lang}.png`);
     await page.screenshot({ path: screenshot, fullPage: true });
     report.viewports.push({
       name: vp.name,

@@ -330,13 +330,13 @@ fn subscribe_section(ctx: &PageContext) -> Markup {
                     a href=(ics) type="text/calendar" { (s.sub_ics) }
                     @if let Some(webcal) = webcal { " · " a href=(webcal) { (s.sub_webcal) } }
                 }
-                li { a href=(ctx.link(&format!("{}#stream", paths::DOCS))) { (s.sub_stream) } " — " code { "GET " (paths::STREAM) } }
-                li { a href=(ctx.link(&format!("{}#webhooks", paths::DOCS))) { (s.sub_webhooks) } }
+                li { a href=(ctx.link(&format!("{}#stream", ctx.lang.docs_path()))) { (s.sub_stream) } " — " code { "GET " (paths::STREAM) } }
+                li { a href=(ctx.link(&format!("{}#webhooks", ctx.lang.docs_path()))) { (s.sub_webhooks) } }
                 li {
-                    a href=(ctx.link(&format!("{}#reminders", paths::DOCS))) { (s.sub_reminders) }
+                    a href=(ctx.link(&format!("{}#reminders", ctx.lang.docs_path()))) { (s.sub_reminders) }
                     " — " code { "GET " (paths::STREAM) "?remind=60,10" }
                 }
-                li { a href=(ctx.link(paths::DOCS)) { (s.sub_docs) } }
+                li { a href=(ctx.link(ctx.lang.docs_path())) { (s.sub_docs) } }
                 li { (s.sub_mcp) (s.colon) code { (ctx.link(paths::MCP)) } }
                 li { a href=(ctx.link(paths::BADGE)) { (s.sub_badge) } }
             }

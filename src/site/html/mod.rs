@@ -249,7 +249,7 @@ fn header(ctx: &Frame, other_path: &str) -> Markup {
             nav aria-label=(s.nav_label) {
                 ul {
                     li { a href=(ctx.link(other_path)) hreflang=(other.tag()) lang=(other.tag()) { (s.other_language) } }
-                    li { a href=(ctx.link(paths::DOCS)) { (s.sub_docs) } }
+                    li { a href=(ctx.link(ctx.lang.docs_path())) { (s.sub_docs) } }
                 }
             }
         }
