@@ -44,16 +44,47 @@ fn rust_example() -> PathBuf {
     path
 }
 
+/// The TypeScript example compiled by the pinned `tsc` (`make test-deps`
+/// installs it into .browser/ with tests/browser/package-lock.json),
+/// strictly, as `poll.mts`; node to run what it made.
+fn typescript(text: &str, dir: &std::path::Path) -> Command {
+    let browser = crate::docs_page::browser_dir();
+    std::fs::write(dir.join("poll.mts"), text).unwrap();
+    let tsc = browser.join("node_modules/.bin/tsc");
+    let out = Command::new(&tsc)
+        .args(["--strict", "--noEmitOnError", "--target", "es2022"])
+        .args(["--module", "nodenext", "--moduleResolution", "nodenext"])
+        .args(["--lib", "es2022,dom", "--types", "node", "--typeRoots"])
+        .arg(browser.join("node_modules/@types"))
+        .arg("poll.mts")
+        .current_dir(dir)
+        .output()
+        .unwrap_or_else(|e| panic!("run {} ({e}): run `make test-deps`", tsc.display()));
+    assert!(
+        out.status.success(),
+        "tsc refused the TypeScript example:\n{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let mut node = Command::new("node");
+    node.arg(dir.join("poll.mjs"));
+    node
+}
+
 #[test]
 fn every_example_of_the_client_guide_polls_conditionally_and_spends_one_request() {
     let examples = examples();
     let languages: Vec<&str> = examples.iter().map(|(info, _)| info.as_str()).collect();
-    assert_eq!(languages, ["sh", "python", "rust"], "the guide's examples");
+    assert_eq!(
+        languages,
+        ["sh", "python", "typescript", "rust"],
+        "the guide's examples"
+    );
     for (language, text) in &examples {
         let w = World::new();
         w.seed_bundled();
         let s = Server::start(&w, &[], &[]);
         let url = format!("http://{}", s.addr);
+        let dir = tempfile::tempdir().unwrap();
         let mut cmd = match language.as_str() {
             "sh" => {
                 let mut c = Command::new("bash");
@@ -65,6 +96,7 @@ fn every_example_of_the_client_guide_polls_conditionally_and_spends_one_request(
                 c.args(["-c", text]);
                 c
             }
+            "typescript" => typescript(text, dir.path()),
             "rust" => {
                 let file =
                     std::fs::read_to_string(repo_root().join("cli/examples/poll.rs")).unwrap();
@@ -73,7 +105,6 @@ fn every_example_of_the_client_guide_polls_conditionally_and_spends_one_request(
             }
             other => panic!("an example in {other}, which the test does not run"),
         };
-        let dir = tempfile::tempdir().unwrap();
         let out = cmd
             .env("RESETCTL_URL", &url)
             .current_dir(dir.path())
