@@ -67,7 +67,7 @@ Version: $version
 Architecture: amd64
 Maintainer: resetctl developers <resetctl@example.org>
 Installed-Size: $size
-Depends: libc6 (>= $glibc), libgcc-s1 (>= 4.2)
+Depends: libc6 (>= $glibc), libgcc-s1 (>= 4.2), systemd | systemd-standalone-sysusers, systemd | systemd-standalone-tmpfiles
 Section: net
 Priority: optional
 Homepage: https://github.com/resetctl/resetctl
