@@ -233,8 +233,17 @@ fn a_sighup_applies_a_new_quota_under_load_refuses_a_bad_file_and_names_what_wai
         );
     };
 
-    // A new policy, and a key that waits for a restart.
-    std::fs::write(&config, "rate-limit = \"5/60\"\nsite-name = \"Resets\"\n").unwrap();
+    // A new policy, a new name for the pages, and a key that waits for a restart.
+    let page = || s.get("/en/").text();
+    assert!(
+        page().contains("id=\"site-name\">resetctl<"),
+        "the pages' name before"
+    );
+    std::fs::write(
+        &config,
+        "rate-limit = \"5/60\"\nsite-name = \"Resets\"\nheader-timeout = 20\n",
+    )
+    .unwrap();
     hangup("RELOADING=1");
     assert_eq!(
         counted_get(&me, &url),
@@ -243,12 +252,18 @@ fn a_sighup_applies_a_new_quota_under_load_refuses_a_bad_file_and_names_what_wai
     );
     let log = s.log_text();
     assert!(
-        log.contains("settings read again: applied quota (counted afresh) and flood guard"),
+        log.contains(
+            "settings read again: applied quota (counted afresh) and flood guard, site-name"
+        ),
         "{log}"
     );
     assert!(
+        page().contains("id=\"site-name\">Resets<"),
+        "the pages are named anew"
+    );
+    assert!(
         log.contains(
-            "site-name changed to Resets; it applies at the next restart (serving with resetctl)"
+            "header-timeout changed to 20; it applies at the next restart (serving with 10)"
         ),
         "{log}"
     );

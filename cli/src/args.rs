@@ -219,9 +219,10 @@ pub enum Command {
     /// restart keeps it; with NOTIFY_SOCKET set, it says READY=1 once it answers with the newest
     /// snapshot loaded, and STOPPING=1 when it drains (Type=notify).
     ///
-    /// SIGHUP (systemctl reload) reads the settings again: log, the quota, the flood guard and
-    /// the client keys apply at once (a new quota counts afresh); any other changed key is logged
-    /// and waits for a restart; a file that does not pass is refused whole and nothing changes.
+    /// SIGHUP (systemctl reload) reads the settings again: log, the quota, the flood guard, the
+    /// client keys and the site name apply at once (a new quota counts afresh); any other changed
+    /// key is logged and waits for a restart; a file that does not pass is refused whole and
+    /// nothing changes.
     #[command(
         after_help = "Examples:\n  resetctl --data-dir /var/lib/resetctl serve --listen 0.0.0.0:8080\n  RUST_LOG=resetctl::access=info resetctl serve"
     )]

@@ -92,7 +92,7 @@ pub async fn serve(
         ))),
         site: Arc::new(Site {
             pages: options.site,
-            site_name: options.site_name.clone(),
+            site_name: arc_swap::ArcSwap::from_pointee(options.site_name.clone()),
             public_base_url: options.public_base_url.clone(),
             cache: Default::default(),
         }),
@@ -132,6 +132,7 @@ pub async fn serve(
     ready(LiveSettings {
         data: api.data.clone(),
         keys: api.keys.clone(),
+        site: api.site.clone(),
     });
     super::transport::run(listener, service, api.keys, options.connections, shutdown).await;
     if let Some(admin) = admin {
@@ -201,6 +202,7 @@ fn quota_of(
 pub struct LiveSettings {
     data: Arc<Data>,
     keys: Arc<arc_swap::ArcSwap<ClientKeys>>,
+    site: Arc<Site>,
 }
 
 impl LiveSettings {
@@ -216,6 +218,11 @@ impl LiveSettings {
         let clock = self.data.quota().clock.clone();
         self.data
             .set_quota(Arc::new(quota_of(limits, limiter, clock)));
+    }
+
+    /// Names the pages `name` (`site-name`): the pages are made again.
+    pub fn set_site_name(&self, name: String) {
+        self.site.set_site_name(name);
     }
 
     /// Puts in force how clients are keyed (trusted proxies, their header,

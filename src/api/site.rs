@@ -53,8 +53,9 @@ struct Kept {
 pub struct Site {
     /// Whether the status page and the record pages are served (`--no-site`: not; the badge is).
     pub pages: bool,
-    /// The pages' name in their header and titles (`--site-name`).
-    pub site_name: String,
+    /// The pages' name in their header and titles (`--site-name`); a
+    /// reload swaps in a new one (`LiveSettings::set_site_name`).
+    pub site_name: arc_swap::ArcSwap<String>,
     /// The base of the pages' links (`--public-base-url`); `None`: a relative base.
     pub public_base_url: Option<BaseUrl>,
     /// The pages rendered from the served view.
@@ -62,6 +63,12 @@ pub struct Site {
 }
 
 impl Site {
+    /// Names the pages `name` from now on: the pages kept are made again.
+    pub(crate) fn set_site_name(&self, name: String) {
+        self.site_name.store(Arc::new(name));
+        self.cache.clear();
+    }
+
     /// The links the feeds are made with.
     pub(crate) fn links(&self) -> Links<'_> {
         Links {
@@ -83,6 +90,12 @@ pub struct SiteCache {
 }
 
 impl SiteCache {
+    /// Forgets every page kept (the next request of each renders it).
+    fn clear(&self) {
+        let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        *inner = (u64::MAX, HashMap::new());
+    }
+
     /// The page `key` of `view` for the minute of `now`, rendered by
     /// `render` when not kept. A page rendered again in a new minute with
     /// the same bytes keeps its representation (and the coded forms made).
@@ -194,10 +207,11 @@ pub(crate) fn answer(
         .public_base_url
         .clone()
         .unwrap_or_else(|| BaseUrl::from_host(None));
+    let site_name = site.site_name.load_full();
     let frame = Frame {
         lang,
         base: &base,
-        site_name: &site.site_name,
+        site_name: &site_name,
     };
     let notice = |status: StatusCode, notice: Notice| {
         notice_response(status, &frame, notice, lang, negotiated)
@@ -220,7 +234,7 @@ pub(crate) fn answer(
         now,
         lang,
         base: &base,
-        site_name: &site.site_name,
+        site_name: &site_name,
         tolerance_ms: data.tolerance_ms,
     };
     let minute = now.as_millis().div_euclid(60_000);

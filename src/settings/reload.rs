@@ -5,8 +5,10 @@
 use super::Settings;
 
 /// The keys a running server applies: the log filter, the quota and the
-/// flood guard (a new quota counts afresh, as after a restart), and how
-/// clients are told apart (for connections accepted from then on).
+/// flood guard (a new quota counts afresh, as after a restart), how
+/// clients are told apart (for connections accepted from then on), and the
+/// pages' name. (Webhook delivery settings are kept with each endpoint and
+/// change with `webhook set`, which the deliverer sees at once.)
 pub const LIVE: &[&str] = &[
     "log",
     "rate-limit",
@@ -20,6 +22,7 @@ pub const LIVE: &[&str] = &[
     "trust-proxy",
     "client-ip-header",
     "ipv6-prefix-len",
+    "site-name",
 ];
 
 /// What changed between the running settings and those read again.
@@ -31,6 +34,8 @@ pub struct Changes {
     pub quota: bool,
     /// How clients are keyed (trusted proxies, the header, the IPv6 prefix).
     pub client_keys: bool,
+    /// The pages' name.
+    pub site_name: bool,
     /// Keys that changed but apply only at a restart: (key, running value, new value).
     pub kept: Vec<(String, String, String)>,
 }
@@ -38,7 +43,7 @@ pub struct Changes {
 impl Changes {
     /// Whether anything is applied.
     pub fn applies_any(&self) -> bool {
-        self.log || self.quota || self.client_keys
+        self.log || self.quota || self.client_keys || self.site_name
     }
 }
 
@@ -67,6 +72,7 @@ pub fn changes(running: &Settings, read: &Settings) -> Changes {
             new.max_clients,
         ),
         client_keys: old.client_keys != new.client_keys,
+        site_name: running.serve.options.site_name != read.serve.options.site_name,
         kept,
     }
 }

@@ -74,6 +74,10 @@ async fn reload(
         live.set_client_keys(limits.client_keys.clone());
         done.push("client keys (for new connections)");
     }
+    if live_changes.site_name {
+        live.set_site_name(read.serve.options.site_name.clone());
+        done.push("site-name");
+    }
     for (key, running, new) in changes(started, &read).kept {
         tracing::warn!(
             "{key} changed to {new}; it applies at the next restart (serving with {running})"
