@@ -114,24 +114,14 @@ fn as_pasted(run: &str, test: &str) {
          outside {OVERLAID:?} (it is {})",
         scratch.path().display()
     );
-    let out = Command::new("unshare")
-        .args(["--mount", "--net", "--pid", "--fork", "--mount-proc"])
-        .args(["--propagation", "private", "--"])
-        // bash as the namespace's init: it reaps the services the blocks
-        // leave behind (nginx, redis, serve), so none lingers as a zombie.
-        .args(["bash", "-c", "\"$@\" & wait $!", "init"])
-        .arg(std::env::current_exe().unwrap())
-        .args(["--exact", &format!("deployment_as_pasted::{test}")])
-        .args(["--nocapture", "--test-threads", "1"])
-        .env(RUN_VAR, run)
-        .env(SCRATCH_VAR, scratch.path())
-        .stdin(Stdio::null())
-        .output()
-        .expect("run unshare (util-linux; `make test-deps` installs it)");
-    let log = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
+    // bash as the namespace's init reaps the services the blocks leave
+    // behind (nginx, redis, serve), so none lingers as a zombie.
+    let (passed, log) = crate::util::namespace::run_test_as_machine(
+        &format!("deployment_as_pasted::{test}"),
+        &[
+            (RUN_VAR, std::ffi::OsStr::new(run)),
+            (SCRATCH_VAR, scratch.path().as_os_str()),
+        ],
     );
     let after = states(&watched);
     let escaped: Vec<String> = watched
@@ -145,7 +135,7 @@ fn as_pasted(run: &str, test: &str) {
         escaped.join("\n")
     );
     assert!(
-        out.status.success() && log.contains("1 passed"),
+        passed,
         "the guide's {run} run failed (it needs root for unshare and overlayfs, and \
          sudo, nginx, redis-server, curl and systemd: run `make test-deps`):\n{log}"
     );

@@ -79,24 +79,9 @@ fn the_package_installs_upgrades_removes_and_purges_in_a_throwaway_root() {
     build(PREVIOUS, &dir.path().join("previous"));
     build(&crate::util::bin_version(), dir.path());
     let host_dpkg = read(Path::new("/var/lib/dpkg/status"));
-    let out = Command::new("unshare")
-        .args(["--mount", "--net", "--pid", "--fork", "--mount-proc"])
-        .args(["--propagation", "private", "--"])
-        .args(["bash", "-c", "\"$@\" & wait $!", "init"])
-        .arg(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "package::the_package_installs_upgrades_removes_and_purges_in_a_throwaway_root",
-        ])
-        .args(["--nocapture", "--test-threads", "1"])
-        .env(INSIDE_VAR, dir.path())
-        .stdin(Stdio::null())
-        .output()
-        .expect("run unshare (util-linux; `make test-deps` installs it)");
-    let log = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
+    let (passed, log) = crate::util::namespace::run_test_as_machine(
+        "package::the_package_installs_upgrades_removes_and_purges_in_a_throwaway_root",
+        &[(INSIDE_VAR, dir.path().as_os_str())],
     );
     assert_eq!(
         read(Path::new("/var/lib/dpkg/status")),
@@ -108,7 +93,7 @@ fn the_package_installs_upgrades_removes_and_purges_in_a_throwaway_root() {
         "the package reached the host"
     );
     assert!(
-        out.status.success() && log.contains("1 passed"),
+        passed,
         "the package run failed (it needs root for unshare and overlayfs, dpkg, apt and \
          systemd-sysusers: run `make test-deps`):\n{log}"
     );

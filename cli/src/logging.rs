@@ -25,10 +25,7 @@ pub fn init(flag: Option<&str>, format: LogFormat) {
                 .fmt_fields(one_line_fields())
                 .with_ansi(std::io::stderr().is_terminal())
                 .with_filter_reloading();
-            let handle = builder.reload_handle();
-            let _ = RELOAD.set(Box::new(move |f| {
-                handle.reload(f).map_err(|e| e.to_string())
-            }));
+            remember(builder.reload_handle());
             builder.try_init()
         }
         LogFormat::Json => {
@@ -36,13 +33,17 @@ pub fn init(flag: Option<&str>, format: LogFormat) {
                 .json()
                 .with_current_span(false)
                 .with_filter_reloading();
-            let handle = builder.reload_handle();
-            let _ = RELOAD.set(Box::new(move |f| {
-                handle.reload(f).map_err(|e| e.to_string())
-            }));
+            remember(builder.reload_handle());
             builder.try_init()
         }
     };
+}
+
+/// Keeps `handle` for [`set_filter`].
+fn remember<S: 'static>(handle: tracing_subscriber::reload::Handle<EnvFilter, S>) {
+    let _ = RELOAD.set(Box::new(move |f| {
+        handle.reload(f).map_err(|e| e.to_string())
+    }));
 }
 
 /// Replaces the installed subscriber's filter.

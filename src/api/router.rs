@@ -17,7 +17,7 @@ use bytes::Bytes;
 use warp::http::Method;
 use warp::reply::Response;
 
-use super::admission::{admit, flood_guarded, Answer};
+use super::admission::{admit, flood_guarded, Answer, Quota};
 use super::clients::ClientKeys;
 use super::errors::{answer_panics_async as guard, ApiError};
 use super::handlers::{self, Data};
@@ -77,8 +77,11 @@ impl Router {
     ) -> Response {
         let (parts, body) = request.into_parts();
         let head = Head::of(parts, &self.api.keys.load());
-        let (label, response) = self.dispatch(&head, body).await;
-        let mut response = flood_guarded(&self.api.data.quota(), head.client(), response);
+        // The quota in force when the request came: it admits the request
+        // and guards the answer, even if a reload swaps it meanwhile.
+        let quota = self.api.data.quota();
+        let (label, response) = self.dispatch(&head, body, &quota).await;
+        let mut response = flood_guarded(&quota, head.client(), response);
         response.extensions_mut().insert(RouteLabel(label));
         response
     }
@@ -90,6 +93,7 @@ impl Router {
         &self,
         head: &Head,
         body: B,
+        quota: &Quota,
     ) -> (&'static str, Response) {
         let method = head.method();
         if method == Method::CONNECT {
@@ -119,7 +123,7 @@ impl Router {
             return (SITE_LABEL, response);
         };
         let mut response = if route.methods.answers(method) {
-            self.route(route, head, body).await
+            self.route(route, head, body, quota).await
         } else if method == Method::OPTIONS {
             let asked = head.header("access-control-request-headers");
             handlers::preflight(route.methods.allow(), asked)
@@ -153,6 +157,7 @@ impl Router {
         route: &'static Route,
         head: &Head,
         body: B,
+        quota: &Quota,
     ) -> Response {
         let Api {
             data,
@@ -194,9 +199,9 @@ impl Router {
                     Answer::Uncounted(handlers::healthz(head.query(), data, data_dir))
                 }
                 // Its own panic guard: a 500 in JSON-RPC's shape.
-                Endpoint::Mcp => return self.mcp(route, head, body).await,
+                Endpoint::Mcp => return self.mcp(route, head, body, quota).await,
             };
-            admit(&data.quota(), route.class, &request, answer).await
+            admit(quota, route.class, &request, answer).await
         };
         let Ok(response) = guard(internal, answer).await;
         response
@@ -209,6 +214,7 @@ impl Router {
         route: &'static Route,
         head: &Head,
         body: B,
+        quota: &Quota,
     ) -> Response {
         let body = match super::mcp::read_body(head.header("content-length"), body).await {
             Ok(body) => body,
@@ -224,7 +230,7 @@ impl Router {
                 head.header("mcp-protocol-version"),
                 &body,
             );
-            admit(&data.quota(), route.class, &request, answer).await
+            admit(quota, route.class, &request, answer).await
         };
         let Ok(response) = guard(|| super::mcp::internal_error(&body), answer).await;
         response

@@ -37,6 +37,29 @@ pub fn run_test_again(name: &str, unshare: &[&str], needs: &str) {
     );
 }
 
+/// Runs the test `name` (`module::test`) of this binary again as one
+/// throwaway machine: its own mount (private), network and pid namespaces,
+/// bash as its init (reaping what the test leaves running), with `env`
+/// set; the output, both streams in one text, and whether it passed.
+pub fn run_test_as_machine(name: &str, env: &[(&str, &std::ffi::OsStr)]) -> (bool, String) {
+    let out = Command::new("unshare")
+        .args(["--mount", "--net", "--pid", "--fork", "--mount-proc"])
+        .args(["--propagation", "private", "--"])
+        .args(["bash", "-c", "\"$@\" & wait $!", "init"])
+        .arg(std::env::current_exe().unwrap())
+        .args(["--exact", name, "--nocapture", "--test-threads", "1"])
+        .envs(env.iter().copied())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run unshare (util-linux; `make test-deps` installs it)");
+    let log = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success() && log.contains("1 passed"), log)
+}
+
 /// A throwaway overlay on `dir`: writes land in `scratch` (which must not
 /// be under `dir`), reads see `dir` beneath them. Only inside a mount
 /// namespace of the test's own.
