@@ -66,8 +66,10 @@ fn status_exits_1_and_healthz_ready_fresh_answers_503_while_a_mirror_is_stale() 
     assert_eq!(out.json()["stale"], true);
     assert_eq!(out.json()["sync"]["status"], "stale");
     assert!(
-        out.stderr
-            .contains("the served data is stale: the upstream sync status is stale"),
+        out.stderr.contains(
+            "the served data is stale: no sync has succeeded since 2026-11-24T11:30:00.000Z, \
+                 more than 90 minutes ago; is the sync timer or daemon running?"
+        ),
         "{}",
         out.stderr
     );
@@ -91,6 +93,11 @@ fn status_exits_1_and_healthz_ready_fresh_answers_503_while_a_mirror_is_stale() 
     sync(&w, &up, "2026-11-24T11:45:00.000Z").code(69);
     let out = w.run(&["--now", NOW, "status"]).code(1);
     assert!(out.stdout.contains("upstream"), "{}", out.stdout);
+    assert_eq!(
+        out.stderr,
+        "resetctl: the served data is stale: the last sync failed (upstream answered HTTP 503 \
+         Service Unavailable); the last good one was at 2026-11-24T11:30:00.000Z\n"
+    );
     let s = Server::start(&w, &["--now", NOW, "--admin-listen", "127.0.0.1:0"], &[]);
     let failing = s.get("/healthz?ready=fresh");
     assert_eq!(failing.status, 503);

@@ -219,9 +219,9 @@ fn a_held_lock_makes_a_writer_exit_75_naming_the_holder() {
     let run = w.run(&["--lock-timeout", "0.2", "publish"]).code(75);
     assert!(
         run.stderr.starts_with(&format!(
-            "resetctl: {} is locked by pid 4242 (test holder)",
+            "resetctl: {} is locked by pid 4242 (test holder) (waited 0.",
             lock_path.display()
-        )),
+        )) && run.stderr.ends_with(" s); try again later\n"),
         "{}",
         run.stderr
     );

@@ -248,7 +248,7 @@ fn assert_fault(behavior: Behavior, url_path: &str, extra: &[&str], code: i32, n
     assert!(
         early
             .stderr
-            .contains("backing off after 1 failed sync(s); the next attempt is allowed at"),
+            .contains("backing off after 1 failed sync; the next attempt is allowed at"),
         "{}",
         early.stderr
     );

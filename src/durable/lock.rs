@@ -23,7 +23,7 @@ pub struct DataDirLock {
 #[derive(Debug, thiserror::Error)]
 pub enum LockError {
     /// Another process held it for the whole timeout.
-    #[error("{path} is locked by {holder} (waited {waited:?}); try again later")]
+    #[error("{path} is locked by {holder} (waited {}); try again later", seconds(*.waited))]
     Busy {
         /// The lock file.
         path: PathBuf,
@@ -41,6 +41,12 @@ pub enum LockError {
         #[source]
         source: io::Error,
     },
+}
+
+/// A wait as a person reads it: seconds to a tenth ("0.5 s", "10 s").
+fn seconds(waited: Duration) -> String {
+    let tenths = (waited.as_secs_f64() * 10.0).round() / 10.0;
+    format!("{tenths} s")
 }
 
 impl DataDirLock {

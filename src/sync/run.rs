@@ -65,11 +65,19 @@ pub enum SyncOutcome {
     NotModified,
 }
 
+/// `failures` in words: "1 failed sync", "3 failed syncs in a row".
+fn failed_syncs(failures: u32) -> String {
+    match failures {
+        1 => "1 failed sync".to_owned(),
+        n => format!("{n} failed syncs in a row"),
+    }
+}
+
 /// Why a sync did not succeed.
 #[derive(Debug, thiserror::Error)]
 pub enum SyncError {
     /// Back-off is in force; nothing was attempted.
-    #[error("backing off after {failures} failed sync(s); the next attempt is allowed at {until} (use --force to try now)")]
+    #[error("backing off after {}; the next attempt is allowed at {until} (use --force to try now)", failed_syncs(*.failures))]
     BackingOff {
         /// The next permitted attempt.
         until: Timestamp,

@@ -94,10 +94,7 @@ pub fn status(settings: &Settings, as_json: bool) -> Result<(), CliError> {
         return Err(CliError::unreadable(unfit, first.problem.clone()));
     }
     if report.stale {
-        let status = report.sync.as_ref().map_or("stale", |s| s.status.as_str());
-        return Err(CliError::stale(format!(
-            "the served data is stale: the upstream sync status is {status}"
-        )));
+        return Err(CliError::stale(stale_in_words(report.sync.as_ref())));
     }
     if report.check_overdue {
         let at = report
@@ -112,6 +109,27 @@ pub fn status(settings: &Settings, as_json: bool) -> Result<(), CliError> {
         ));
     }
     Ok(())
+}
+
+/// Why a mirror is stale, and where to look: the last sync failed (its
+/// error), or none has run within the maximum age (is one scheduled?).
+fn stale_in_words(sync: Option<&resetctl::status::SyncReport>) -> String {
+    let Some(sync) = sync else {
+        return "the served data is stale".to_owned();
+    };
+    let since = sync
+        .synced_at
+        .map_or_else(|| "never".to_owned(), |at| at.to_string());
+    match &sync.last_error {
+        Some(error) if sync.consecutive_failures > 0 => format!(
+            "the served data is stale: the last sync failed ({error}); the last good one was at {since}"
+        ),
+        _ => format!(
+            "the served data is stale: no sync has succeeded since {since}, more than {} minutes ago; \
+             is the sync timer or daemon running? (`systemctl list-timers resetctl-sync.timer`)",
+            sync.source.max_age_minutes
+        ),
+    }
 }
 
 /// The webhook lines of `status`: one per endpoint, failed deliveries first-class.

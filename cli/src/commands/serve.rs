@@ -336,7 +336,16 @@ async fn bind(listen: &str, backlog: u32) -> Result<tokio::net::TcpListener, Cli
             Err(e) => last = Some(e),
         }
     }
-    let why = last.map_or_else(|| "the name has no address".to_owned(), |e| e.to_string());
+    let why = match last {
+        None => "the name has no address".to_owned(),
+        // Who holds it is one command away; say which.
+        Some(e) if e.kind() == std::io::ErrorKind::AddrInUse => format!(
+            "{e}: another server holds it (`ss -ltnp 'sport = :{}'` names it; under systemd, \
+             resetctl-serve.socket holds it for the service)",
+            listen.rsplit(':').next().unwrap_or(listen)
+        ),
+        Some(e) => e.to_string(),
+    };
     Err(CliError::listen(format!(
         "cannot listen on {listen}: {why}"
     )))
