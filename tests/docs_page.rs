@@ -371,6 +371,34 @@ fn the_docs_page_speaks_the_readers_language_and_each_links_the_other() {
         );
     }
     assert!(zh.contains("配额"), "the Chinese page speaks Chinese");
+    // On a phone a cell names its column itself (data-label): in the page's
+    // own language, as that column's header says it.
+    for (lang, html) in [("en", &en), ("zh", &zh)] {
+        let mut labelled = 0;
+        for table in html.split("<table").skip(1) {
+            let table = table.split("</table>").next().unwrap_or("");
+            let header: Vec<String> = table
+                .split("<th>")
+                .skip(1)
+                .map(|th| without_tags(th.split("</th>").next().unwrap_or("")).to_lowercase())
+                .collect();
+            for row in table.split("<tr>").skip(1) {
+                for (column, cell) in row.split("<td").skip(1).enumerate() {
+                    let Some((_, rest)) = cell.split_once("data-label=\"") else {
+                        continue;
+                    };
+                    let label = rest.split('"').next().unwrap_or("");
+                    assert_eq!(
+                        Some(&label.to_lowercase()),
+                        header.get(column),
+                        "the {lang} page labels column {column} of a table headed {header:?}"
+                    );
+                    labelled += 1;
+                }
+            }
+        }
+        assert!(labelled >= 20, "{lang}: {labelled} labelled cells");
+    }
     // Each language's status page links its own docs page.
     for (status, docs) in [
         ("/en/", "/openapi/v1/docs/en"),
@@ -383,4 +411,19 @@ fn the_docs_page_speaks_the_readers_language_and_each_links_the_other() {
         );
         assert!(!html.contains("href=\"/openapi/v1/docs\""), "{status}");
     }
+}
+
+/// `html` without its tags.
+fn without_tags(html: &str) -> String {
+    let mut out = String::new();
+    let mut in_tag = false;
+    for c in html.chars() {
+        match c {
+            '<' => in_tag = true,
+            '>' => in_tag = false,
+            c if !in_tag => out.push(c),
+            _ => {}
+        }
+    }
+    out
 }
