@@ -58,7 +58,7 @@ BROWSER_PKGS := $(CURDIR)/tests/browser/package.json $(CURDIR)/tests/browser/pac
 # so it is passed on the command line (sudo VAR=value cmd), never inherited.
 APT_GET  := $(shell [ "$$(id -u)" = 0 ] && echo "env DEBIAN_FRONTEND=noninteractive apt-get" || echo "sudo DEBIAN_FRONTEND=noninteractive apt-get")
 
-## test-deps: install what the tests need, then fail naming any tool that is still missing: redis-server, redis-cli (redis-tools), redis-sentinel, nginx, chromium and a CJK font for it (fonts-noto-cjk), systemd-analyze (systemd), strace, ip (iproute2), unshare, prlimit, mount (util-linux, mount), git, gzip, make, sudo, curl, lintian, dpkg-deb (dpkg), objcopy (binutils), podman, python3 and python3-venv, nodejs and npm (apt-get, when missing), the pinned PyPI tools of tests/requirements.txt (into .venv), the pinned npm packages of tests/browser/package-lock.json (into .browser)
+## test-deps: install what the tests need, then fail naming any tool that is still missing: redis-server, redis-cli (redis-tools), redis-sentinel, nginx, chromium and a CJK font for it (fonts-noto-cjk), systemd-analyze (systemd), strace, ip (iproute2), unshare, prlimit, mount (util-linux, mount), git, gzip, make, sudo, curl, lintian, dpkg-deb (dpkg), objcopy (binutils), podman, go and gofmt (golang-go), python3 and python3-venv, nodejs and npm (apt-get, when missing), the pinned PyPI tools of tests/requirements.txt (into .venv), the pinned npm packages of tests/browser/package-lock.json (into .browser)
 # Each line: a command the tests run (or, starting with /, a file they
 # need), and the Debian package that has it. The CJK font is what chromium
 # draws the Chinese pages (and their screenshots) with, instead of boxes.
@@ -68,7 +68,7 @@ TEST_TOOLS := redis-server:redis-server nginx:nginx chromium:chromium \
 	systemd-analyze:systemd strace:strace ip:iproute2 unshare:util-linux \
 	prlimit:util-linux mount:mount git:git gzip:gzip mkfifo:coreutils make:make \
 	sudo:sudo curl:curl redis-cli:redis-tools redis-sentinel:redis-sentinel \
-	lintian:lintian dpkg-deb:dpkg objcopy:binutils podman:podman
+	lintian:lintian dpkg-deb:dpkg objcopy:binutils podman:podman go:golang-go gofmt:golang-go
 test-deps: $(VENV)/.installed $(BROWSER)/.installed
 	@missing=""; \
 	for pair in $(TEST_TOOLS); do \

@@ -70,13 +70,45 @@ fn typescript(text: &str, dir: &std::path::Path) -> Command {
     node
 }
 
+/// The Go example as `poll.go`, as Go's own tools hold it (`gofmt` finds
+/// nothing to change, `go vet` nothing to report), then `go run` (the
+/// Debian package golang-go, which `make test-deps` installs); its build
+/// cache in `dir`.
+fn go(text: &str, dir: &std::path::Path) -> Command {
+    std::fs::write(dir.join("poll.go"), text).unwrap();
+    let go_tool = |tool: &str, args: &[&str]| {
+        let out = Command::new(tool)
+            .args(args)
+            .current_dir(dir)
+            .env("GOCACHE", dir.join(".gocache"))
+            .env("GOPATH", dir.join(".gopath"))
+            .output()
+            .unwrap_or_else(|e| {
+                panic!("run {tool} ({e}): run `make test-deps` (apt-get install golang-go)")
+            });
+        assert!(
+            out.status.success() && out.stdout.is_empty(),
+            "{tool} {args:?} on the Go example:\n{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    go_tool("gofmt", &["-l", "poll.go"]);
+    go_tool("go", &["vet", "poll.go"]);
+    let mut run = Command::new("go");
+    run.args(["run", "poll.go"])
+        .env("GOCACHE", dir.join(".gocache"))
+        .env("GOPATH", dir.join(".gopath"));
+    run
+}
+
 #[test]
 fn every_example_of_the_client_guide_polls_conditionally_and_spends_one_request() {
     let examples = examples();
     let languages: Vec<&str> = examples.iter().map(|(info, _)| info.as_str()).collect();
     assert_eq!(
         languages,
-        ["sh", "python", "typescript", "rust"],
+        ["sh", "python", "go", "typescript", "rust"],
         "the guide's examples"
     );
     for (language, text) in &examples {
@@ -96,6 +128,7 @@ fn every_example_of_the_client_guide_polls_conditionally_and_spends_one_request(
                 c.args(["-c", text]);
                 c
             }
+            "go" => go(text, dir.path()),
             "typescript" => typescript(text, dir.path()),
             "rust" => {
                 let file =
