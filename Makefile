@@ -196,9 +196,9 @@ screenshots: test-deps
 	$(CARGO) build --release --locked
 	tests/browser/screenshots.sh $(BIN) docs/screenshots
 
-## man: regenerate man/ from the clap definitions
+## man: regenerate man/ and the manual's list of every setting (docs/manual/settings.md) from the clap definitions and the settings' declarations
 man:
-	$(CARGO) run --quiet --locked -- man man
+	$(CARGO) run --quiet --locked -- man man --settings docs/manual/settings.md
 
 ## lint: formatting, clippy with warnings as errors, and docs
 lint:

@@ -228,6 +228,28 @@ fn committed_man_pages_match_the_clap_definitions() {
         .any(|(n, _)| n == "resetctl-snapshots-rollback.1"));
 }
 
+#[test]
+fn the_manuals_list_of_every_setting_is_made_from_the_declarations() {
+    let path = repo_root().join(resetctl_cli::settings_reference::PATH);
+    let page = resetctl_cli::settings_reference::render_settings_reference();
+    assert!(
+        std::fs::read_to_string(&path).ok().as_deref() == Some(page.as_str()),
+        "{} is out of date; run `make man` and commit",
+        path.display()
+    );
+    // Every key, with its variable, its flag and its whole text.
+    for key in resetctl::config::FileConfig::KEYS {
+        let kebab = key.replace('_', "-");
+        let variable = resetctl::config::env_variable(key);
+        assert!(
+            page.contains(&format!("\n### `{kebab}`\n\n`--{kebab}"))
+                && page.contains(&format!("`{variable}`")),
+            "{kebab} is not listed with its flag and {variable}"
+        );
+    }
+    assert!(page.contains("Default: 20/3600"), "{page}");
+}
+
 /// Every command, with its `resetctl …` words.
 fn every_command() -> Vec<(Vec<String>, clap::Command)> {
     use clap::CommandFactory;

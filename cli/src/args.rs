@@ -277,11 +277,15 @@ pub enum Command {
         /// The shell.
         shell: clap_complete::Shell,
     },
-    /// Write the man pages into DIR (used by `make man`).
+    /// Write the man pages into DIR, and the manual's list of every setting
+    /// into `--settings FILE` (used by `make man`).
     #[command(hide = true)]
     Man {
         /// Target directory.
         dir: PathBuf,
+        /// Where to write the list of every setting (docs/manual/settings.md).
+        #[arg(long, value_name = "FILE")]
+        settings: Option<PathBuf>,
     },
 }
 

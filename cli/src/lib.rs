@@ -16,6 +16,7 @@ pub mod man;
 mod output;
 mod service_manager;
 mod settings;
+pub mod settings_reference;
 
 use std::ffi::OsString;
 use std::process::ExitCode;

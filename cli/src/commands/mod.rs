@@ -21,7 +21,17 @@ pub fn dispatch(cli: Cli) -> Result<(), CliError> {
             clap_complete::generate(shell, &mut crate::help::command(), "resetctl", &mut out);
             print(&String::from_utf8_lossy(&out))
         }
-        Command::Man { dir } => write_man_pages(&dir),
+        Command::Man { dir, settings } => {
+            write_man_pages(&dir)?;
+            match settings {
+                Some(path) => resetctl::durable::write_atomic(
+                    &path,
+                    crate::settings_reference::render_settings_reference().as_bytes(),
+                )
+                .map_err(|e| CliError::io(e.to_string())),
+                None => Ok(()),
+            }
+        }
         _ => {
             // Every setting of every subcommand, validated before anything runs.
             let settings = Settings::resolve(&cli)?;
