@@ -316,7 +316,7 @@ pub enum ConfigError {
     },
 }
 
-/// The largest config file read (the deployment guide's is 2 kB).
+/// The largest config file read (the operator's manual's is 2 kB).
 pub const CONFIG_CAP: crate::durable::Cap = crate::durable::Cap::mib(1);
 
 /// A loaded config file (or none).
@@ -336,7 +336,7 @@ fn project_dirs() -> Option<directories::ProjectDirs> {
 /// guide's), read when no config file is named and the user has none.
 pub const SYSTEM_CONFIG_PATH: &str = "/etc/resetctl/config.toml";
 
-/// The data dir of the shipped units and the deployment guide.
+/// The data dir of the shipped units and the operator's manual.
 pub const SYSTEM_DATA_DIR: &str = "/var/lib/resetctl";
 
 /// The platform's per-user config file location (`~/.config/resetctl/config.toml` on Linux).

@@ -104,7 +104,7 @@ fn every_owner_in_the_architecture_document_is_where_it_says() {
 
 #[test]
 fn the_release_binary_carries_no_debug_info() {
-    // What `make run` and the deployment guide install (docs/benchmarks.md,
+    // What `make run` and the operator's manual install (docs/benchmarks.md,
     // "Binary size"): 103 MB with line tables, 23 MiB without.
     let manifest = std::fs::read_to_string(repo_root().join("Cargo.toml")).unwrap();
     let release: Vec<&str> = manifest

@@ -388,41 +388,40 @@ fn every_settings_default_is_shown_as_the_settings_apply_it() {
     }
     assert!(checked >= 25, "{checked} defaults checked");
 
-    // The operator's manual's tables of flags say the same.
-    let readme = std::fs::read_to_string(crate::util::repo_root().join("docs/manual.md")).unwrap();
-    let mut rows = 0;
-    for line in readme.lines().filter(|l| l.starts_with("| `--")) {
-        // `| flag | env | key | default |` or `| flag | env / key | default |`.
-        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
-        let (keys, default_cell) = match cells.len() {
-            6 => (cells[3], cells[4]),
-            5 => (cells[2].split(" / ").nth(1).unwrap_or(""), cells[3]),
-            _ => continue,
-        };
-        let cell = default_cell.replace('`', "");
-        // A row of several keys gives their defaults in order (`10, 30`).
-        let keys: Vec<&str> = keys.split(", ").collect();
-        let parts: Vec<&str> = cell.split(", ").collect();
-        for (i, key) in keys.iter().enumerate() {
-            let key = key
-                .trim_matches('`')
-                .split(' ')
-                .next()
-                .unwrap_or("")
-                .replace('-', "_");
-            let Some(value) = default_of(&key) else {
-                continue;
-            };
-            let said = match keys.len() {
-                1 => cell.as_str(),
-                _ => parts.get(i).copied().unwrap_or(""),
-            };
+    // The operator's manual says each default once, in its list of every
+    // setting (made by `make man`), and says the same.
+    let mut said = 0;
+    for (file, text) in crate::deployment::chapters() {
+        if file.ends_with("/settings.md") {
+            continue;
+        }
+        for line in text.lines().filter(|l| l.starts_with("| `--")) {
+            let flag = line["| `--".len()..].split([' ', '`']).next().unwrap_or("");
             assert!(
-                said.starts_with(&value),
-                "docs/manual.md: the default of {key} is {value}, the table says {cell:?}"
+                default_of(&flag.replace('-', "_")).is_none(),
+                "{file}: a table restates the setting {flag}; link docs/manual/settings.md instead:\n{line}"
             );
-            rows += 1;
         }
     }
-    assert!(rows >= 10, "{rows} docs/manual.md rows checked");
+    let settings =
+        std::fs::read_to_string(crate::util::repo_root().join("docs/manual/settings.md")).unwrap();
+    for key in resetctl::config::FileConfig::KEYS {
+        let Some(value) = default_of(key) else {
+            continue;
+        };
+        let kebab = key.replace('_', "-");
+        let section = settings
+            .split_once(&format!("\n### `{kebab}`\n"))
+            .map(|(_, rest)| rest.split("\n### ").next().unwrap_or(""))
+            .unwrap_or_else(|| panic!("docs/manual/settings.md has no {kebab}"));
+        assert!(
+            section.contains(&format!("Default: {value}")),
+            "docs/manual/settings.md: the default of {kebab} is {value}:\n{section}"
+        );
+        said += 1;
+    }
+    assert!(
+        said >= 25,
+        "{said} defaults of docs/manual/settings.md checked"
+    );
 }

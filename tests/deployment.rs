@@ -1,5 +1,5 @@
 //! The deployment kit: the units of `deploy/systemd/` and every fenced
-//! block of `docs/deployment.md`, checked with the real tools. Units pass
+//! block of the operator's manual (`docs/manual/`), checked with the real tools. Units pass
 //! `systemd-analyze verify`; `ini` blocks are those files verbatim; `nginx`
 //! blocks pass `nginx -t`; `toml` blocks are configs `resetctl` accepts (and
 //! `serve` starts with); `crontab` lines have five time fields and an
@@ -19,8 +19,9 @@ use std::time::{Duration, Instant};
 
 use crate::util::{bin, nginx::nginx_binary, repo_root};
 
-/// The guide, relative to the repository root.
-pub(crate) const GUIDE: &str = "docs/deployment.md";
+/// The operator's manual, relative to the repository root: its contents
+/// (`README.md`) list the chapters in the order they are read and run.
+pub(crate) const GUIDE: &str = "docs/manual";
 /// The units and the sysusers file.
 const UNITS: &str = "deploy/systemd";
 /// Where the units and the guide install the binary.
@@ -49,12 +50,14 @@ pub(crate) struct Block {
     /// tests/deployment_as_pasted.rs it belongs to (none: every run).
     pub(crate) tags: Vec<String>,
     pub(crate) text: String,
+    /// The chapter (`docs/manual/install.md`) and the line of the fence.
+    pub(crate) file: String,
     pub(crate) line: usize,
 }
 
 impl Block {
     pub(crate) fn at(&self) -> String {
-        format!("{GUIDE}:{}", self.line)
+        format!("{}:{}", self.file, self.line)
     }
 
     pub(crate) fn first_line(&self) -> &str {
@@ -66,9 +69,44 @@ pub(crate) fn read(path: &Path) -> String {
     fs::read_to_string(path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()))
 }
 
-/// Every fenced block of the guide, with its info string as `kind` and `tags`.
+/// The manual's chapters, in the order of its contents (the numbered
+/// list of `README.md`), each as (path from the repository root, text).
+pub(crate) fn chapters() -> Vec<(String, String)> {
+    let contents = read(&repo_root().join(GUIDE).join("README.md"));
+    let mut chapters: Vec<(String, String)> = Vec::new();
+    for line in contents.lines() {
+        let Some((number, rest)) = line.split_once(". [") else {
+            continue;
+        };
+        if number.is_empty() || !number.bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        let file = rest
+            .split_once("](")
+            .and_then(|(_, after)| after.split_once(')'))
+            .map(|(file, _)| file)
+            .unwrap_or_else(|| panic!("{GUIDE}/README.md: a chapter without a link: {line}"));
+        let path = format!("{GUIDE}/{file}");
+        chapters.push((path.clone(), read(&repo_root().join(&path))));
+    }
+    assert!(
+        chapters.len() >= 8,
+        "{GUIDE}/README.md lists {} chapters",
+        chapters.len()
+    );
+    chapters
+}
+
+/// Every fenced block of the manual's chapters, in order, with its info
+/// string as `kind` and `tags`.
 pub(crate) fn blocks() -> Vec<Block> {
-    let text = read(&repo_root().join(GUIDE));
+    chapters()
+        .iter()
+        .flat_map(|(file, text)| blocks_in(file, text))
+        .collect()
+}
+
+fn blocks_in(file: &str, text: &str) -> Vec<Block> {
     let mut out = Vec::new();
     let mut open: Option<(String, usize, usize, Vec<String>)> = None;
     for (i, line) in text.lines().enumerate() {
@@ -88,6 +126,7 @@ pub(crate) fn blocks() -> Vec<Block> {
                         kind: words.next().unwrap_or_default(),
                         tags: words.collect(),
                         text: lines.iter().map(|l| format!("{l}\n")).collect(),
+                        file: file.to_owned(),
                         line,
                     });
                 } else {
@@ -97,7 +136,7 @@ pub(crate) fn blocks() -> Vec<Block> {
             }
         }
     }
-    assert!(open.is_none(), "{GUIDE}: a fence is never closed");
+    assert!(open.is_none(), "{file}: a fence is never closed");
     out
 }
 

@@ -1,4 +1,4 @@
-//! The guide as pasted: every `sh` block of `docs/deployment.md`, in order,
+//! The guide as pasted: every `sh` block of the operator's manual (`docs/manual/`), in order,
 //! run by bash (`-e -o pipefail`: a command that fails fails its block, and
 //! the block fails the test) as root in a throwaway root: a mount namespace
 //! with overlays on `/etc`, `/var`, `/usr/local` and `/run`, a network
@@ -145,7 +145,7 @@ fn as_pasted(run: &str, test: &str) {
 /// Inside the namespaces: build the throwaway root, run the blocks.
 fn inside(run: &str) {
     let scratch = PathBuf::from(std::env::var_os(SCRATCH_VAR).expect(SCRATCH_VAR));
-    let guide = read(&repo_root().join(GUIDE)).replace('\n', " ");
+    let guide = read(&repo_root().join(GUIDE).join("README.md")).replace('\n', " ");
     let names = guide
         .split_once("Names to replace:")
         .and_then(|(_, rest)| rest.split("  ").next())

@@ -1,6 +1,8 @@
 //! The documents, read as their readers meet them: every relative link of
 //! the Markdown files reaches a file, and a `#fragment` a heading of it (as
-//! GitHub makes a heading's anchor); the README stays a landing page.
+//! GitHub makes a heading's anchor); the README stays a landing page; the
+//! operator's manual, rendered as CommonMark, shows each alternative folded
+//! beneath the step it replaces.
 
 use std::path::{Path, PathBuf};
 
@@ -19,7 +21,7 @@ fn documents() -> Vec<PathBuf> {
     .iter()
     .map(|f| root.join(f))
     .collect();
-    for dir in ["docs", "snapshots", "deploy"] {
+    for dir in ["docs", "docs/manual", "snapshots", "deploy"] {
         for entry in std::fs::read_dir(root.join(dir)).unwrap() {
             let path = entry.unwrap().path();
             if path.extension().is_some_and(|e| e == "md") {
@@ -131,8 +133,7 @@ fn the_readme_is_a_landing_page_that_links_each_reader_on() {
     for linked in [
         "docs/clients.md",
         "docs/api.md",
-        "docs/deployment.md",
-        "docs/manual.md",
+        "docs/manual/README.md",
         "CONTRIBUTING.md",
         "ARCHITECTURE.md",
     ] {
@@ -143,3 +144,76 @@ fn the_readme_is_a_landing_page_that_links_each_reader_on() {
         assert!(Path::new(&repo_root().join(linked)).is_file(), "{linked}");
     }
 }
+
+/// The manual's alternatives (another way to the same end, not a step):
+/// the first line of each, which must be shown folded in a `<details>`.
+const ALTERNATIVES: [&str; 5] = [
+    "sudo useradd --system",
+    "sudo systemctl disable --now resetctl-sync.timer",
+    "RESETCTL_CONFIG=/etc/resetctl/config.toml\n17 * * * * /usr/local/bin/resetctl sync --once",
+    "RESETCTL_CONFIG=/etc/resetctl/config.toml\n0 7 * * * /usr/local/bin/resetctl mark-checked",
+    "sudo -u resetctl flock /var/lib/resetctl/resetctl.lock tar",
+];
+
+#[test]
+fn the_manual_shows_each_alternative_folded_beneath_its_step() {
+    let mut folded: Vec<String> = Vec::new();
+    let mut shown: Vec<String> = Vec::new();
+    for (file, text) in crate::deployment::chapters() {
+        let mut html = String::new();
+        pulldown_cmark::html::push_html(
+            &mut html,
+            pulldown_cmark::Parser::new_ext(&text, pulldown_cmark::Options::ENABLE_TABLES),
+        );
+        // What the reader sees: each <details> and its code, rendered.
+        let mut rest = html.as_str();
+        while let Some(start) = rest.find("<details>") {
+            let end = rest[start..]
+                .find("</details>")
+                .map(|e| start + e)
+                .unwrap_or_else(|| panic!("{file}: a <details> is never closed"));
+            let details = &rest[start..end];
+            assert!(
+                details.contains("<summary>Alternative: "),
+                "{file}: a <details> without a <summary>Alternative: …</summary>:\n{details}"
+            );
+            let codes: Vec<&str> = details
+                .split("<pre><code class=\"language-")
+                .skip(1)
+                .map(|code| code.split_once('>').map_or("", |(_, c)| c))
+                .map(|code| code.split("</code></pre>").next().unwrap_or(""))
+                .collect();
+            assert!(
+                !codes.is_empty(),
+                "{file}: an alternative shows no code block:\n{details}"
+            );
+            folded.extend(codes.iter().map(|c| unescape(c)));
+            rest = &rest[end..];
+        }
+        shown.extend(
+            html.split("<pre><code class=\"language-")
+                .skip(1)
+                .map(|code| code.split_once('>').map_or("", |(_, c)| c))
+                .map(|code| unescape(code.split("</code></pre>").next().unwrap_or(""))),
+        );
+    }
+    for alternative in ALTERNATIVES {
+        assert!(
+            shown.iter().any(|c| c.starts_with(alternative)),
+            "the manual no longer shows {alternative:?}"
+        );
+        assert!(
+            folded.iter().any(|c| c.starts_with(alternative)),
+            "the manual shows {alternative:?} as a step, not folded as an alternative"
+        );
+    }
+}
+
+/// The text of rendered code (pulldown-cmark escapes `<>&"`).
+fn unescape(code: &str) -> String {
+    code.replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&amp;", "&")
+}
+

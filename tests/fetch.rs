@@ -1,4 +1,4 @@
-//! Upstream fetch promises of docs/manual.md: gzip and brotli bodies, the
+//! Upstream fetch promises of the operator's manual (docs/manual/modes.md): gzip and brotli bodies, the
 //! connect timeout, a chain of exactly 5 redirects, `--backoff-cap-minutes`
 //! and the daemon honouring `nextAttemptAt`.
 

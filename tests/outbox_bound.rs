@@ -8,7 +8,7 @@ use crate::util::upstream::{Behavior, Upstream};
 use crate::util::World;
 
 const MIB: u64 = 1024 * 1024;
-/// `src/webhook/outbox.rs`'s `MAX_BYTES`, as docs/manual.md documents it.
+/// `src/webhook/outbox.rs`'s `MAX_BYTES`, as docs/manual/operations.md documents it.
 const BOUND: u64 = 32 * MIB;
 const PUBLISHES: usize = 100;
 

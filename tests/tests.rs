@@ -70,6 +70,7 @@ mod sync_integrity;
 mod system_config;
 mod timelines;
 mod topology;
+mod troubleshooting;
 mod util;
 mod webhook_delivery;
 mod webhook_formats;

@@ -1,4 +1,4 @@
-//! Several instances, as docs/deployment.md runs them, all on loopback: a
+//! Several instances, as the operator's manual (docs/manual/sizing.md) runs them, all on loopback: a
 //! real upstream; a writer (`sync --daemon`) owning a data dir; two `serve`
 //! replicas on that data dir (one with the admin listener); a replica with
 //! its own data dir kept by `sync --daemon` from the writer's

@@ -77,7 +77,7 @@ Description: read-only HTTP JSON API of usage-limit reset records
  (record), publishes versioned snapshots, and serves them over HTTP with a
  per-client quota, feeds, a record stream, webhooks and a status page.
  .
- The systemd units are installed but not enabled; the operations guide
+ The systemd units are installed but not enabled; the operator's manual
  says which to enable.
 CONTROL
 (cd "$root" && find . -type f ! -path './DEBIAN/*' -printf '%P\0' | sort -z | xargs -0 md5sum) > "$root/DEBIAN/md5sums"

@@ -11,7 +11,7 @@
 //! descriptor (`fstat`), never from a path checked before the open. A
 //! regular file is then read up to its cap plus one byte, so a file
 //! larger than its cap is refused without reading it all. Each cap is the
-//! constant of the file's owner ([`Cap`]); docs/manual.md's "Files and their
+//! constant of the file's owner ([`Cap`]); docs/manual/operations.md's "Files and their
 //! limits" lists them.
 
 use std::fs::{File, OpenOptions};
