@@ -217,3 +217,122 @@ fn unescape(code: &str) -> String {
         .replace("&amp;", "&")
 }
 
+/// The documents whose `curl` examples a reader runs against their own
+/// instance (the client guide's run in tests/clients.rs).
+const CURL_DOCUMENTS: [&str; 2] = ["README.md", "docs/api.md"];
+
+/// The `sh` blocks of `file`, each line a command.
+fn sh_lines(file: &str) -> Vec<String> {
+    let text = std::fs::read_to_string(repo_root().join(file)).unwrap();
+    let mut lines = Vec::new();
+    let mut in_sh = false;
+    for line in text.lines() {
+        if let Some(info) = line.strip_prefix("```") {
+            in_sh = !in_sh && info.trim() == "sh";
+        } else if in_sh && !line.trim().is_empty() {
+            lines.push(line.to_owned());
+        }
+    }
+    lines
+}
+
+#[test]
+fn every_curl_example_of_the_readme_and_the_api_reference_answers_as_it_says() {
+    let curl = crate::util::tool(&["curl"], "--version", "curl");
+    let w = crate::util::World::new();
+    w.seed_bundled();
+    let now = "2026-11-25T12:00:00.000Z";
+    let server = crate::util::server::Server::start(&w, &["--now", now], &[]);
+    let base = format!("http://{}", server.addr);
+    let mut ran = 0;
+    // The quota left after the last counted answer.
+    let mut left: Option<String> = None;
+    for file in CURL_DOCUMENTS {
+        for line in sh_lines(file) {
+            let (command, comment) = match line.split_once(" # ") {
+                Some((command, comment)) => (command.trim(), comment.trim()),
+                None => (line.trim(), ""),
+            };
+            let Some(args) = command.strip_prefix("curl ") else {
+                continue;
+            };
+            // The reader's instance is this one; a placeholder ETag is the one served.
+            let mut args = args.replace("http://127.0.0.1:8080", &base);
+            for placeholder in ["\"TAG\"", "\"9f2c…\""] {
+                if args.contains(placeholder) {
+                    let url = args.rsplit(' ').next().unwrap().trim_matches('\'');
+                    let path = url.strip_prefix(&base).unwrap();
+                    let reply = server.get(path);
+                    left = reply.header("x-ratelimit-remaining").map(str::to_owned);
+                    args = args.replace(placeholder, reply.header("etag").unwrap());
+                }
+            }
+            let stream = args.starts_with("-N ");
+            // What the example prints, and then (ours) the status and the quota left.
+            let script = format!(
+                "{curl} --max-time {} {args} -w '\\n%{{http_code}} %header{{x-ratelimit-remaining}}\\n'",
+                if stream { 2 } else { 10 }
+            );
+            let out = std::process::Command::new("bash")
+                .args(["-c", &script])
+                .output()
+                .unwrap();
+            let printed = String::from_utf8_lossy(&out.stdout).into_owned();
+            let at = format!("{file}: {line}");
+            let printed_short: String = printed.chars().take(600).collect();
+            let (body, last) = printed
+                .trim_end()
+                .rsplit_once('\n')
+                .unwrap_or(("", printed.trim_end()));
+            let (status, remaining) = last.split_once(' ').unwrap_or((last, ""));
+            ran += 1;
+            if stream {
+                // Runs until the reader stops it: curl's --max-time (exit 28).
+                assert_eq!(out.status.code(), Some(28), "{at}: {printed}");
+                assert!(body.starts_with("event:ready\ndata:{"), "{at}: {body}");
+                continue;
+            }
+            assert!(out.status.success(), "{at}: {out:?}");
+            let expected = comment
+                .split(|c: char| !c.is_ascii_digit())
+                .find(|w| w.len() == 3)
+                .unwrap_or("200");
+            assert_eq!(status, expected, "{at}: {printed_short}");
+            if expected == "304" {
+                // "not counted", "free of quota": the quota left is as it was.
+                assert_eq!(
+                    Some(remaining),
+                    left.as_deref(),
+                    "{at}: the 304 was counted"
+                );
+            }
+            left = Some(remaining.to_owned());
+            if comment.starts_with("content-encoding: br (or gzip") {
+                let headers = body.to_ascii_lowercase();
+                assert!(
+                    headers.contains("content-encoding: br")
+                        || headers.contains("content-encoding: gzip"),
+                    "{at}: {body}"
+                );
+            }
+        }
+    }
+    assert!(
+        ran >= 10,
+        "only {ran} curl examples found in {CURL_DOCUMENTS:?}"
+    );
+
+    // The badge's example has the served badge's fields and label.
+    let api = std::fs::read_to_string(repo_root().join("docs/api.md")).unwrap();
+    let example: serde_json::Value = api
+        .split("```json\n")
+        .skip(1)
+        .filter_map(|b| serde_json::from_str(b.split("\n```").next()?).ok())
+        .find(|v: &serde_json::Value| v.get("schemaVersion").is_some())
+        .expect("docs/api.md shows the badge");
+    let served = server.get("/openapi/v1/badge.json").json();
+    let keys =
+        |v: &serde_json::Value| -> Vec<String> { v.as_object().unwrap().keys().cloned().collect() };
+    assert_eq!(keys(&example), keys(&served), "{example} / {served}");
+    assert_eq!(example["label"], served["label"]);
+}
