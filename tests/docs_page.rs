@@ -150,6 +150,15 @@ fn failures(report: &Value, origin: &str, path: &str, (width, height): (u64, u64
             report["overflowingCount"], report["overflowing"]
         ),
     );
+    let violations = report["violations"]
+        .as_array()
+        .unwrap_or_else(|| panic!("axe-core's violations, got {}", report["violations"]));
+    check(
+        violations.is_empty(),
+        format!(
+            "axe-core (WCAG 2.1 A, AA, best practices): expected no violation, got {violations:?}"
+        ),
+    );
     let errors = strings(&report["consoleErrors"]);
     check(
         errors.is_empty(),

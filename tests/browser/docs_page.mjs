@@ -1,6 +1,6 @@
 // Loads the docs page of a running resetctl in Debian's headless chromium,
 // driven by playwright-core, at a desktop and a phone width; saves a
-// full-page screenshot of each and prints one JSON report on stdout. The
+// full-page screenshot of each, runs axe-core, and prints one JSON report on stdout. The
 // Rust test (tests/docs_page.rs) starts the server, runs this script and
 // asserts the report; this script only measures, it judges nothing.
 //
@@ -12,12 +12,14 @@
 //   PATH         the page (default /openapi/v1/docs; /openapi/v1/docs/zh in Chinese)
 
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 
 const [origin, outDir, browserDir, executablePath, pagePath] = process.argv.slice(2);
 const require = createRequire(join(browserDir, 'package.json'));
 const { chromium } = require('playwright-core');
+const axeSource = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 
 const VIEWPORTS = [
   { name: 'desktop', width: 1280, height: 800 },
@@ -89,6 +91,17 @@ function measure() {
   };
 }
 
+// axe-core's violations of WCAG 2.1 A and AA and its best practices, as
+// the status page is checked (site_page.mjs).
+async function axe(page) {
+  await page.evaluate(axeSource + '\n;0');
+  return page.evaluate(async () => {
+    // eslint-disable-next-line no-undef
+    const r = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21aa', 'best-practice'] } });
+    return r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.slice(0, 3).map((n) => n.target.join(' ')) }));
+  });
+}
+
 const report = { playwrightCore: require('playwright-core/package.json').version, viewports: [] };
 const browser = await chromium.launch({ executablePath, headless: true });
 report.browser = browser.version();
@@ -129,6 +142,7 @@ try {
       consoleErrors,
       requests,
       ...(await page.evaluate(measure)),
+      violations: await axe(page),
     });
     await page.close();
   }
