@@ -2,7 +2,9 @@
 //! the Markdown files reaches a file, and a `#fragment` a heading of it (as
 //! GitHub makes a heading's anchor); the README stays a landing page; the
 //! operator's manual, rendered as CommonMark, shows each alternative folded
-//! beneath the step it replaces.
+//! beneath the step it replaces; the README's and the API reference's
+//! examples (curl, the badge, an MCP client's config) run against a real
+//! server and answer as they say.
 
 use std::path::{Path, PathBuf};
 
@@ -237,7 +239,7 @@ fn sh_lines(file: &str) -> Vec<String> {
 }
 
 #[test]
-fn every_curl_example_of_the_readme_and_the_api_reference_answers_as_it_says() {
+fn every_example_of_the_readme_and_the_api_reference_runs_and_answers_as_it_says() {
     let curl = crate::util::tool(&["curl"], "--version", "curl");
     let w = crate::util::World::new();
     w.seed_bundled();
@@ -335,4 +337,36 @@ fn every_curl_example_of_the_readme_and_the_api_reference_answers_as_it_says() {
         |v: &serde_json::Value| -> Vec<String> { v.as_object().unwrap().keys().cloned().collect() };
     assert_eq!(keys(&example), keys(&served), "{example} / {served}");
     assert_eq!(example["label"], served["label"]);
+
+    // The MCP client's config names a server that answers an MCP handshake.
+    let config: serde_json::Value = api
+        .split("```json\n")
+        .skip(1)
+        .filter_map(|b| serde_json::from_str(b.split("\n```").next()?).ok())
+        .find(|v: &serde_json::Value| v.get("mcpServers").is_some())
+        .expect("docs/api.md shows an MCP client's config");
+    let url = config["mcpServers"]["reset-records"]["url"]
+        .as_str()
+        .unwrap();
+    let path = url
+        .strip_prefix("http://127.0.0.1:8080")
+        .unwrap_or_else(|| panic!("the MCP config's url {url} is not the instance's"));
+    let init = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "docs", "version": "1"}}})
+    .to_string();
+    let length = init.len().to_string();
+    let reply = crate::util::server::raw_request_with_body(
+        server.addr,
+        "POST",
+        path,
+        &[
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+            ("Content-Length", &length),
+        ],
+        init.as_bytes(),
+    );
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    assert!(reply.text().contains("\"serverInfo\""), "{}", reply.text());
 }
