@@ -389,7 +389,10 @@ fn the_docs_page_speaks_the_readers_language_and_each_links_the_other() {
             let header: Vec<String> = table
                 .split("<th>")
                 .skip(1)
-                .map(|th| without_tags(th.split("</th>").next().unwrap_or("")).to_lowercase())
+                .map(|th| {
+                    crate::documents::without_tags(th.split("</th>").next().unwrap_or(""))
+                        .to_lowercase()
+                })
                 .collect();
             for row in table.split("<tr>").skip(1) {
                 for (column, cell) in row.split("<td").skip(1).enumerate() {
@@ -420,19 +423,4 @@ fn the_docs_page_speaks_the_readers_language_and_each_links_the_other() {
         );
         assert!(!html.contains("href=\"/openapi/v1/docs\""), "{status}");
     }
-}
-
-/// `html` without its tags.
-fn without_tags(html: &str) -> String {
-    let mut out = String::new();
-    let mut in_tag = false;
-    for c in html.chars() {
-        match c {
-            '<' => in_tag = true,
-            '>' => in_tag = false,
-            c if !in_tag => out.push(c),
-            _ => {}
-        }
-    }
-    out
 }
