@@ -8,23 +8,13 @@ use std::process::Command;
 use crate::util::server::{raw_request, Server};
 use crate::util::{repo_root, World};
 
-/// The fenced blocks of the guide, as (info string, text).
+/// The fenced blocks of the guide, as (language, text).
 fn examples() -> Vec<(String, String)> {
     let guide = std::fs::read_to_string(repo_root().join("docs/clients.md")).unwrap();
-    let mut out = Vec::new();
-    let mut open: Option<(String, String)> = None;
-    for line in guide.lines() {
-        match (&mut open, line.strip_prefix("```")) {
-            (None, Some(info)) => open = Some((info.to_owned(), String::new())),
-            (Some(_), Some("")) => out.push(open.take().unwrap()),
-            (Some((_, text)), _) => {
-                text.push_str(line);
-                text.push('\n');
-            }
-            (None, None) => {}
-        }
-    }
-    out
+    crate::deployment::blocks_in("docs/clients.md", &guide)
+        .into_iter()
+        .map(|block| (block.kind, block.text))
+        .collect()
 }
 
 /// The Rust example as cargo built it (`cargo test` builds the examples).

@@ -106,7 +106,9 @@ pub(crate) fn blocks() -> Vec<Block> {
         .collect()
 }
 
-fn blocks_in(file: &str, text: &str) -> Vec<Block> {
+/// Every fenced block of the Markdown `text` of `file` (the tests' one
+/// reader of fences: the manual, the client guide, the README).
+pub(crate) fn blocks_in(file: &str, text: &str) -> Vec<Block> {
     let mut out = Vec::new();
     let mut open: Option<(String, usize, usize, Vec<String>)> = None;
     for (i, line) in text.lines().enumerate() {

@@ -179,25 +179,15 @@ fn the_manual_shows_each_alternative_folded_beneath_its_step() {
                 details.contains("<summary>Alternative: "),
                 "{file}: a <details> without a <summary>Alternative: …</summary>:\n{details}"
             );
-            let codes: Vec<&str> = details
-                .split("<pre><code class=\"language-")
-                .skip(1)
-                .map(|code| code.split_once('>').map_or("", |(_, c)| c))
-                .map(|code| code.split("</code></pre>").next().unwrap_or(""))
-                .collect();
+            let codes = code_blocks(details);
             assert!(
                 !codes.is_empty(),
                 "{file}: an alternative shows no code block:\n{details}"
             );
-            folded.extend(codes.iter().map(|c| unescape(c)));
+            folded.extend(codes);
             rest = &rest[end..];
         }
-        shown.extend(
-            html.split("<pre><code class=\"language-")
-                .skip(1)
-                .map(|code| code.split_once('>').map_or("", |(_, c)| c))
-                .map(|code| unescape(code.split("</code></pre>").next().unwrap_or(""))),
-        );
+        shown.extend(code_blocks(&html));
     }
     for alternative in ALTERNATIVES {
         assert!(
@@ -211,7 +201,16 @@ fn the_manual_shows_each_alternative_folded_beneath_its_step() {
     }
 }
 
-/// The text of rendered code (pulldown-cmark escapes `<>&"`).
+/// The text of each fenced block rendered in `html`.
+fn code_blocks(html: &str) -> Vec<String> {
+    html.split("<pre><code class=\"language-")
+        .skip(1)
+        .map(|code| code.split_once('>').map_or("", |(_, c)| c))
+        .map(|code| unescape(code.split("</code></pre>").next().unwrap_or("")))
+        .collect()
+}
+
+/// The text of rendered code (pulldown-cmark, and the docs pages, escape `<>&"`).
 fn unescape(code: &str) -> String {
     code.replace("&lt;", "<")
         .replace("&gt;", ">")
@@ -236,29 +235,27 @@ const PLACEHOLDER_TAGS: [&str; 3] = ["\"TAG\"", "\"9f2c…\"", "\"9f2c41d07b3e5a
 /// text of its `<pre>` blocks (HTML, tags dropped, entities read).
 fn command_lines(file: &str) -> Vec<String> {
     let text = std::fs::read_to_string(repo_root().join(file)).unwrap();
-    let mut lines = Vec::new();
     if file.ends_with(".html") {
-        for pre in text.split("<pre").skip(1) {
-            let code = pre.split_once('>').map_or("", |(_, c)| c);
-            let code = code.split("</pre>").next().unwrap_or("");
-            let code = without_tags(code)
-                .replace("&lt;", "<")
-                .replace("&gt;", ">")
-                .replace("&quot;", "\"")
-                .replace("&amp;", "&");
-            lines.extend(code.lines().map(str::to_owned));
-        }
-        return lines;
+        return text
+            .split("<pre")
+            .skip(1)
+            .map(|pre| pre.split_once('>').map_or("", |(_, code)| code))
+            .map(|code| unescape(&without_tags(code.split("</pre>").next().unwrap_or(""))))
+            .flat_map(|code| code.lines().map(str::to_owned).collect::<Vec<_>>())
+            .collect();
     }
-    let mut in_sh = false;
-    for line in text.lines() {
-        if let Some(info) = line.strip_prefix("```") {
-            in_sh = !in_sh && info.trim() == "sh";
-        } else if in_sh && !line.trim().is_empty() {
-            lines.push(line.to_owned());
-        }
-    }
-    lines
+    crate::deployment::blocks_in(file, &text)
+        .into_iter()
+        .filter(|block| block.kind == "sh")
+        .flat_map(|block| {
+            block
+                .text
+                .lines()
+                .filter(|line| !line.trim().is_empty())
+                .map(str::to_owned)
+                .collect::<Vec<_>>()
+        })
+        .collect()
 }
 
 /// `html` without its tags.

@@ -20,7 +20,7 @@ fn document() -> String {
 }
 
 /// An upstream serving [`document`] with the ETag `"v1"`.
-fn upstream() -> Upstream {
+pub(crate) fn upstream() -> Upstream {
     Upstream::start(Behavior::Serve {
         body: document().into_bytes(),
         etag: Some("\"v1\"".into()),

@@ -113,20 +113,9 @@ fn said(w: &World, run: Run, replace: &[(&str, &str)]) -> Said {
 }
 
 /// A mirror's sync, at `now`, of `up`.
-fn sync(w: &World, up: &Upstream, now: &str, extra: &[&str]) -> Run {
+fn sync(w: &World, up: &Upstream, now: &str) -> Run {
     let url = up.url("/records.json");
-    let mut args = vec!["--now", now, "sync", "--upstream", &url, "--once"];
-    args.extend_from_slice(extra);
-    w.run(&args)
-}
-
-fn document() -> String {
-    serde_json::json!({
-        "generatedAt": "2026-11-24T09:00:00.000Z",
-        "lastSuccessfulCheckAt": "2026-11-24T09:00:00.000Z",
-        "records": [],
-    })
-    .to_string()
+    w.run(&["--now", now, "sync", "--upstream", &url, "--once"])
 }
 
 /// Each message the chapter explains, made to happen.
@@ -189,14 +178,10 @@ fn everything_said() -> Vec<Said> {
     drop(taken);
 
     // A standalone command in a mirror's data dir.
-    let up = Upstream::start(Behavior::Serve {
-        body: document().into_bytes(),
-        etag: Some("\"v1\"".into()),
-        last_modified: None,
-    });
+    let up = crate::operations::upstream();
     let url = up.url("/records.json");
     let m = World::new();
-    sync(&m, &up, "2026-11-24T09:30:00.000Z", &[]).success();
+    sync(&m, &up, "2026-11-24T09:30:00.000Z").success();
     all.push(said(&m, m.run(&["seed"]), &[]));
 
     // A mirror gone stale: no good sync for longer than max-age-minutes.
@@ -208,7 +193,7 @@ fn everything_said() -> Vec<Said> {
 
     // A mirror whose upstream fails: stale at once, though still served.
     up.set(Behavior::Status(503));
-    sync(&m, &up, "2026-11-24T13:05:00.000Z", &[]);
+    sync(&m, &up, "2026-11-24T13:05:00.000Z");
     all.push(said(
         &m,
         m.run(&["--now", "2026-11-24T13:06:00.000Z", "status"]),
@@ -217,7 +202,7 @@ fn everything_said() -> Vec<Said> {
 
     // A new mirror whose upstream fails: nothing published, then a back-off.
     let n = World::new();
-    let first = sync(&n, &up, "2026-11-24T12:00:00.000Z", &[]);
+    let first = sync(&n, &up, "2026-11-24T12:00:00.000Z");
     all.push(said(&n, first, &[(url.as_str(), UPSTREAM)]));
     all.push(said(
         &n,
@@ -226,7 +211,7 @@ fn everything_said() -> Vec<Said> {
     ));
     all.push(said(
         &n,
-        sync(&n, &up, "2026-11-24T12:05:00.000Z", &[]),
+        sync(&n, &up, "2026-11-24T12:05:00.000Z"),
         &[(url.as_str(), UPSTREAM)],
     ));
     all

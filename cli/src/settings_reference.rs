@@ -68,7 +68,7 @@ pub fn render_settings_reference() -> String {
             "| [`{key}`](#{key}) | {commands} | {reload} |",
             key = s.key,
             commands = s.commands.join(", "),
-            reload = reload(s),
+            reload = reload(s).unwrap_or("–"),
         );
     }
     let mut headings: Vec<&str> = Vec::new();
@@ -88,10 +88,7 @@ pub fn render_settings_reference() -> String {
                 flag = s.flag,
                 env = env_variable(&s.key.replace('-', "_")),
                 commands = s.commands.join(", "),
-                reload = match reload(s) {
-                    "–" => String::new(),
-                    when => format!(" · reload: {when}"),
-                },
+                reload = reload(s).map_or_else(String::new, |when| format!(" · reload: {when}")),
                 text = s.text.trim_end(),
             );
         }
@@ -199,13 +196,14 @@ fn heading(of_key: &[&DeclaredOption]) -> String {
     }
 }
 
-/// What a reload of `serve` does with a changed value of `s`.
-fn reload(s: &Setting) -> &'static str {
+/// What a reload of `serve` does with a changed value of `s` (`None`:
+/// `serve` does not read it).
+fn reload(s: &Setting) -> Option<&'static str> {
     if resetctl::settings::reload::LIVE.contains(&s.key.as_str()) {
-        "live"
+        Some("live")
     } else if s.serve {
-        "at restart"
+        Some("at restart")
     } else {
-        "–"
+        None
     }
 }

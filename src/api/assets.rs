@@ -5,10 +5,31 @@
 pub const OPENAPI_JSON: &str = include_str!("assets/openapi.json");
 /// The documentation page served at `/openapi/v1/docs` (and `/docs/en`).
 pub const DOCS_HTML: &str = include_str!("assets/docs.html");
-/// The same page in Chinese (`/openapi/v1/docs/zh`): its `<style>` and
-/// `<script>` are the English page's, byte for byte, so [`DOCS_CSP`] holds
-/// for both (tests/docs_page.rs checks them in chromium).
-pub const DOCS_HTML_ZH: &str = include_str!("assets/docs.zh.html");
+/// The same page in Chinese (`/openapi/v1/docs/zh`): its words are
+/// `docs.zh.html`'s, and its `<style>` and `<script>` the English page's,
+/// put in where that file marks them (made once), so the two pages share
+/// one copy of each and [`DOCS_CSP`] holds for both.
+pub fn docs_html_zh() -> &'static str {
+    static PAGE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    PAGE.get_or_init(|| {
+        include_str!("assets/docs.zh.html")
+            .replacen(STYLE_MARK, block(DOCS_HTML, "<style>", "</style>"), 1)
+            .replacen(SCRIPT_MARK, block(DOCS_HTML, "<script>", "</script>"), 1)
+    })
+}
+
+/// Where `docs.zh.html` takes the English page's blocks.
+const STYLE_MARK: &str = "<!-- <style>: the English page's, put in by src/api/assets.rs -->";
+const SCRIPT_MARK: &str = "<!-- <script>: the English page's, put in by src/api/assets.rs -->";
+
+/// `page`'s first block from `open` to `close`, both included.
+fn block<'a>(page: &'a str, open: &str, close: &str) -> &'a str {
+    let start = page
+        .find(open)
+        .expect("the English docs page has the block");
+    let end = start + page[start..].find(close).expect("and closes it") + close.len();
+    &page[start..end]
+}
 /// The Content-Security-Policy sent with the docs page. The page is
 /// self-contained: nothing may load from anywhere, and only its one inline
 /// `<style>` and its one inline `<script>` (which fills the address the page
@@ -25,3 +46,23 @@ pub const DOCS_CSP: &str = concat!(
 );
 /// The agent skill file served at `/openapi/v1/skill.md`.
 pub const SKILL_MD: &str = include_str!("assets/skill.md");
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_chinese_docs_page_takes_the_english_pages_style_and_script_once() {
+        let zh = docs_html_zh();
+        for (open, close, mark) in [
+            ("<style>", "</style>", STYLE_MARK),
+            ("<script>", "</script>", SCRIPT_MARK),
+        ] {
+            assert!(include_str!("assets/docs.zh.html").contains(mark));
+            assert!(!zh.contains(mark));
+            assert_eq!(block(zh, open, close), block(DOCS_HTML, open, close));
+            assert_eq!(zh.matches(open).count(), 1);
+        }
+        assert!(zh.contains("<html lang=\"zh-Hans\">"));
+    }
+}

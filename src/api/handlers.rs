@@ -14,7 +14,7 @@ use warp::reply::Response;
 use bytes::Bytes;
 
 use super::admission::{Answer, DataSource, Quota};
-use super::assets::{DOCS_CSP, DOCS_HTML, DOCS_HTML_ZH, OPENAPI_JSON, SKILL_MD};
+use super::assets::{docs_html_zh, DOCS_CSP, DOCS_HTML, OPENAPI_JSON, SKILL_MD};
 use super::conditional::{rest_uncounted, Conditionals};
 use super::errors::ApiError;
 use super::representation::{Representation, ViewBodies};
@@ -445,7 +445,7 @@ fn openapi_document() -> &'static Representation {
 fn docs_document(lang: Lang) -> &'static Representation {
     match lang {
         Lang::En => document(&DOCS, "text/html; charset=utf-8", DOCS_HTML),
-        Lang::Zh => document(&DOCS_ZH, "text/html; charset=utf-8", DOCS_HTML_ZH),
+        Lang::Zh => document(&DOCS_ZH, "text/html; charset=utf-8", docs_html_zh()),
     }
 }
 

@@ -18,21 +18,9 @@ pub fn inside() -> bool {
 /// `unshare UNSHARE… --`, and fails with `needs` (what the namespace takes)
 /// and its log unless it passed there.
 pub fn run_test_again(name: &str, unshare: &[&str], needs: &str) {
-    let out = Command::new("unshare")
-        .args(unshare)
-        .arg("--")
-        .arg(std::env::current_exe().unwrap())
-        .args(["--exact", name, "--nocapture", "--test-threads", "1"])
-        .env(INSIDE, "1")
-        .output()
-        .expect("run unshare (util-linux; `make test-deps` installs it)");
-    let log = format!(
-        "{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let (passed, log) = rerun(name, unshare, &[], &[(INSIDE, "1".as_ref())]);
     assert!(
-        out.status.success() && log.contains("1 passed"),
+        passed,
         "the test in its own namespace failed (it needs {needs}; run `make test-deps`):\n{log}"
     );
 }
@@ -42,10 +30,34 @@ pub fn run_test_again(name: &str, unshare: &[&str], needs: &str) {
 /// bash as its init (reaping what the test leaves running), with `env`
 /// set; the output, both streams in one text, and whether it passed.
 pub fn run_test_as_machine(name: &str, env: &[(&str, &std::ffi::OsStr)]) -> (bool, String) {
+    rerun(
+        name,
+        &[
+            "--mount",
+            "--net",
+            "--pid",
+            "--fork",
+            "--mount-proc",
+            "--propagation",
+            "private",
+        ],
+        &["bash", "-c", "\"$@\" & wait $!", "init"],
+        env,
+    )
+}
+
+/// `unshare UNSHARE… -- LAUNCHER… <this binary> --exact NAME` with `env`:
+/// whether the one test passed there, and both streams in one text.
+fn rerun(
+    name: &str,
+    unshare: &[&str],
+    launcher: &[&str],
+    env: &[(&str, &std::ffi::OsStr)],
+) -> (bool, String) {
     let out = Command::new("unshare")
-        .args(["--mount", "--net", "--pid", "--fork", "--mount-proc"])
-        .args(["--propagation", "private", "--"])
-        .args(["bash", "-c", "\"$@\" & wait $!", "init"])
+        .args(unshare)
+        .arg("--")
+        .args(launcher)
         .arg(std::env::current_exe().unwrap())
         .args(["--exact", name, "--nocapture", "--test-threads", "1"])
         .envs(env.iter().copied())
@@ -53,7 +65,7 @@ pub fn run_test_as_machine(name: &str, env: &[(&str, &std::ffi::OsStr)]) -> (boo
         .output()
         .expect("run unshare (util-linux; `make test-deps` installs it)");
     let log = format!(
-        "{}{}",
+        "{}\n{}",
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
