@@ -731,3 +731,267 @@ fn a_record_command_reads_history_and_ledger_once() {
     // Read once; opened again only to append the entry.
     assert_eq!(opens("ledger.jsonl"), 2, "ledger.jsonl opened:\n{opened}");
 }
+
+/// What the matcher made of one schedule, as the snapshot serves it:
+/// (scheduleState, completionRecordId, fulfillmentOrigin).
+fn fulfilment(w: &World, id: &str) -> (String, Value, Value) {
+    let snapshot = w.current_snapshot();
+    let r = snapshot["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["id"] == id)
+        .unwrap_or_else(|| panic!("no record {id}"))
+        .clone();
+    (
+        r["scheduleState"].as_str().unwrap().to_owned(),
+        r["completionRecordId"].clone(),
+        r["fulfillmentOrigin"].clone(),
+    )
+}
+
+/// Time's arrow (docs/decision-records.md, "A completion fulfils only what
+/// was announced before it"): with the default tolerance of 180 minutes,
+/// every order of announcing a schedule for 09:30 and recording a
+/// completion, and every place of the completion around the widened
+/// window. Only a completion recorded after the announcement, of a reset
+/// no earlier than the announcement and within the tolerance, fulfils it
+/// by itself; `link` and `complete` keep their meaning either way.
+#[test]
+fn a_completion_fulfils_by_itself_only_a_schedule_announced_before_it_was_recorded() {
+    const S: &str = "2090000000000000001";
+    const C: &str = "2090000000000000002";
+    let schedule = |w: &World, now: &str| {
+        record(
+            w,
+            now,
+            &[
+                "schedule",
+                "--post-url",
+                &post(S),
+                "--at",
+                "2026-12-01T09:30:00Z",
+            ],
+        );
+    };
+    let complete = |w: &World, now: &str, at: &str| {
+        record(w, now, &["completion", "--post-url", &post(C), "--at", at]);
+    };
+    let fulfilled = |origin: &str| ("fulfilled".to_owned(), json!(C), json!(origin));
+    let pending = || ("pending".to_owned(), Value::Null, Value::Null);
+    // (what happened, in order, at which instant) → the schedule's state.
+    struct Case {
+        name: &'static str,
+        announce_at: &'static str,
+        complete_at: &'static str,
+        reset_at: &'static str,
+        announce_first: bool,
+    }
+    let cases = [
+        // Announced, then completed inside the window or the tolerance.
+        Case {
+            name: "on time",
+            announce_at: "2026-12-01T08:00:00Z",
+            complete_at: "2026-12-01T09:31:00Z",
+            reset_at: "2026-12-01T09:30:40Z",
+            announce_first: true,
+        },
+        Case {
+            name: "early within the tolerance",
+            announce_at: "2026-12-01T06:00:00Z",
+            complete_at: "2026-12-01T06:31:00Z",
+            reset_at: "2026-12-01T06:30:00Z",
+            announce_first: true,
+        },
+        Case {
+            name: "late within the tolerance",
+            announce_at: "2026-12-01T08:00:00Z",
+            complete_at: "2026-12-01T12:31:00Z",
+            reset_at: "2026-12-01T12:30:00Z",
+            announce_first: true,
+        },
+        // Announced first but the completion outside the widened window.
+        Case {
+            name: "early past the tolerance",
+            announce_at: "2026-12-01T06:00:00Z",
+            complete_at: "2026-12-01T06:29:00Z",
+            reset_at: "2026-12-01T06:29:59Z",
+            announce_first: true,
+        },
+        Case {
+            name: "late past the tolerance",
+            announce_at: "2026-12-01T08:00:00Z",
+            complete_at: "2026-12-01T12:31:00Z",
+            reset_at: "2026-12-01T12:30:01Z",
+            announce_first: true,
+        },
+        // Recorded after the announcement, but of a reset before it.
+        Case {
+            name: "a reset before the announcement",
+            announce_at: "2026-12-01T08:00:00Z",
+            complete_at: "2026-12-01T08:10:00Z",
+            reset_at: "2026-12-01T07:30:18Z",
+            announce_first: true,
+        },
+        // The B2 order: a completion at 07:30:18, a schedule for 09:30 announced at 08:00.
+        Case {
+            name: "announced after the completion (B2)",
+            announce_at: "2026-12-01T08:00:00Z",
+            complete_at: "2026-12-01T07:31:00Z",
+            reset_at: "2026-12-01T07:30:18Z",
+            announce_first: false,
+        },
+        Case {
+            name: "announced after a completion inside the window",
+            announce_at: "2026-12-01T09:40:00Z",
+            complete_at: "2026-12-01T09:35:00Z",
+            reset_at: "2026-12-01T09:30:00Z",
+            announce_first: false,
+        },
+    ];
+    for case in &cases {
+        let w = World::new();
+        if case.announce_first {
+            schedule(&w, case.announce_at);
+            complete(&w, case.complete_at, case.reset_at);
+        } else {
+            complete(&w, case.complete_at, case.reset_at);
+            schedule(&w, case.announce_at);
+        }
+        let expected = match case.name {
+            "on time" | "early within the tolerance" | "late within the tolerance" => {
+                fulfilled("auto")
+            }
+            _ => pending(),
+        };
+        // States are evaluated at the last command's instant: 09:30 has
+        // not ended for the cases before it; those after it publish again
+        // at 09:00 so every case reads the schedule before its window ends.
+        w.run(&["--now", "2026-12-01T09:00:00.000Z", "publish"])
+            .success();
+        assert_eq!(fulfilment(&w, S), expected, "{}", case.name);
+        // An operator's link says so whatever the order.
+        if expected == pending() {
+            record(&w, "2026-12-01T09:00:00Z", &["link", C, S]);
+            assert_eq!(
+                fulfilment(&w, S),
+                fulfilled("link"),
+                "{}: linked",
+                case.name
+            );
+        }
+    }
+}
+
+/// `record move`: a schedule's window changes (precision with it), the
+/// move is one ledger entry that `undo` reverts, and what cannot move is
+/// refused by name with nothing recorded.
+#[test]
+fn record_move_changes_a_schedules_window_and_undo_puts_it_back() {
+    const S: &str = "2090000000000000001";
+    const C: &str = "2090000000000000002";
+    let w = World::new();
+    record(
+        &w,
+        "2026-12-01T06:00:00Z",
+        &[
+            "schedule",
+            "--post-url",
+            &post(S),
+            "--at",
+            "2026-12-01T09:30:00Z",
+        ],
+    );
+    let window = |w: &World| {
+        let snapshot = w.current_snapshot();
+        let r = snapshot["records"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["id"] == S)
+            .unwrap()
+            .clone();
+        (
+            r["scheduleWindow"].clone(),
+            r["schedulePrecision"].clone(),
+            r["effectiveAt"].clone(),
+        )
+    };
+    record(
+        &w,
+        "2026-12-01T07:00:00Z",
+        &["move", S, "--date", "2026-12-02", "--tz", "Asia/Shanghai"],
+    );
+    assert_eq!(
+        window(&w),
+        (
+            json!({"startAt": "2026-12-01T16:00:00.000Z", "endAt": "2026-12-02T16:00:00.000Z"}),
+            json!("date"),
+            json!("2026-12-01T16:00:00.000Z")
+        )
+    );
+    let log = w.run(&["record", "log"]).success().stdout;
+    assert!(
+        log.contains(
+            "move 2090000000000000001 to 2026-12-01T16:00:00.000Z – 2026-12-02T16:00:00.000Z"
+        ),
+        "{log}"
+    );
+    record(&w, "2026-12-01T07:01:00Z", &["undo", "2"]);
+    assert_eq!(
+        window(&w),
+        (
+            json!({"startAt": "2026-12-01T09:30:00.000Z", "endAt": "2026-12-01T09:30:00.000Z"}),
+            json!("datetime"),
+            json!("2026-12-01T09:30:00.000Z")
+        )
+    );
+    // Refusals: the same window, not a schedule, a fulfilled schedule, no time.
+    record(
+        &w,
+        "2026-12-01T09:31:00Z",
+        &[
+            "completion",
+            "--post-url",
+            &post(C),
+            "--at",
+            "2026-12-01T09:30:30Z",
+        ],
+    );
+    let entries = || {
+        w.run(&["record", "log", "--json"])
+            .success()
+            .stdout
+            .lines()
+            .count()
+    };
+    let before = entries();
+    for (args, needle) in [
+        (vec!["move", C, "--at", "2026-12-01T10:00:00Z"], "2090000000000000002 is a reset_completed, not a reset_scheduled (move takes a schedule)"),
+        (vec!["move", S, "--at", "2026-12-01T10:00:00Z"], "2090000000000000001 is fulfilled by 2090000000000000002: a fulfilled schedule keeps its window (unlink or undo first)"),
+        (vec!["move", S], "give one of --at TIME, --date YYYY-MM-DD --tz AREA/CITY, or --window START END"),
+    ] {
+        let mut all = vec!["--now", "2026-12-01T09:40:00Z", "record"];
+        all.extend(args.iter().copied());
+        let out = w.run(&all);
+        assert_ne!(out.code, 0, "{args:?}: {}", out.stdout);
+        assert!(out.stderr.contains(needle), "{needle:?} not in {:?}", out.stderr);
+    }
+    record(&w, "2026-12-01T09:41:00Z", &["unlink", C, S]);
+    let out = w.run(&[
+        "--now",
+        "2026-12-01T09:42:00Z",
+        "record",
+        "move",
+        S,
+        "--at",
+        "2026-12-01T09:30:00Z",
+    ]);
+    assert!(
+        out.stderr
+            .contains("2090000000000000001 is already scheduled for that window"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(entries(), before + 1, "only the unlink was recorded");
+}

@@ -460,6 +460,30 @@ pub enum RecordCommand {
         #[arg(long, env = "RESETCTL_ACTOR", value_name = "NAME")]
         actor: Option<String>,
     },
+    /// Move a schedule to another time: it is announced anew for it ("moved …, was …").
+    #[command(
+        after_help = "Examples:\n  resetctl record move 2090000000000000001 --at '2026-11-24 12:00 -08:00'\n  resetctl record move 2090000000000000001 \\\n    --date 2026-11-25 --tz America/Los_Angeles"
+    )]
+    Move {
+        /// The schedule.
+        id: String,
+        /// The new exact time (datetime precision; window start = end). Default: none (give
+        /// --at, --date or --window).
+        #[arg(long, value_name = "TIME", value_parser = parse_operator_time, group = "when")]
+        at: Option<Timestamp>,
+        /// The new civil day (date precision), with --tz. Default: none.
+        #[arg(long, value_name = "YYYY-MM-DD", group = "when", requires = "tz")]
+        date: Option<String>,
+        /// The time zone of --date, as Area/City (required with it). Default: none.
+        #[arg(long, value_name = "AREA/CITY")]
+        tz: Option<String>,
+        /// The new window START END (window precision). Default: none.
+        #[arg(long, value_names = ["START", "END"], num_args = 2, value_parser = parse_operator_time, group = "when")]
+        window: Vec<Timestamp>,
+        /// Who records it. Default: $USER@hostname.
+        #[arg(long, env = "RESETCTL_ACTOR", value_name = "NAME")]
+        actor: Option<String>,
+    },
     /// Change fields of a record.
     Edit {
         /// The record.

@@ -276,6 +276,7 @@ fn record_actor(command: &RecordCommand) -> Option<String> {
         }
         RecordCommand::Complete { actor, .. }
         | RecordCommand::Link { actor, .. }
+        | RecordCommand::Move { actor, .. }
         | RecordCommand::Unlink { actor, .. }
         | RecordCommand::Dismiss { actor, .. }
         | RecordCommand::Undo { actor, .. }

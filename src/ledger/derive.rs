@@ -8,6 +8,17 @@
 //! `completedAt`, `completionRecordId` and the origin; the completion lists
 //! the schedule in `relatedRecordIds`. Seeded history keeps the fulfilment
 //! it was seeded with.
+//!
+//! **Time's arrow.** An automatic match needs the schedule to have been
+//! announced, in the window it has now, before the completion was
+//! recorded (its `add` or last `move` entry comes before the completion's
+//! entry), and the reset not to have happened before the schedule's
+//! announcement: a reset cannot be the one a later announcement speaks
+//! of, so a schedule announced after a completion starts `pending` and is
+//! reminded (docs/decision-records.md, "A completion fulfils only what was
+//! announced before it"). Seeded history is older than every ledger entry:
+//! a seeded completion never fulfils a recorded schedule. `link` and
+//! `complete` are the operator's word and keep their meaning.
 
 use std::collections::{HashMap, HashSet};
 
@@ -35,6 +46,9 @@ pub struct DerivedRecord {
     pub status: RecordStatus,
     /// The entry that added it; `None` for seeded history.
     pub added_by: Option<u64>,
+    /// The entry that announced its window as it is now (the `add`, or
+    /// the last `move` not undone); `None` for seeded history.
+    pub announced_by: Option<u64>,
 }
 
 /// Everything the ledger says at one instant.
@@ -88,6 +102,7 @@ pub fn derive_records(
                 record,
                 status: RecordStatus::Active,
                 added_by: None,
+                announced_by: None,
             })
             .collect(),
         last_successful_check_at: None,
@@ -96,71 +111,7 @@ pub fn derive_records(
     let mut unlinked: HashSet<(String, String)> = HashSet::new();
     for entry in entries {
         let undone_by = undone.get(&entry.entry).copied();
-        let status = undone_by.map_or(RecordStatus::Active, RecordStatus::Undone);
-        match &entry.action {
-            Action::Add { record } => {
-                let mut record = (**record).clone();
-                record.related_record_ids.clear();
-                derived.records.push(DerivedRecord {
-                    record,
-                    status,
-                    added_by: Some(entry.entry),
-                });
-            }
-            Action::Complete {
-                id,
-                completed_at,
-                schedule_ids,
-            } => {
-                derived.records.push(DerivedRecord {
-                    record: manual_completion(&derived, id, *completed_at, schedule_ids),
-                    status,
-                    added_by: Some(entry.entry),
-                });
-                if undone_by.is_none() {
-                    for schedule in schedule_ids {
-                        links.push((id.clone(), schedule.clone(), FulfillmentOrigin::Manual));
-                    }
-                }
-            }
-            _ if undone_by.is_some() => {}
-            Action::Link {
-                completion_id,
-                schedule_id,
-            } => {
-                unlinked.remove(&(completion_id.clone(), schedule_id.clone()));
-                links.push((
-                    completion_id.clone(),
-                    schedule_id.clone(),
-                    FulfillmentOrigin::Link,
-                ));
-            }
-            Action::Unlink {
-                completion_id,
-                schedule_id,
-            } => {
-                links.retain(|(c, s, _)| !(c == completion_id && s == schedule_id));
-                unlinked.insert((completion_id.clone(), schedule_id.clone()));
-            }
-            Action::Dismiss { id } => {
-                if let Some(r) = derived
-                    .records
-                    .iter_mut()
-                    .find(|r| &r.record.id == id && r.status == RecordStatus::Active)
-                {
-                    r.status = RecordStatus::Dismissed(entry.entry);
-                }
-            }
-            Action::Edit { id, changes } => {
-                if let Some(r) = derived.records.iter_mut().find(|r| &r.record.id == id) {
-                    edit(&mut r.record, changes);
-                }
-            }
-            Action::Undo { .. } => {}
-            Action::Checked { at } => {
-                derived.last_successful_check_at = derived.last_successful_check_at.max(Some(*at));
-            }
-        }
+        fold_entry(&mut derived, &mut links, &mut unlinked, entry, undone_by);
     }
     fulfil(&mut derived, &links, &unlinked, tolerance_ms);
     let mut records: Vec<Record> = derived.records.iter().map(|r| r.record.clone()).collect();
@@ -169,6 +120,97 @@ pub fn derive_records(
         d.record = record;
     }
     derived
+}
+
+/// One ledger entry folded into `derived` (`undone_by`: the entry that
+/// undid it, if one did); links and unlinks are gathered for [`fulfil`].
+fn fold_entry(
+    derived: &mut Derived,
+    links: &mut Vec<(String, String, FulfillmentOrigin)>,
+    unlinked: &mut HashSet<(String, String)>,
+    entry: &Entry,
+    undone_by: Option<u64>,
+) {
+    let status = undone_by.map_or(RecordStatus::Active, RecordStatus::Undone);
+    match &entry.action {
+        Action::Add { record } => {
+            let mut record = (**record).clone();
+            record.related_record_ids.clear();
+            derived.records.push(DerivedRecord {
+                record,
+                status,
+                added_by: Some(entry.entry),
+                announced_by: Some(entry.entry),
+            });
+        }
+        Action::Complete {
+            id,
+            completed_at,
+            schedule_ids,
+        } => {
+            derived.records.push(DerivedRecord {
+                record: manual_completion(derived, id, *completed_at, schedule_ids),
+                status,
+                added_by: Some(entry.entry),
+                announced_by: Some(entry.entry),
+            });
+            if undone_by.is_none() {
+                for schedule in schedule_ids {
+                    links.push((id.clone(), schedule.clone(), FulfillmentOrigin::Manual));
+                }
+            }
+        }
+        _ if undone_by.is_some() => {}
+        Action::Link {
+            completion_id,
+            schedule_id,
+        } => {
+            unlinked.remove(&(completion_id.clone(), schedule_id.clone()));
+            links.push((
+                completion_id.clone(),
+                schedule_id.clone(),
+                FulfillmentOrigin::Link,
+            ));
+        }
+        Action::Unlink {
+            completion_id,
+            schedule_id,
+        } => {
+            links.retain(|(c, s, _)| !(c == completion_id && s == schedule_id));
+            unlinked.insert((completion_id.clone(), schedule_id.clone()));
+        }
+        Action::Dismiss { id } => {
+            if let Some(r) = derived
+                .records
+                .iter_mut()
+                .find(|r| &r.record.id == id && r.status == RecordStatus::Active)
+            {
+                r.status = RecordStatus::Dismissed(entry.entry);
+            }
+        }
+        Action::Edit { id, changes } => {
+            if let Some(r) = derived.records.iter_mut().find(|r| &r.record.id == id) {
+                edit(&mut r.record, changes);
+            }
+        }
+        Action::Move {
+            id,
+            precision,
+            window,
+        } => {
+            if let Some(r) = derived.records.iter_mut().find(|r| &r.record.id == id) {
+                r.record.schedule_precision = Some(*precision);
+                r.record.schedule_window = Some(*window);
+                // A schedule's time is its window's start.
+                r.record.effective_at = Some(window.start_at);
+                r.announced_by = Some(entry.entry);
+            }
+        }
+        Action::Undo { .. } => {}
+        Action::Checked { at } => {
+            derived.last_successful_check_at = derived.last_successful_check_at.max(Some(*at));
+        }
+    }
 }
 
 /// The record of a manual completion of `schedule_ids`: its reset type
@@ -235,9 +277,32 @@ fn explicit_fulfilments(
     explicit
 }
 
-/// Active completions not recorded manually, by when they happened:
-/// (id, time matched, completedAt).
-fn matchable_completions(derived: &Derived) -> Vec<(String, Timestamp, Option<Timestamp>)> {
+/// An active completion not recorded manually, as the matcher sees it.
+struct Matchable {
+    id: String,
+    /// When the reset happened.
+    at: Timestamp,
+    completed_at: Option<Timestamp>,
+    /// The entry that recorded it (`None`: seeded history).
+    recorded_by: Option<u64>,
+}
+
+impl Matchable {
+    /// Whether it may fulfil, by itself, schedule `d` (whose window,
+    /// widened by the tolerance, holds it): only a schedule announced in
+    /// that window before this completion was recorded, and not after the
+    /// reset happened (the module's "Time's arrow").
+    fn may_fulfil(&self, d: &DerivedRecord) -> bool {
+        let recorded_after = match (d.announced_by, self.recorded_by) {
+            (Some(schedule), Some(completion)) => schedule < completion,
+            _ => false,
+        };
+        recorded_after && d.record.announced_at.is_none_or(|a| a <= self.at)
+    }
+}
+
+/// Active completions not recorded manually, by when they happened.
+fn matchable_completions(derived: &Derived) -> Vec<Matchable> {
     let mut v: Vec<_> = derived
         .records
         .iter()
@@ -247,10 +312,15 @@ fn matchable_completions(derived: &Derived) -> Vec<(String, Timestamp, Option<Ti
                 && r.record.fulfillment_origin != Some(FulfillmentOrigin::Manual)
         })
         .filter_map(|r| {
-            completion_time(&r.record).map(|t| (r.record.id.clone(), t, r.record.completed_at))
+            completion_time(&r.record).map(|at| Matchable {
+                id: r.record.id.clone(),
+                at,
+                completed_at: r.record.completed_at,
+                recorded_by: r.added_by,
+            })
         })
         .collect();
-    v.sort_by_key(|(_, t, _)| *t);
+    v.sort_by_key(|c| c.at);
     v
 }
 
@@ -333,14 +403,16 @@ fn fulfil(
             window.start_at.as_millis() - tolerance_ms,
             window.end_at.as_millis() + tolerance_ms,
         );
-        if let Some((c, t, completed)) = completions.iter().find(|(c, t, _)| {
-            (from..=to).contains(&t.as_millis()) && !unlinked.contains(&(c.clone(), r.id.clone()))
+        if let Some(c) = completions.iter().find(|c| {
+            (from..=to).contains(&c.at.as_millis())
+                && c.may_fulfil(d)
+                && !unlinked.contains(&(c.id.clone(), r.id.clone()))
         }) {
             assignments.push((
                 i,
-                c.clone(),
+                c.id.clone(),
                 FulfillmentOrigin::Auto,
-                completed.or(Some(*t)),
+                c.completed_at.or(Some(c.at)),
             ));
         }
     }

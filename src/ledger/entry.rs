@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::model::{Record, ResetType, Timestamp};
+use crate::model::{Record, ResetType, SchedulePrecision, ScheduleWindow, Timestamp};
 
 /// One line of the ledger.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -73,6 +73,16 @@ pub enum Action {
         /// The record.
         id: String,
     },
+    /// A schedule's window changes (`record move`): it is announced anew
+    /// for the new window.
+    Move {
+        /// The schedule.
+        id: String,
+        /// Its precision for the new window.
+        precision: SchedulePrecision,
+        /// The new window.
+        window: ScheduleWindow,
+    },
     /// Fields of a record change.
     Edit {
         /// The record.
@@ -116,6 +126,15 @@ impl Action {
                 schedule_id,
             } => format!("unlink {completion_id} → {schedule_id}"),
             Action::Dismiss { id } => format!("dismiss {id}"),
+            Action::Move { id, window, .. } => format!(
+                "move {id} to {}{}",
+                window.start_at,
+                if window.end_at > window.start_at {
+                    format!(" – {}", window.end_at)
+                } else {
+                    String::new()
+                }
+            ),
             Action::Edit { id, .. } => format!("edit {id}"),
             Action::Undo { entry } => format!("undo entry {entry}"),
             Action::Checked { at } => format!("monitor check at {at}"),

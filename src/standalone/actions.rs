@@ -117,15 +117,10 @@ pub enum ActionError {
     PostUrl(String),
 }
 
-/// A new schedule.
-pub fn new_schedule(
-    source: &SourceSpec,
-    time: &ScheduleTime,
-    basis: Option<&str>,
-    facts: &Facts,
-    now: Timestamp,
-) -> Result<Record, ActionError> {
-    let (precision, window) = match time {
+/// The precision and window a schedule time gives (a new schedule's, or
+/// a moved one's).
+pub fn window_of(time: &ScheduleTime) -> Result<(SchedulePrecision, ScheduleWindow), ActionError> {
+    Ok(match time {
         ScheduleTime::At(at) => (
             SchedulePrecision::Datetime,
             ScheduleWindow {
@@ -152,7 +147,28 @@ pub fn new_schedule(
                 },
             )
         }
-    };
+    })
+}
+
+/// `record move`: schedule `id` moves to `time`.
+pub fn move_schedule(id: &str, time: &ScheduleTime) -> Result<Action, ActionError> {
+    let (precision, window) = window_of(time)?;
+    Ok(Action::Move {
+        id: id.to_owned(),
+        precision,
+        window,
+    })
+}
+
+/// A new schedule.
+pub fn new_schedule(
+    source: &SourceSpec,
+    time: &ScheduleTime,
+    basis: Option<&str>,
+    facts: &Facts,
+    now: Timestamp,
+) -> Result<Record, ActionError> {
+    let (precision, window) = window_of(time)?;
     let mut record = base_record(source, Kind::Scheduled, facts, now)?;
     record.schedule_precision = Some(precision);
     record.schedule_basis = Some(match basis {

@@ -56,6 +56,19 @@ pub(super) fn check_action(
             }
             Ok(())
         }
+        Action::Move { id, window, .. } => {
+            let r = active(instance, id, Some(Kind::Scheduled), "move takes a schedule")?;
+            if r.fulfillment_origin.is_some() {
+                return refuse(format!(
+                    "{id} is fulfilled by {}: a fulfilled schedule keeps its window (unlink or undo first)",
+                    r.completion_record_id.as_deref().unwrap_or("?")
+                ));
+            }
+            if r.schedule_window.as_ref() == Some(window) {
+                return refuse(format!("{id} is already scheduled for that window"));
+            }
+            Ok(())
+        }
         Action::Undo { entry } => check_undo(instance, *entry),
         Action::Checked { .. } => Ok(()),
     }

@@ -299,7 +299,13 @@ pub async fn deliver_once(
 ) -> PassReport {
     let (_tx, stop) = tokio::sync::watch::channel(false);
     // What fell due by now goes out with this pass.
-    let _ = append_reminders(data_dir, &settings, settings.clock.now()).await;
+    let _ = super::remind::append_now(
+        data_dir,
+        settings.tolerance_ms,
+        settings.lock_timeout,
+        settings.clock.now(),
+    )
+    .await;
     let shared = Arc::new(Shared::new(data_dir, settings, stop));
     shared.refresh();
     let report = Arc::new(Mutex::new(PassReport::default()));
@@ -364,7 +370,13 @@ pub async fn run(
             None
         }
     };
-    let reminders = tokio::spawn(remind(shared.clone()));
+    let reminders = tokio::spawn(super::remind::schedule(
+        data_dir.clone(),
+        shared.settings.clock.clone(),
+        (shared.settings.tolerance_ms, shared.settings.lock_timeout),
+        shared.changed.subscribe(),
+        stop.clone(),
+    ));
     let mut running: HashMap<String, tokio::task::JoinHandle<()>> = HashMap::new();
     let mut trim = tokio::time::interval(TRIM_EVERY);
     trim.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -409,74 +421,6 @@ pub async fn run(
         task.abort();
     }
     drop(lock);
-}
-
-/// How soon a running deliverer tries again to append due reminders after
-/// it could not (the data-dir lock busy past its timeout, a file unreadable).
-const REMIND_RETRY: Duration = Duration::from_secs(5);
-
-/// Appends the reminders due at `now` ([`super::remind::append_due`]),
-/// off the runtime's threads; a failure is logged (`None`).
-async fn append_reminders(
-    data_dir: &Path,
-    settings: &DeliverSettings,
-    now: Timestamp,
-) -> Option<super::remind::Pass> {
-    let (dir, timeout, tolerance_ms) = (
-        data_dir.to_owned(),
-        settings.lock_timeout,
-        settings.tolerance_ms,
-    );
-    let pass = tokio::task::spawn_blocking(move || {
-        super::remind::append_due(&dir, now, tolerance_ms, timeout)
-    })
-    .await;
-    match pass {
-        Ok(Ok(pass)) => Some(pass),
-        Ok(Err(e)) => {
-            tracing::warn!("webhook time events due at {now} not appended: {e}");
-            None
-        }
-        Err(_) => None,
-    }
-}
-
-/// The running deliverer's reminder scheduler: appends what is due, then
-/// sleeps until the next reminder falls due by the clock, or until the
-/// pointer moves (a publish made visible), the outbox or the endpoints
-/// change (an endpoint added), never polling (after a failed append it
-/// tries again in [`REMIND_RETRY`], so a due reminder is not left for the
-/// next wake). What is due is always read from the version the pointer
-/// names after the wake, never from one read before it.
-async fn remind(shared: Arc<Shared>) {
-    let mut stop = shared.stop.clone();
-    let clock = shared.settings.clock.clone();
-    let mut changes = shared.changed.subscribe();
-    loop {
-        // Listening before looking: a change meanwhile is not missed.
-        changes.mark_unchanged();
-        // One instant for both: a reminder falling due while the append
-        // runs is after it, so the next wake finds it.
-        let now = clock.now();
-        let pass = append_reminders(&shared.data_dir, &shared.settings, now).await;
-        let (appended, next) = (pass.is_some(), pass.and_then(|p| p.next_due));
-        crate::testhook::reached("remind:sleeping");
-        let due = async {
-            match next {
-                Some(at) => clock.sleep_until(at).await,
-                None => std::future::pending().await,
-            }
-        };
-        tokio::select! {
-            _ = due => {}
-            _ = changes.changed() => {}
-            _ = tokio::time::sleep(REMIND_RETRY), if !appended => {}
-            _ = stop.changed() => {}
-        }
-        if *stop.borrow() {
-            return;
-        }
-    }
 }
 
 /// One endpoint's loop: the entry at its cursor, sent until answered.
@@ -540,65 +484,92 @@ async fn work(shared: Arc<Shared>, id: String, once: bool, report: Arc<Mutex<Pas
         }
         let answer = shared.attempt(&endpoint, &entry).await;
         crate::testhook::reached("deliver:answered");
-        let now = shared.settings.clock.now();
-        let attempt_no = st.attempts + 1;
-        let mut attempt = Attempt {
-            endpoint: id.clone(),
-            event: entry.event_type.clone(),
-            message: entry.id.clone(),
-            at: now,
-            attempt: attempt_no,
-            status: answer.as_ref().ok().copied(),
-            error: answer.as_ref().err().map(ToString::to_string),
-            outcome: Outcome::Delivered,
-            next_retry_at: None,
-        };
-        match answer {
-            Ok(status) if is_delivered(status) => {
-                st.move_to(entry.n + 1);
-                st.delivered += 1;
-                save_state(&data_dir, &id, st);
-                log::append(&data_dir, &attempt);
-                report.lock().expect("not poisoned").delivered += 1;
-                crate::metrics::webhook_delivery(DeliveryOutcome::Delivered);
-                if let Some(kind) = crate::remind::ReminderKind::of_event_type(&entry.event_type)
-                    .filter(|k| k.is_reminder())
-                {
-                    crate::metrics::reminder_sent(
-                        crate::metrics::ReminderChannel::Webhook,
-                        kind.event_type(),
-                    );
-                }
-                continue;
-            }
-            Ok(410) => {
-                attempt.outcome = Outcome::Disabled;
-                save_state(&data_dir, &id, st);
-                log::append(&data_dir, &attempt);
-                disable_gone(&shared, &id, now);
-                report.lock().expect("not poisoned").failed += 1;
-                crate::metrics::webhook_delivery(DeliveryOutcome::Disabled);
-                return;
-            }
-            _ => {}
-        }
-        report.lock().expect("not poisoned").failed += 1;
-        let gave_up = st.failed_attempt(&entry, &mut attempt, attempt_no, now);
-        save_state(&data_dir, &id, st);
-        log::append(&data_dir, &attempt);
-        if gave_up {
-            tracing::warn!(
-                "webhook {id}: gave up on {} after {attempt_no} attempts",
-                entry.id
-            );
-            crate::metrics::webhook_delivery(DeliveryOutcome::Failed);
-            continue;
-        }
-        crate::metrics::webhook_delivery(DeliveryOutcome::Retrying);
-        if once {
-            return;
+        match settle(&shared, &id, st, &entry, answer, &report) {
+            Settled::Next => continue,
+            Settled::Disabled => return,
+            Settled::Retrying if once => return,
+            Settled::Retrying => {}
         }
     }
+}
+
+/// What an endpoint's loop does after an answer.
+enum Settled {
+    /// Delivered, or given up: on to the next entry.
+    Next,
+    /// The endpoint is gone (410): its loop ends.
+    Disabled,
+    /// Failed: tried again when its retry is due.
+    Retrying,
+}
+
+/// Records the answer to an attempt of `entry` (the cursor, the retry
+/// schedule, the log, the metrics) and says what comes next.
+fn settle(
+    shared: &Shared,
+    id: &str,
+    st: &mut EndpointState,
+    entry: &OutboxEntry,
+    answer: Result<u16, super::send::SendError>,
+    report: &Mutex<PassReport>,
+) -> Settled {
+    let data_dir = &shared.data_dir;
+    let now = shared.settings.clock.now();
+    let attempt_no = st.attempts + 1;
+    let mut attempt = Attempt {
+        endpoint: id.to_owned(),
+        event: entry.event_type.clone(),
+        message: entry.id.clone(),
+        at: now,
+        attempt: attempt_no,
+        status: answer.as_ref().ok().copied(),
+        error: answer.as_ref().err().map(ToString::to_string),
+        outcome: Outcome::Delivered,
+        next_retry_at: None,
+    };
+    match answer {
+        Ok(status) if is_delivered(status) => {
+            st.move_to(entry.n + 1);
+            st.delivered += 1;
+            save_state(data_dir, id, st);
+            log::append(data_dir, &attempt);
+            report.lock().expect("not poisoned").delivered += 1;
+            crate::metrics::webhook_delivery(DeliveryOutcome::Delivered);
+            if let Some(kind) = crate::remind::ReminderKind::of_event_type(&entry.event_type)
+                .filter(|k| k.is_reminder())
+            {
+                crate::metrics::reminder_sent(
+                    crate::metrics::ReminderChannel::Webhook,
+                    kind.event_type(),
+                );
+            }
+            return Settled::Next;
+        }
+        Ok(410) => {
+            attempt.outcome = Outcome::Disabled;
+            save_state(data_dir, id, st);
+            log::append(data_dir, &attempt);
+            disable_gone(shared, id, now);
+            report.lock().expect("not poisoned").failed += 1;
+            crate::metrics::webhook_delivery(DeliveryOutcome::Disabled);
+            return Settled::Disabled;
+        }
+        _ => {}
+    }
+    report.lock().expect("not poisoned").failed += 1;
+    let gave_up = st.failed_attempt(entry, &mut attempt, attempt_no, now);
+    save_state(data_dir, id, st);
+    log::append(data_dir, &attempt);
+    if gave_up {
+        tracing::warn!(
+            "webhook {id}: gave up on {} after {attempt_no} attempts",
+            entry.id
+        );
+        crate::metrics::webhook_delivery(DeliveryOutcome::Failed);
+        return Settled::Next;
+    }
+    crate::metrics::webhook_delivery(DeliveryOutcome::Retrying);
+    Settled::Retrying
 }
 
 /// Ends when the deliverer is told to stop.

@@ -3,16 +3,18 @@
 //! reminders of the leads each asks for), appended to the outbox when it
 //! falls due, and when the next one will.
 //!
-//! The one deliverer of a data dir runs this ([`super::deliver::run`]
-//! sleeps until the [`Pass::next_due`] of its last look, and wakes early when the outbox or the
-//! endpoints change); `webhook deliver --once` appends what is due before
-//! it delivers. Appending is under the data-dir lock and skips every key
+//! The one deliverer of a data dir runs [`schedule`]: it sleeps until the
+//! [`Pass::next_due`] of its last look, and wakes early when the pointer
+//! moves (a publish made visible) or the outbox or the endpoints change;
+//! `webhook deliver --once` appends what is due before it delivers. Appending is under the data-dir lock and skips every key
 //! the outbox has held ([`super::Outbox::append_reminders`]), so neither a
 //! second process nor a restart appends a reminder twice; the deliverer
 //! then sends it like any change, at least once under one message id.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
+
+use crate::clock::Clock;
 
 use crate::model::Timestamp;
 use crate::snapshot::{SnapshotError, SnapshotStore};
@@ -144,6 +146,73 @@ pub fn append_due(
         appended,
         next_due: next_due(&snapshot),
     })
+}
+
+/// How soon a running deliverer tries again to append due reminders after
+/// it could not (the data-dir lock busy past its timeout, a file unreadable).
+const REMIND_RETRY: Duration = Duration::from_secs(5);
+
+/// Appends the reminders due at `now` ([`append_due`]),
+/// off the runtime's threads; a failure is logged (`None`).
+pub(super) async fn append_now(
+    data_dir: &Path,
+    tolerance_ms: i64,
+    timeout: Duration,
+    now: Timestamp,
+) -> Option<Pass> {
+    let dir = data_dir.to_owned();
+    let pass =
+        tokio::task::spawn_blocking(move || append_due(&dir, now, tolerance_ms, timeout)).await;
+    match pass {
+        Ok(Ok(pass)) => Some(pass),
+        Ok(Err(e)) => {
+            tracing::warn!("webhook time events due at {now} not appended: {e}");
+            None
+        }
+        Err(_) => None,
+    }
+}
+
+/// The running deliverer's reminder scheduler ([`super::deliver::run`]
+/// spawns it with the receiver of its changes): appends what is due, then
+/// sleeps until the next reminder falls due by the clock, or until the
+/// pointer moves (a publish made visible), the outbox or the endpoints
+/// change (an endpoint added), never polling (after a failed append it
+/// tries again in [`REMIND_RETRY`], so a due reminder is not left for the
+/// next wake). What is due is always read from the version the pointer
+/// names after the wake, never from one read before it.
+pub(super) async fn schedule(
+    data_dir: PathBuf,
+    clock: std::sync::Arc<dyn Clock>,
+    (tolerance_ms, timeout): (i64, Duration),
+    mut changes: tokio::sync::watch::Receiver<u64>,
+    mut stop: tokio::sync::watch::Receiver<bool>,
+) {
+    loop {
+        // Listening before looking: a change meanwhile is not missed.
+        changes.mark_unchanged();
+        // One instant for both: a reminder falling due while the append
+        // runs is after it, so the next wake finds it.
+        let now = clock.now();
+        let pass = append_now(&data_dir, tolerance_ms, timeout, now).await;
+        let (appended, next) = (pass.is_some(), pass.and_then(|p| p.next_due));
+        crate::testhook::reached("remind:sleeping");
+        let due = async {
+            match next {
+                Some(at) => clock.sleep_until(at).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            _ = due => {}
+            _ = changes.changed() => {}
+            _ = tokio::time::sleep(REMIND_RETRY), if !appended => {}
+            _ = stop.changed() => {}
+        }
+        if *stop.borrow() {
+            return;
+        }
+    }
 }
 
 /// Whether the time event `entry` is not to be sent at `now`: it expired,

@@ -5,8 +5,8 @@
 use resetctl::ledger::{Action, Edit, RecordStatus};
 use resetctl::model::{FulfillmentOrigin, Timestamp};
 use resetctl::standalone::actions::{
-    check_confidence, new_completion, new_schedule, parse_reset_type, ActionError, Facts,
-    ScheduleTime, SourceSpec,
+    check_confidence, move_schedule, new_completion, new_schedule, parse_reset_type, ActionError,
+    Facts, ScheduleTime, SourceSpec,
 };
 use resetctl::standalone::{load_instance, published_ids, record_action, Request};
 
@@ -103,6 +103,36 @@ fn schedule_time(
     })
 }
 
+/// The changes `record edit` asks for; none is a usage error.
+fn edit_of(
+    text: Option<String>,
+    clear_text: bool,
+    confidence: Option<f64>,
+    reset_type: Option<String>,
+    effective_at: Option<Timestamp>,
+) -> Result<Edit, CliError> {
+    check_confidence(confidence)?;
+    let changes = Edit {
+        text: if clear_text {
+            Some(None)
+        } else {
+            text.map(Some)
+        },
+        confidence: confidence.map(Some),
+        reset_type: reset_type
+            .as_deref()
+            .map(|t| parse_reset_type(Some(t)))
+            .transpose()?,
+        effective_at,
+    };
+    if changes == Edit::default() {
+        return Err(usage(
+            "nothing to change: give --text, --clear-text, --confidence, --type or --effective-at",
+        ));
+    }
+    Ok(changes)
+}
+
 pub fn run(settings: &Settings, command: RecordCommand) -> Result<(), CliError> {
     let now = settings.now;
     match command {
@@ -170,32 +200,28 @@ pub fn run(settings: &Settings, command: RecordCommand) -> Result<(), CliError> 
         RecordCommand::Undo { entry, .. } => {
             apply(settings, Request::Action(Action::Undo { entry }))
         }
+        RecordCommand::Move {
+            id,
+            at,
+            date,
+            tz,
+            window,
+            ..
+        } => {
+            let time = schedule_time(at, date, tz, &window)?;
+            let action = move_schedule(&id, &time)?;
+            apply(settings, Request::Action(action))
+        }
         RecordCommand::Edit {
             id,
             text,
             clear_text,
             confidence,
-            reset_type: rt,
+            reset_type,
             effective_at,
             ..
         } => {
-            check_confidence(confidence)?;
-            let changes = Edit {
-                text: if clear_text {
-                    Some(None)
-                } else {
-                    text.map(Some)
-                },
-                confidence: confidence.map(Some),
-                reset_type: rt
-                    .as_deref()
-                    .map(|t| parse_reset_type(Some(t)))
-                    .transpose()?,
-                effective_at,
-            };
-            if changes == Edit::default() {
-                return Err(usage("nothing to change: give --text, --clear-text, --confidence, --type or --effective-at"));
-            }
+            let changes = edit_of(text, clear_text, confidence, reset_type, effective_at)?;
             apply(settings, Request::Action(Action::Edit { id, changes }))
         }
         RecordCommand::List { json: as_json } => list(settings, as_json),
