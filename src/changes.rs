@@ -25,6 +25,18 @@
 //! `all` hears of every record, `reset_scheduled` of schedules,
 //! `reset_completed` of completions. So a fulfilled schedule is
 //! `schedule.fulfilled` to everyone, never "removed" from `all`.
+//!
+//! **Stories.** One action often changes several records: a completion
+//! recorded with the schedules it fulfils, a link (the schedule fulfilled,
+//! the completion listing it), a corrected completion time (the completion
+//! and every schedule it fulfils). Machine channels get every change; a
+//! person is told the *story* once ([`Change::told_with`] names the record
+//! whose change tells it): a schedule whose only change is its
+//! fulfilment, when the completion that causes it changed in its own right
+//! (recorded, withdrawn, its time corrected), and a completion whose only
+//! change is the list of schedules it fulfils, when one of those schedules
+//! changed. [`Change::fields`] says what an update changed, in the words a
+//! message uses.
 
 use std::collections::HashMap;
 
@@ -83,6 +95,87 @@ impl Transition {
     }
 }
 
+/// What an update changed, by the parts of a record a person knows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Field {
+    /// `text`.
+    Text,
+    /// `confidence`.
+    Confidence,
+    /// `resetType`.
+    Type,
+    /// `scope`: plans and limits.
+    Scope,
+    /// `announcedAt`.
+    Announced,
+    /// `source`.
+    Source,
+    /// A completion's time (`effectiveAt`, `completedAt`) or a schedule's
+    /// `effectiveAt`.
+    Time,
+    /// A schedule's window or its precision.
+    Window,
+    /// A schedule's fulfilment: `completedAt`, `completionRecordId`,
+    /// `fulfillmentOrigin`, and the state they make.
+    Fulfilment,
+    /// A completion's `relatedRecordIds`.
+    Links,
+    /// Anything else (`scheduleBasis`, a state of its own).
+    Other,
+}
+
+impl Field {
+    /// The fields in which `before` and `now` (one record, two versions) differ.
+    pub fn between(before: &Record, now: &Record) -> Vec<Field> {
+        let schedule = now.kind == Kind::Scheduled;
+        let window_changed = before.schedule_window != now.schedule_window
+            || before.schedule_precision != now.schedule_precision;
+        let mut fields = Vec::new();
+        let mut differ = |field: Field, changed: bool| {
+            if changed && !fields.contains(&field) {
+                fields.push(field);
+            }
+        };
+        differ(Field::Text, before.text != now.text);
+        differ(Field::Confidence, before.confidence != now.confidence);
+        differ(Field::Type, before.reset_type != now.reset_type);
+        differ(Field::Scope, before.scope != now.scope);
+        differ(Field::Announced, before.announced_at != now.announced_at);
+        differ(Field::Source, before.source != now.source);
+        differ(Field::Time, before.effective_at != now.effective_at);
+        differ(Field::Window, window_changed);
+        let fulfilment = before.completion_record_id != now.completion_record_id
+            || before.fulfillment_origin != now.fulfillment_origin
+            || (schedule && before.completed_at != now.completed_at);
+        differ(Field::Fulfilment, fulfilment);
+        differ(
+            Field::Time,
+            !schedule && before.completed_at != now.completed_at,
+        );
+        differ(
+            Field::Links,
+            before.related_record_ids != now.related_record_ids,
+        );
+        differ(
+            Field::Other,
+            before.schedule_basis != now.schedule_basis
+                || before.kind != now.kind
+                || (!fulfilment
+                    && !window_changed
+                    && before.schedule_state != now.schedule_state
+                    && !matches!(
+                        (before.schedule_state, now.schedule_state),
+                        (
+                            Some(ScheduleState::Pending | ScheduleState::Elapsed),
+                            Some(ScheduleState::Pending | ScheduleState::Elapsed)
+                        )
+                    )),
+        );
+        fields
+    }
+}
+
 /// One record's transition.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Change<'a> {
@@ -96,13 +189,20 @@ pub struct Change<'a> {
     /// the schedule names one that is served).
     pub completion: Option<&'a Record>,
     /// The id of the record whose message tells people of this change
-    /// too: a schedule fulfilled by a completion recorded in the same
-    /// version is told in the completion's message ("Reset completed"),
-    /// not in one of its own. Machine channels get both events.
+    /// too (the module's "Stories"): a schedule fulfilled by a completion
+    /// recorded in the same version is told in the completion's message
+    /// ("Reset completed"), not in one of its own. Machine channels get
+    /// every change.
     pub told_with: Option<&'a str>,
     /// A completion recorded in this version: the schedules it fulfilled
     /// in it (each told with it), in id order.
     pub fulfils: Vec<&'a Record>,
+    /// The record as served before (none for a new record).
+    pub previous: Option<&'a Record>,
+    /// What an update changed (empty for other transitions).
+    pub fields: Vec<Field>,
+    /// A completion whose time changed: its time before.
+    pub previous_time: Option<Timestamp>,
 }
 
 impl Change<'_> {
@@ -146,6 +246,9 @@ pub fn transitions<'a>(old: &'a [Record], new: &'a [Record]) -> Vec<Change<'a>> 
             completion: None,
             told_with: None,
             fulfils: Vec::new(),
+            previous: None,
+            fields: Vec::new(),
+            previous_time: None,
         };
         match before.get(record.id.as_str()) {
             None => changes.push(change(Transition::Created)),
@@ -166,6 +269,9 @@ pub fn transitions<'a>(old: &'a [Record], new: &'a [Record]) -> Vec<Change<'a>> 
                 completion: None,
                 told_with: None,
                 fulfils: Vec::new(),
+                previous: Some(record),
+                fields: Vec::new(),
+                previous_time: None,
             });
         }
     }
@@ -184,28 +290,114 @@ pub fn transitions<'a>(old: &'a [Record], new: &'a [Record]) -> Vec<Change<'a>> 
             .then(a_rank.cmp(&b_rank))
             .then_with(|| compare_ids(&a.record.id, &b.record.id))
     });
+    tell_stories(&mut changes);
     let told: Vec<(&str, &'a Record)> = changes
         .iter()
+        .filter(|c| c.transition == Transition::Fulfilled)
         .filter_map(|c| Some((c.told_with?, c.record)))
         .collect();
     for (completion, schedule) in told {
-        if let Some(change) = changes.iter_mut().find(|c| c.record.id == completion) {
+        if let Some(change) = changes
+            .iter_mut()
+            .find(|c| c.record.id == completion && c.transition == Transition::Created)
+        {
             change.fulfils.push(schedule);
         }
     }
     changes
 }
 
+/// Marks the changes a person is told within another's story (the
+/// module's "Stories"), each naming the record whose change tells it,
+/// resolved to the first change of the chain that is told on its own.
+fn tell_stories<'a>(changes: &mut [Change<'a>]) {
+    let only = |c: &Change, allowed: &[Field]| {
+        c.transition == Transition::Updated
+            && !c.fields.is_empty()
+            && c.fields.iter().all(|f| allowed.contains(f))
+    };
+    // A completion that changed in its own right: it tells the schedules
+    // whose fulfilment it changed.
+    let telling_completion = |c: &Change| {
+        c.record.kind == Kind::Completed
+            && (c.transition != Transition::Updated || !only(c, &[Field::Links]))
+    };
+    let mut told_with: Vec<Option<String>> = vec![None; changes.len()];
+    for (i, c) in changes.iter().enumerate() {
+        if c.told_with.is_some() {
+            continue;
+        }
+        let fulfilment_only =
+            c.transition == Transition::Fulfilled || only(c, &[Field::Fulfilment, Field::Other]);
+        if c.record.kind == Kind::Scheduled && fulfilment_only {
+            // Its completion, before or now, changed in its own right.
+            let named = [
+                c.record.completion_record_id.as_deref(),
+                c.previous.and_then(|p| p.completion_record_id.as_deref()),
+            ];
+            told_with[i] = changes
+                .iter()
+                .find(|other| {
+                    telling_completion(other) && named.contains(&Some(other.record.id.as_str()))
+                })
+                .map(|other| other.record.id.clone());
+        } else if c.record.kind == Kind::Completed && only(c, &[Field::Links]) {
+            // A schedule it lists, or listed, changed.
+            let listed = |id: &str| {
+                c.record.related_record_ids.iter().any(|r| r == id)
+                    || c.previous
+                        .is_some_and(|p| p.related_record_ids.iter().any(|r| r == id))
+            };
+            told_with[i] = changes
+                .iter()
+                .find(|other| other.record.kind == Kind::Scheduled && listed(&other.record.id))
+                .map(|other| other.record.id.clone());
+        }
+    }
+    // To the root of each chain (a completion told with a schedule that is
+    // itself told with another completion), and into the changes.
+    let ids: Vec<&'a str> = changes
+        .iter()
+        .map(|c| {
+            let record: &'a Record = c.record;
+            record.id.as_str()
+        })
+        .collect();
+    let root = |mut id: String| {
+        for _ in 0..ids.len() {
+            match ids.iter().position(|r| *r == id).and_then(|j| {
+                told_with[j]
+                    .clone()
+                    .or_else(|| changes[j].told_with.map(str::to_owned))
+            }) {
+                Some(next) if next != id => id = next,
+                _ => break,
+            }
+        }
+        id
+    };
+    let roots: Vec<Option<String>> = told_with.iter().cloned().map(|t| t.map(&root)).collect();
+    for (change, root) in changes.iter_mut().zip(roots) {
+        if let Some(root) = root {
+            if let Some(id) = ids.iter().find(|id| **id == root) {
+                change.told_with = Some(id);
+            }
+        }
+    }
+}
+
 /// The transition of a record served before as `previous` and now as
 /// `record` (they differ), or none when only its state turned between
 /// `pending` and `elapsed`.
 fn transition_of<'a>(
-    previous: &Record,
+    previous: &'a Record,
     record: &'a Record,
-    before: &HashMap<&str, &Record>,
+    before: &HashMap<&str, &'a Record>,
     now: &HashMap<&str, &'a Record>,
 ) -> Option<Change<'a>> {
     let fulfilled = |r: &Record| r.schedule_state == Some(ScheduleState::Fulfilled);
+    let fields = Field::between(previous, record);
+    let time_of = |r: &Record| r.completed_at.or(r.effective_at);
     let mut change = Change {
         transition: Transition::Updated,
         record,
@@ -213,6 +405,11 @@ fn transition_of<'a>(
         completion: None,
         told_with: None,
         fulfils: Vec::new(),
+        previous: Some(previous),
+        previous_time: (record.kind == Kind::Completed && fields.contains(&Field::Time))
+            .then(|| time_of(previous))
+            .flatten(),
+        fields,
     };
     if record.kind == Kind::Scheduled && fulfilled(record) && !fulfilled(previous) {
         change.transition = Transition::Fulfilled;

@@ -33,7 +33,7 @@ use std::sync::Arc;
 
 use serde_json::json;
 
-use crate::changes::{transitions, ChangeData};
+use crate::changes::{transitions, Change, ChangeData, Transition};
 use crate::model::KindFilter;
 use crate::model::Record;
 use crate::query::PublishedView;
@@ -65,18 +65,33 @@ pub struct ViewSwap {
     pub to: u64,
     /// The events, per filter ([`KindFilter::index`]), in the diff's order.
     pub events: [Vec<LiveEvent>; 3],
+    /// The schedules whose window it announced (created, or moved): their
+    /// time events due by now were told by it
+    /// ([`crate::remind::Reminder::told_by`]).
+    pub announced: Vec<String>,
 }
 
 impl ViewSwap {
     /// The swap from `old` (generation `from`; `None` before the first view)
     /// to `new` (generation `to`).
     pub fn between(old: Option<&PublishedView>, from: u64, new: &PublishedView, to: u64) -> Self {
-        let events = KindFilter::ALL.map(|filter| match old {
+        let changes = match old {
             Some(old) if old.same_records(new) => Vec::new(),
-            Some(old) => change_events(old.records(), new, filter),
-            None => change_events(&[], new, filter),
-        });
-        Self { from, to, events }
+            Some(old) => transitions(old.records(), new.records()),
+            None => transitions(&[], new.records()),
+        };
+        let events = KindFilter::ALL.map(|filter| events_of(&changes, new, filter));
+        let announced = changes
+            .iter()
+            .filter(|c| matches!(c.transition, Transition::Created | Transition::Moved))
+            .map(|c| c.record.id.clone())
+            .collect();
+        Self {
+            from,
+            to,
+            events,
+            announced,
+        }
     }
 }
 
@@ -86,9 +101,14 @@ impl ViewSwap {
 /// `generatedAt`, and what the transition names (the window before a
 /// move, the completion of a fulfilment).
 pub fn change_events(old: &[Record], new: &PublishedView, filter: KindFilter) -> Vec<LiveEvent> {
+    events_of(&transitions(old, new.records()), new, filter)
+}
+
+/// The events of `changes` (to `new`) that concern a subscriber of `filter`.
+fn events_of(changes: &[Change<'_>], new: &PublishedView, filter: KindFilter) -> Vec<LiveEvent> {
     let id = event_id(new);
-    transitions(old, new.records())
-        .into_iter()
+    changes
+        .iter()
         .filter(|change| change.concerns(filter))
         .map(|change| LiveEvent {
             id: Some(id.clone()),
@@ -239,6 +259,7 @@ mod tests {
             from,
             to,
             events: [vec![event], Vec::new(), Vec::new()],
+            announced: Vec::new(),
         }
     }
 

@@ -33,6 +33,13 @@
 //! "Reset completed" (a `schedule.fulfilled` change), with no "elapsed"
 //! before it.
 //!
+//! **Never before it was announced.** A time event that fell due at or
+//! before the publish that announced its schedule's window (created, or
+//! moved) is told by that announcement, which says the time left
+//! ([`Reminder::told_by`]): a schedule recorded two minutes before its time
+//! is "Reset announced: in 2 minutes", never followed by "Reset in 10
+//! minutes".
+//!
 //! A time event is identified by its [`Reminder::key`]: the record, the
 //! event, the lead and the instant it refers to. A schedule that moves gets
 //! new keys (its reminders are armed again); one that is fulfilled or goes
@@ -285,6 +292,15 @@ impl Reminder<'_> {
     /// Whether it may be sent at `now`.
     pub fn is_due(&self, now: Timestamp) -> bool {
         self.due_at <= now && now < self.expires_at
+    }
+
+    /// Whether the announcement of its schedule's window, published at
+    /// `announced` (the schedule created, or moved to this window), already
+    /// told it: it fell due at or before that instant, and the
+    /// announcement said the time left instead ("Reset announced: in 2
+    /// minutes, at …"). Such a time event is never sent, on any channel.
+    pub fn told_by(&self, announced: Option<Timestamp>) -> bool {
+        announced.is_some_and(|at| self.due_at <= at)
     }
 }
 

@@ -393,7 +393,7 @@ fn every_ready_made_format_reminds_in_the_endpoints_language_with_local_and_utc_
                 ]
             } else {
                 &[
-                    "10 分钟后重置：2026-11-25 02:00 Asia/Shanghai (2026-11-24 18:00 UTC)\n",
+                    "10 分钟后重置：2026-11-25 02:00 北京时间（2026-11-24 18:00 UTC）\n",
                     "\n全局重置 · Pro\n",
                 ]
             };

@@ -324,7 +324,7 @@ fn an_exact_time_completed_eighteen_seconds_late_is_told_as_due_then_completed()
     for (format, told) in people_told(&r, "/zh") {
         let (a, c) = (link(format, &a), link(format, &c));
         let source = |url: &str| format!("来源：{url}");
-        let at = "2026-11-27 23:29 Asia/Shanghai (2026-11-27 15:29 UTC)";
+        let at = "2026-11-27 23:29 北京时间（2026-11-27 15:29 UTC）";
         assert_eq!(
             told,
             [
@@ -1222,4 +1222,562 @@ fn the_stream_tells_a_fulfilment_as_such_and_unconfirmed_only_after_the_toleranc
         "schedule.elapsed does not move the client's place"
     );
     assert_eq!(reminded.event().0, "schedule.elapsed");
+}
+
+/// `resetctl --now NOW record ARGS…`, which must succeed.
+fn record_at(w: &World, now: &str, args: &[&str]) {
+    let mut all = vec!["--now", now, "record"];
+    all.extend_from_slice(args);
+    all.extend(["--actor", "ops"]);
+    w.run(&all).success();
+}
+
+/// The B2 day (issue 49): a completion at 07:30:18, then a schedule for
+/// 09:30 announced at 08:00 (not fulfilled by the earlier reset: it gets
+/// every reminder and its "due now"), its real completion at 09:31, the
+/// first completion's time corrected, a reset announced 2 min 16 s before
+/// its time (inside every lead: the announcement says the time left, and
+/// no stale reminder follows), a link, and a move. Each action is one
+/// message that says what happened, in English and in Chinese (北京时间).
+#[test]
+fn the_b2_day_is_told_one_message_per_action_with_every_reminder() {
+    const C1: &str = "2090000000000000011";
+    const S1: &str = "2090000000000000012";
+    const C2: &str = "2090000000000000013";
+    const S2: &str = "2090000000000000014";
+    const S3: &str = "2090000000000000015";
+    const C3: &str = "2090000000000000016";
+    let r = Receiver::start();
+    let w = World::new();
+    let timeout = ["--webhook-timeout", "10"];
+    add_people(&w, &r, "/en", &["--remind", "10m,1m"]);
+    add_people(
+        &w,
+        &r,
+        "/zh",
+        &[
+            "--remind",
+            "60m,10m",
+            "--lang",
+            "zh",
+            "--tz",
+            "Asia/Shanghai",
+        ],
+    );
+    add_standard(
+        &w,
+        &r,
+        "/std",
+        &["--remind", "10m,1m", timeout[0], timeout[1]],
+    );
+    let step = |now: &str, args: &[&str]| {
+        if !args.is_empty() {
+            record_at(&w, now, args);
+        }
+        deliver_at_each(&w, &[now]);
+    };
+    step(
+        "2026-12-01T07:31:00.000Z",
+        &[
+            "completion",
+            "--post-url",
+            &post(C1),
+            "--at",
+            "2026-12-01T07:30:18Z",
+            "--scope-plans",
+            "pro",
+        ],
+    );
+    step(
+        "2026-12-01T08:00:00.000Z",
+        &[
+            "schedule",
+            "--post-url",
+            &post(S1),
+            "--at",
+            "2026-12-01T09:30:00Z",
+            "--scope-plans",
+            "pro",
+        ],
+    );
+    assert_eq!(
+        state_of(&w, S1),
+        "pending",
+        "announced after the completion"
+    );
+    for now in [
+        "2026-12-01T08:30:00.000Z",
+        "2026-12-01T09:20:00.000Z",
+        "2026-12-01T09:29:00.000Z",
+        "2026-12-01T09:30:00.000Z",
+    ] {
+        step(now, &[]);
+    }
+    step(
+        "2026-12-01T09:31:10.000Z",
+        &[
+            "completion",
+            "--post-url",
+            &post(C2),
+            "--at",
+            "2026-12-01T09:31:00Z",
+            "--scope-plans",
+            "pro",
+        ],
+    );
+    step(
+        "2026-12-01T09:40:00.000Z",
+        &["edit", C1, "--effective-at", "2026-12-01T07:30:00Z"],
+    );
+    step(
+        "2026-12-01T09:57:44.000Z",
+        &[
+            "schedule",
+            "--post-url",
+            &post(S2),
+            "--at",
+            "2026-12-01T10:00:00Z",
+            "--scope-plans",
+            "pro",
+        ],
+    );
+    for now in ["2026-12-01T09:59:00.000Z", "2026-12-01T10:00:00.000Z"] {
+        step(now, &[]);
+    }
+    step(
+        "2026-12-01T10:10:00.000Z",
+        &[
+            "schedule",
+            "--post-url",
+            &post(S3),
+            "--at",
+            "2026-12-01T13:00:00Z",
+            "--scope-plans",
+            "pro",
+        ],
+    );
+    step(
+        "2026-12-01T10:11:00.000Z",
+        &[
+            "completion",
+            "--post-url",
+            &post(C3),
+            "--at",
+            "2026-12-01T10:01:00Z",
+            "--scope-plans",
+            "pro",
+        ],
+    );
+    step(
+        "2026-12-01T10:13:00.000Z",
+        &["move", S3, "--at", "2026-12-01T14:00:00Z"],
+    );
+    step("2026-12-01T10:14:00.000Z", &["link", C3, S3]);
+    let told = |prefix: &str, format: &str| -> Vec<String> {
+        r.requests_to(&format!(
+            "{prefix}{}",
+            path_of(PEOPLE.iter().find(|(f, _)| *f == format).unwrap().1)
+        ))
+        .iter()
+        .map(|q| shown(format, q))
+        .collect()
+    };
+    let src = |id: &str| format!("Source: {}", post(id));
+    let en = [
+        said(
+            "Reset completed: 2026-12-01 07:30 UTC",
+            &["Global reset · Pro", &src(C1)],
+        ),
+        said(
+            "Reset announced: 2026-12-01 09:30 UTC",
+            &["Global reset · Pro", &src(S1)],
+        ),
+        said(
+            "Reset in 10 minutes: 2026-12-01 09:30 UTC",
+            &["Global reset · Pro", &src(S1)],
+        ),
+        said(
+            "Reset in 1 minute: 2026-12-01 09:30 UTC",
+            &["Global reset · Pro", &src(S1)],
+        ),
+        said(
+            "Reset due now: 2026-12-01 09:30 UTC",
+            &["Global reset · Pro", &src(S1)],
+        ),
+        said(
+            "Reset completed: 2026-12-01 09:31 UTC",
+            &[
+                "Global reset · Pro",
+                "Scheduled for: 2026-12-01 09:30 UTC",
+                &src(C2),
+            ],
+        ),
+        said(
+            "Completion time corrected: 2026-12-01 07:30:18 UTC → 2026-12-01 07:30:00 UTC",
+            &["Global reset · Pro", &src(C1)],
+        ),
+        said(
+            "Reset announced: in 2 minutes, at 2026-12-01 10:00 UTC",
+            &["Global reset · Pro", &src(S2)],
+        ),
+        said(
+            "Reset in 1 minute: 2026-12-01 10:00 UTC",
+            &["Global reset · Pro", &src(S2)],
+        ),
+        said(
+            "Reset due now: 2026-12-01 10:00 UTC",
+            &["Global reset · Pro", &src(S2)],
+        ),
+        said(
+            "Reset announced: 2026-12-01 13:00 UTC",
+            &["Global reset · Pro", &src(S3)],
+        ),
+        said(
+            "Reset completed: 2026-12-01 10:01 UTC",
+            &[
+                "Global reset · Pro",
+                "Scheduled for: 2026-12-01 10:00 UTC",
+                &src(C3),
+            ],
+        ),
+        said(
+            "Scheduled reset moved: 2026-12-01 14:00 UTC",
+            &["Global reset · Pro", "Was: 2026-12-01 13:00 UTC", &src(S3)],
+        ),
+        said(
+            "Scheduled reset completed: 2026-12-01 10:01 UTC",
+            &[
+                "Global reset · Pro",
+                "Scheduled for: 2026-12-01 14:00 UTC",
+                &src(S3),
+            ],
+        ),
+    ];
+    assert_eq!(told("/en", "slack"), en, "English, Slack");
+    let zsrc = |id: &str| format!("来源：{}", post(id));
+    let zh = [
+        said("重置已完成：2026-12-01 15:30 北京时间（2026-12-01 07:30 UTC）", &["全局重置 · Pro", &zsrc(C1)]),
+        said("已公布重置：2026-12-01 17:30 北京时间（2026-12-01 09:30 UTC）", &["全局重置 · Pro", &zsrc(S1)]),
+        said("1 小时后重置：2026-12-01 17:30 北京时间（2026-12-01 09:30 UTC）", &["全局重置 · Pro", &zsrc(S1)]),
+        said("10 分钟后重置：2026-12-01 17:30 北京时间（2026-12-01 09:30 UTC）", &["全局重置 · Pro", &zsrc(S1)]),
+        said("现在应当重置：2026-12-01 17:30 北京时间（2026-12-01 09:30 UTC）", &["全局重置 · Pro", &zsrc(S1)]),
+        said("重置已完成：2026-12-01 17:31 北京时间（2026-12-01 09:31 UTC）", &["全局重置 · Pro", "原计划时间：2026-12-01 17:30 北京时间（2026-12-01 09:30 UTC）", &zsrc(C2)]),
+        said("重置完成时间已更正：2026-12-01 15:30:18 北京时间（2026-12-01 07:30:18 UTC） → 2026-12-01 15:30:00 北京时间（2026-12-01 07:30:00 UTC）", &["全局重置 · Pro", &zsrc(C1)]),
+        said("已公布重置：2 分钟后，2026-12-01 18:00 北京时间（2026-12-01 10:00 UTC）", &["全局重置 · Pro", &zsrc(S2)]),
+        said("现在应当重置：2026-12-01 18:00 北京时间（2026-12-01 10:00 UTC）", &["全局重置 · Pro", &zsrc(S2)]),
+        said("已公布重置：2026-12-01 21:00 北京时间（2026-12-01 13:00 UTC）", &["全局重置 · Pro", &zsrc(S3)]),
+        said("重置已完成：2026-12-01 18:01 北京时间（2026-12-01 10:01 UTC）", &["全局重置 · Pro", "原计划时间：2026-12-01 18:00 北京时间（2026-12-01 10:00 UTC）", &zsrc(C3)]),
+        said("计划重置时间已更改：2026-12-01 22:00 北京时间（2026-12-01 14:00 UTC）", &["全局重置 · Pro", "原定：2026-12-01 21:00 北京时间（2026-12-01 13:00 UTC）", &zsrc(S3)]),
+        said("计划重置已完成：2026-12-01 18:01 北京时间（2026-12-01 10:01 UTC）", &["全局重置 · Pro", "原计划时间：2026-12-01 22:00 北京时间（2026-12-01 14:00 UTC）", &zsrc(S3)]),
+    ];
+    assert_eq!(told("/zh", "slack"), zh, "Chinese, Slack");
+    // Every other format tells the same messages (its own links).
+    for (format, messages) in people_told(&r, "/en") {
+        assert_eq!(messages.len(), en.len(), "{format}: {messages:#?}");
+    }
+    for (format, messages) in people_told(&r, "/zh") {
+        assert_eq!(messages.len(), zh.len(), "{format}: {messages:#?}");
+    }
+    // Programs get every change of every record, and no reminder the
+    // announcement covered.
+    assert_eq!(
+        events(&r, "/std"),
+        pairs(&[
+            ("record.created", C1),
+            ("record.created", S1),
+            ("reset.upcoming", S1),
+            ("reset.upcoming", S1),
+            ("reset.window_started", S1),
+            ("record.created", C2),
+            ("schedule.fulfilled", S1),
+            ("record.updated", C1),
+            ("record.created", S2),
+            ("reset.upcoming", S2),
+            ("reset.window_started", S2),
+            ("record.created", S3),
+            ("record.created", C3),
+            ("schedule.fulfilled", S2),
+            ("schedule.moved", S3),
+            ("record.updated", C3),
+            ("schedule.fulfilled", S3),
+        ])
+    );
+}
+
+/// A schedule announced for `at` with id `id` (plans pro), as a record a
+/// publisher serves.
+fn announced_record(id: &str, at: &str, announced: &str) -> Value {
+    serde_json::json!({
+        "id": id, "kind": "reset_scheduled", "resetType": "global",
+        "announcedAt": announced, "effectiveAt": at, "text": null, "confidence": 0.9,
+        "scope": {"plans": ["pro"], "windows": ["unknown"]},
+        "source": {"origin": "x", "postId": id, "handle": "h", "url": post(id)},
+        "schedulePrecision": "datetime", "scheduleBasis": "explicit",
+        "scheduleWindow": {"startAt": at, "endAt": at}, "scheduleState": "pending",
+        "completedAt": null, "completionRecordId": null, "fulfillmentOrigin": null,
+        "relatedRecordIds": []
+    })
+}
+
+/// What one publish changes is one message per person: two changes are
+/// one message that tells each (the first in its title, "(+1 more)"),
+/// and more than ten are one digest (how many of each kind, and the status
+/// page); a program still gets one event per record.
+#[test]
+fn many_changes_in_one_publish_are_one_message_and_past_ten_a_digest() {
+    let r = Receiver::start();
+    let w = World::new();
+    let site = ["--public-base-url", "https://resets.example.org"];
+    add(
+        &w,
+        &r.url("/en"),
+        &[
+            "--format",
+            "slack",
+            "--webhook-timeout",
+            "10",
+            site[0],
+            site[1],
+        ],
+    );
+    add(
+        &w,
+        &r.url("/zh"),
+        &[
+            "--format",
+            "ntfy",
+            "--lang",
+            "zh",
+            "--webhook-timeout",
+            "10",
+            site[0],
+            site[1],
+        ],
+    );
+    add_standard(&w, &r, "/std", &["--webhook-timeout", "10"]);
+    let announced = "2026-12-01T08:00:00.000Z";
+    let first = announced_record("2090000000000000101", "2026-12-02T10:00:00.000Z", announced);
+    w.publish_records(std::slice::from_ref(&first), announced);
+    // Two at once: one message.
+    let two: Vec<Value> = [
+        first.clone(),
+        announced_record("2090000000000000102", "2026-12-03T10:00:00.000Z", announced),
+        announced_record("2090000000000000103", "2026-12-04T10:00:00.000Z", announced),
+    ]
+    .to_vec();
+    w.publish_records(&two, "2026-12-01T08:10:00.000Z");
+    deliver_at_each(&w, &["2026-12-01T08:10:00.000Z"]);
+    let page = |id: &str| format!("Details: https://resets.example.org/records/{id}");
+    let en: Vec<String> = r
+        .requests_to("/en")
+        .iter()
+        .map(|q| shown("slack", q))
+        .collect();
+    assert_eq!(
+        en,
+        [
+            said(
+                "Reset announced: 2026-12-02 10:00 UTC",
+                &[
+                    "Global reset · Pro",
+                    &page("2090000000000000101"),
+                    &format!("Source: {}", post("2090000000000000101"))
+                ]
+            ),
+            said(
+                "Reset announced: 2026-12-03 10:00 UTC (+1 more)",
+                &[
+                    "Global reset · Pro",
+                    &page("2090000000000000102"),
+                    &format!("Source: {}", post("2090000000000000102")),
+                    "",
+                    "Reset announced: 2026-12-04 10:00 UTC",
+                    "Global reset · Pro",
+                    &page("2090000000000000103"),
+                    &format!("Source: {}", post("2090000000000000103")),
+                ]
+            ),
+        ]
+    );
+    // Twelve changes at once: a digest, in the reader's language.
+    let mut many = two.clone();
+    many.retain(|r| r["id"] != "2090000000000000103");
+    for i in 0..11 {
+        let id = format!("20900000000000002{i:02}");
+        many.push(announced_record(&id, "2026-12-05T10:00:00.000Z", announced));
+    }
+    w.publish_records(&many, "2026-12-01T08:20:00.000Z");
+    deliver_at_each(&w, &["2026-12-01T08:20:00.000Z"]);
+    let en: Vec<String> = r
+        .requests_to("/en")
+        .iter()
+        .map(|q| shown("slack", q))
+        .collect();
+    assert_eq!(
+        en[2..],
+        [said(
+            "12 changes to reset records",
+            &[
+                "1 × Scheduled reset withdrawn",
+                "11 × Reset announced",
+                "Status page: https://resets.example.org/"
+            ]
+        )]
+    );
+    let zh: Vec<String> = r
+        .requests_to("/zh")
+        .iter()
+        .map(|q| shown("ntfy", q))
+        .collect();
+    assert_eq!(
+        zh[2..],
+        [said(
+            "重置记录有 12 项变化",
+            &[
+                "1 × 计划重置已撤回",
+                "11 × 已公布重置",
+                "状态页：https://resets.example.org/"
+            ]
+        )]
+    );
+    assert_eq!(
+        r.requests_to("/std").len(),
+        1 + 2 + 12,
+        "one event per record"
+    );
+}
+
+/// An edit, an unlink, a link and an undo are each one message that says
+/// what changed: the parts an edit changed, a schedule no longer
+/// completed, which schedule a link completes, and the schedule a
+/// withdrawn completion leaves open again.
+#[test]
+fn corrections_are_told_as_what_changed() {
+    const S: &str = "2090000000000000021";
+    const C: &str = "2090000000000000022";
+    let r = Receiver::start();
+    let w = World::new();
+    add(
+        &w,
+        &r.url("/en"),
+        &["--format", "slack", "--webhook-timeout", "10"],
+    );
+    add(
+        &w,
+        &r.url("/zh"),
+        &[
+            "--format",
+            "slack",
+            "--lang",
+            "zh",
+            "--webhook-timeout",
+            "10",
+        ],
+    );
+    let step = |now: &str, args: &[&str]| {
+        record_at(&w, now, args);
+        deliver_at_each(&w, &[now]);
+    };
+    step(
+        "2026-12-01T08:00:00.000Z",
+        &[
+            "schedule",
+            "--post-url",
+            &post(S),
+            "--at",
+            "2026-12-01T10:00:00Z",
+        ],
+    );
+    step(
+        "2026-12-01T10:02:00.000Z",
+        &[
+            "completion",
+            "--post-url",
+            &post(C),
+            "--at",
+            "2026-12-01T10:01:00Z",
+        ],
+    );
+    step(
+        "2026-12-01T10:03:00.000Z",
+        &[
+            "edit",
+            S,
+            "--text",
+            "Moved up by an hour",
+            "--confidence",
+            "0.5",
+        ],
+    );
+    step("2026-12-01T10:04:00.000Z", &["unlink", C, S]);
+    step("2026-12-01T10:05:00.000Z", &["link", C, S]);
+    step("2026-12-01T10:06:00.000Z", &["undo", "2"]);
+    let slack = |path: &str| -> Vec<String> {
+        r.requests_to(path)
+            .iter()
+            .map(|q| shown("slack", q))
+            .collect()
+    };
+    let (s, c) = (
+        format!("Source: {}", post(S)),
+        format!("Source: {}", post(C)),
+    );
+    assert_eq!(
+        slack("/en")[2..],
+        [
+            said(
+                "Scheduled reset updated: 2026-12-01 10:00 UTC",
+                &[
+                    "Global reset",
+                    "Changed: text, confidence",
+                    "Moved up by an hour",
+                    &s
+                ]
+            ),
+            said(
+                "Scheduled reset no longer completed: 2026-12-01 10:00 UTC",
+                &["Global reset", "Moved up by an hour", &s]
+            ),
+            said(
+                "Scheduled reset completed: 2026-12-01 10:01 UTC",
+                &[
+                    "Global reset",
+                    "Scheduled for: 2026-12-01 10:00 UTC",
+                    "Moved up by an hour",
+                    &s
+                ]
+            ),
+            said(
+                "Completed reset withdrawn: 2026-12-01 10:01 UTC",
+                &["Global reset", "Open again: 2026-12-01 10:00 UTC", &c]
+            ),
+        ]
+    );
+    let (s, c) = (format!("来源：{}", post(S)), format!("来源：{}", post(C)));
+    assert_eq!(
+        slack("/zh")[2..],
+        [
+            said(
+                "计划重置已更新：2026-12-01 10:00 UTC",
+                &["全局重置", "变更：文字、置信度", "Moved up by an hour", &s]
+            ),
+            said(
+                "计划重置不再标记为已完成：2026-12-01 10:00 UTC",
+                &["全局重置", "Moved up by an hour", &s]
+            ),
+            said(
+                "计划重置已完成：2026-12-01 10:01 UTC",
+                &[
+                    "全局重置",
+                    "原计划时间：2026-12-01 10:00 UTC",
+                    "Moved up by an hour",
+                    &s
+                ]
+            ),
+            said(
+                "重置完成记录已撤回：2026-12-01 10:01 UTC",
+                &["全局重置", "重新待定：2026-12-01 10:00 UTC", &c]
+            ),
+        ]
+    );
 }

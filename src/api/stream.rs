@@ -280,6 +280,7 @@ impl Events {
                     Step::Apply(events) => {
                         self.pending.extend(events.iter().cloned());
                         self.at = swap.to;
+                        self.told_by_announcement(&swap.announced);
                     }
                     Step::Gap => self.resync("the stream missed changes"),
                 },
@@ -315,6 +316,25 @@ impl Events {
         self.pending
             .extend(live::change_events(old.records(), &view, self.kind));
         self.at = view.generation();
+    }
+
+    /// The time events of the schedules a swap announced that are due now:
+    /// told by the announcement, never sent
+    /// ([`crate::remind::Reminder::told_by`]).
+    fn told_by_announcement(&mut self, announced: &[String]) {
+        if announced.is_empty() {
+            return;
+        }
+        let Some(view) = self.view.load_full() else {
+            return;
+        };
+        let r = &mut self.reminders;
+        let now = r.clock.now();
+        for due in crate::remind::due(view.records(), r.leads.as_deref(), r.tolerance_ms, now) {
+            if announced.contains(&due.record.id) && due.told_by(Some(now)) {
+                r.seen.insert(due.key(), due.expires_at);
+            }
+        }
     }
 
     /// Queues the time events due at `now` that the stream has not been

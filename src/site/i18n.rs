@@ -153,7 +153,7 @@ pub struct Notify {
     pub schedule_updated: &'static str,
     /// `record.updated` of a completion.
     pub completion_updated: &'static str,
-    /// `reset.upcoming`: `{n}` is the lead in minutes.
+    /// `reset.upcoming`: `{d}` is the time left in words ([`Notify::duration`]).
     pub upcoming: &'static str,
     /// `reset.window_started` of a window that is one instant.
     pub due_now: &'static str,
@@ -175,7 +175,142 @@ pub struct Notify {
     pub test_line: &'static str,
     /// The footer of an e-mail: why the reader gets it.
     pub email_footer: &'static str,
+    /// What a schedule announced inside a lead says of its time: `{d}` the
+    /// time left in words, `{when}` the window.
+    pub announced_soon: &'static str,
+    /// Minutes, in [`Notify::duration`].
+    pub minutes: Plural,
+    /// Hours, in [`Notify::duration`].
+    pub hours: Plural,
+    /// Between hours and minutes, in [`Notify::duration`].
+    pub and: &'static str,
+    /// Under a minute left, in [`Notify::duration`].
+    pub under_a_minute: &'static str,
+    /// A completion whose time changed: `{old}` and `{new}` its times.
+    pub time_corrected: &'static str,
+    /// A schedule no longer fulfilled (an unlink).
+    pub unfulfilled: &'static str,
+    /// Before the window of a schedule a withdrawn completion no longer fulfils.
+    pub open_again: &'static str,
+    /// Before what an update changed.
+    pub changed: &'static str,
+    /// The parts of a record an update can change ([`crate::changes::Field`]).
+    pub fields: FieldWords,
+    /// After the first story's title when a message tells more: `{n}` how many.
+    pub more: &'static str,
+    /// The title of a digest of many changes: `{n}` how many.
+    pub digest_title: &'static str,
+    /// One line of a digest: `{n}` how many, `{what}` the headline.
+    pub digest_line: &'static str,
+    /// The digest's link to the status page.
+    pub digest_page: &'static str,
+    /// The zone as its readers name it ([`Notify::zone_name`]): a zone
+    /// this table names, else the IANA name (`None`: the UTC offset).
+    pub zone_names: Option<&'static [(&'static str, &'static str)]>,
+    /// Around a local time's UTC time: before and after.
+    pub utc_around: (&'static str, &'static str),
+    /// A withdrawal because the data was restored: `{at}` the backup's time.
+    pub restored: &'static str,
 }
+
+/// The words of each part of a record an update can change.
+#[derive(Debug, PartialEq)]
+pub struct FieldWords {
+    /// `text`.
+    pub text: &'static str,
+    /// `confidence`.
+    pub confidence: &'static str,
+    /// `resetType`.
+    pub reset_type: &'static str,
+    /// `scope`.
+    pub scope: &'static str,
+    /// `announcedAt`.
+    pub announced: &'static str,
+    /// `source`.
+    pub source: &'static str,
+    /// The time.
+    pub time: &'static str,
+    /// A schedule's window.
+    pub window: &'static str,
+    /// A schedule's fulfilment.
+    pub fulfilment: &'static str,
+    /// A completion's linked schedules.
+    pub links: &'static str,
+    /// Anything else.
+    pub other: &'static str,
+    /// Between two of them.
+    pub separator: &'static str,
+}
+
+impl Notify {
+    /// `minutes` in words: "1 minute", "10 minutes", "1 hour", "3 hours",
+    /// "1 hour 30 minutes" (and the same in Chinese); 0 is "less than a
+    /// minute".
+    pub fn duration(&self, minutes: u32) -> String {
+        let count = |words: &Plural, n: u32| {
+            let (before, after) = if n == 1 { words.one } else { words.other };
+            format!("{before}{n}{after}")
+        };
+        match (minutes / 60, minutes % 60) {
+            (0, 0) => self.under_a_minute.to_owned(),
+            (0, m) => count(&self.minutes, m),
+            (h, 0) => count(&self.hours, h),
+            (h, m) => format!(
+                "{}{}{}",
+                count(&self.hours, h),
+                self.and,
+                count(&self.minutes, m)
+            ),
+        }
+    }
+
+    /// How readers of this language name `zone` at `at`: a zone the table
+    /// names ("北京时间"), else its IANA name (English) or its offset
+    /// from UTC then ("UTC+8", "UTC-3:30").
+    pub fn zone_name(&self, zone: chrono_tz::Tz, at: chrono::DateTime<chrono::Utc>) -> String {
+        match self.zone_names {
+            None => zone.name().to_owned(),
+            Some(names) => lookup(names, zone.name()).map_or_else(
+                || {
+                    use chrono::Offset;
+                    let seconds = at.with_timezone(&zone).offset().fix().local_minus_utc();
+                    let (sign, abs) = if seconds < 0 {
+                        ('-', -seconds)
+                    } else {
+                        ('+', seconds)
+                    };
+                    match (abs / 3600, abs % 3600 / 60) {
+                        (h, 0) => format!("UTC{sign}{h}"),
+                        (h, m) => format!("UTC{sign}{h}:{m:02}"),
+                    }
+                },
+                str::to_owned,
+            ),
+        }
+    }
+}
+
+/// Zones as Chinese readers name them.
+const ZONE_NAMES_ZH: &[(&str, &str)] = &[
+    ("Asia/Shanghai", "北京时间"),
+    ("Asia/Chongqing", "北京时间"),
+    ("Asia/Chungking", "北京时间"),
+    ("Asia/Harbin", "北京时间"),
+    ("Asia/Urumqi", "新疆时间"),
+    ("PRC", "北京时间"),
+    ("Asia/Hong_Kong", "香港时间"),
+    ("Hongkong", "香港时间"),
+    ("Asia/Macau", "澳门时间"),
+    ("Asia/Macao", "澳门时间"),
+    ("Asia/Taipei", "台北时间"),
+    ("ROC", "台北时间"),
+    ("Asia/Singapore", "新加坡时间"),
+    ("Singapore", "新加坡时间"),
+    ("Asia/Tokyo", "东京时间"),
+    ("Japan", "东京时间"),
+    ("Asia/Seoul", "首尔时间"),
+    ("ROK", "首尔时间"),
+];
 
 /// English push messages.
 pub static NOTIFY_EN: Notify = Notify {
@@ -191,7 +326,7 @@ pub static NOTIFY_EN: Notify = Notify {
     completion_withdrawn: "Completed reset withdrawn",
     schedule_updated: "Scheduled reset updated",
     completion_updated: "Completed reset updated",
-    upcoming: "Reset in {n} minutes",
+    upcoming: "Reset in {d}",
     due_now: "Reset due now",
     window_open: "Reset window open",
     window_closed: "Reset window closed, no completion recorded yet",
@@ -202,6 +337,42 @@ pub static NOTIFY_EN: Notify = Notify {
     test_title: "resetctl test notification",
     test_line: "This endpoint receives resetctl changes (message {id}).",
     email_footer: "You receive this because this address subscribes to reset notifications from resetctl; its operator can stop them.",
+    announced_soon: "in {d}, at {when}",
+    minutes: Plural {
+        one: ("", " minute"),
+        other: ("", " minutes"),
+    },
+    hours: Plural {
+        one: ("", " hour"),
+        other: ("", " hours"),
+    },
+    and: " ",
+    under_a_minute: "less than a minute",
+    time_corrected: "Completion time corrected: {old} → {new}",
+    unfulfilled: "Scheduled reset no longer completed",
+    open_again: "Open again: ",
+    changed: "Changed: ",
+    fields: FieldWords {
+        text: "text",
+        confidence: "confidence",
+        reset_type: "type",
+        scope: "plans and limits",
+        announced: "announcement time",
+        source: "source",
+        time: "time",
+        window: "window",
+        fulfilment: "completion",
+        links: "linked schedules",
+        other: "details",
+        separator: ", ",
+    },
+    more: " (+{n} more)",
+    digest_title: "{n} changes to reset records",
+    digest_line: "{n} × {what}",
+    digest_page: "Status page: ",
+    zone_names: None,
+    utc_around: (" (", " UTC)"),
+    restored: "No longer announced: restored from a backup of {at}",
 };
 
 /// Simplified Chinese push messages.
@@ -218,7 +389,7 @@ pub static NOTIFY_ZH: Notify = Notify {
     completion_withdrawn: "重置完成记录已撤回",
     schedule_updated: "计划重置已更新",
     completion_updated: "重置完成记录已更新",
-    upcoming: "{n} 分钟后重置",
+    upcoming: "{d}后重置",
     due_now: "现在应当重置",
     window_open: "重置窗口已开始",
     window_closed: "重置窗口已结束，尚未记录到完成",
@@ -229,6 +400,42 @@ pub static NOTIFY_ZH: Notify = Notify {
     test_title: "resetctl 测试通知",
     test_line: "此端点接收 resetctl 变更（消息 {id}）。",
     email_footer: "你收到此邮件，是因为此地址订阅了 resetctl 的重置通知；运营者可以停止发送。",
+    announced_soon: "{d}后，{when}",
+    minutes: Plural {
+        one: ("", " 分钟"),
+        other: ("", " 分钟"),
+    },
+    hours: Plural {
+        one: ("", " 小时"),
+        other: ("", " 小时"),
+    },
+    and: " ",
+    under_a_minute: "不到 1 分钟",
+    time_corrected: "重置完成时间已更正：{old} → {new}",
+    unfulfilled: "计划重置不再标记为已完成",
+    open_again: "重新待定：",
+    changed: "变更：",
+    fields: FieldWords {
+        text: "文字",
+        confidence: "置信度",
+        reset_type: "类型",
+        scope: "套餐和额度",
+        announced: "公布时间",
+        source: "来源",
+        time: "时间",
+        window: "时间窗口",
+        fulfilment: "完成情况",
+        links: "关联的计划",
+        other: "详情",
+        separator: "、",
+    },
+    more: "（另有 {n} 项）",
+    digest_title: "重置记录有 {n} 项变化",
+    digest_line: "{n} × {what}",
+    digest_page: "状态页：",
+    zone_names: Some(ZONE_NAMES_ZH),
+    utc_around: ("（", " UTC）"),
+    restored: "不再公布：已从 {at} 的备份恢复",
 };
 
 /// A `q` value in thousandths; `None` when malformed.
@@ -245,7 +452,7 @@ pub const OPERATOR_COMMAND: &str = "resetctl mark-checked";
 /// A count in words: the text before and after the number, for a count of
 /// one and for every other count. A language without plural forms
 /// (Chinese) gives both the same words; [`Strings::count`] picks the form.
-#[derive(Debug, serde::Serialize)]
+#[derive(Debug, PartialEq, serde::Serialize)]
 pub struct Plural {
     /// For 1.
     pub one: (&'static str, &'static str),
@@ -918,6 +1125,35 @@ fn lookup(table: &'static [(&'static str, &'static str)], id: &str) -> Option<&'
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn durations_and_zones_are_said_as_people_say_them() {
+        let (en, zh) = (Lang::En.notify(), Lang::Zh.notify());
+        for (minutes, english, chinese) in [
+            (0, "less than a minute", "不到 1 分钟"),
+            (1, "1 minute", "1 分钟"),
+            (10, "10 minutes", "10 分钟"),
+            (60, "1 hour", "1 小时"),
+            (90, "1 hour 30 minutes", "1 小时 30 分钟"),
+            (180, "3 hours", "3 小时"),
+            (1440, "24 hours", "24 小时"),
+        ] {
+            assert_eq!(en.duration(minutes), english);
+            assert_eq!(zh.duration(minutes), chinese);
+        }
+        let at = crate::model::Timestamp::parse("2026-12-01T10:00:00.000Z")
+            .unwrap()
+            .to_datetime();
+        for (zone, english, chinese) in [
+            (chrono_tz::Asia::Shanghai, "Asia/Shanghai", "北京时间"),
+            (chrono_tz::Asia::Hong_Kong, "Asia/Hong_Kong", "香港时间"),
+            (chrono_tz::America::New_York, "America/New_York", "UTC-5"),
+            (chrono_tz::Asia::Kolkata, "Asia/Kolkata", "UTC+5:30"),
+        ] {
+            assert_eq!(en.zone_name(zone, at), english);
+            assert_eq!(zh.zone_name(zone, at), chinese);
+        }
+    }
     use super::{Lang, EN, ZH};
 
     #[test]

@@ -31,14 +31,8 @@ use super::log::{self, Attempt, Outcome};
 use super::outbox::{Committed, Outbox, OutboxEntry};
 use super::request::Event;
 use super::send::{is_delivered, send};
-use super::state::{load_state, save_state, EndpointState, FailedMessage};
+use super::state::{load_state, save_state, EndpointState};
 
-/// The retry delays after the 1st, 2nd, … failure (the last repeats), in seconds.
-pub const RETRY_DELAYS: [i64; 5] = [5, 60, 600, 3600, 6 * 3600];
-/// How long a message is retried before it is marked failed.
-pub const RETRY_WINDOW_MS: i64 = 24 * 3600 * 1000;
-/// Failed messages remembered per endpoint (for `status`).
-const FAILED_KEPT: usize = 20;
 /// How often a running deliverer looks for new outbox entries, endpoints
 /// and a moved pointer when the data dir cannot be watched on this system.
 /// Otherwise it never looks unasked: it learns of a publish (the pointer
@@ -65,71 +59,9 @@ pub struct DeliverSettings {
     pub tolerance_ms: i64,
 }
 
-impl EndpointState {
-    /// Moves the cursor to `next` with no attempt made of it yet.
-    fn move_to(&mut self, next: u64) {
-        self.next = next;
-        self.attempts = 0;
-        self.first_attempt_at = None;
-        self.next_attempt_at = None;
-    }
-
-    /// A failed attempt (number `attempt_no`) of `entry` at `now`: gives up
-    /// once the retry window is over (the message joins the failed ones and
-    /// the cursor moves on; `true`), else schedules the next try.
-    fn failed_attempt(
-        &mut self,
-        entry: &OutboxEntry,
-        attempt: &mut Attempt,
-        attempt_no: u32,
-        now: Timestamp,
-    ) -> bool {
-        let first = *self.first_attempt_at.get_or_insert(now);
-        self.attempts = attempt_no;
-        let deadline = first.add_millis(RETRY_WINDOW_MS);
-        if now >= deadline {
-            attempt.outcome = Outcome::Failed;
-            self.failed.push(FailedMessage {
-                message: entry.id.clone(),
-                event: entry.event_type.clone(),
-                at: now,
-                last_error: attempt
-                    .error
-                    .clone()
-                    .unwrap_or_else(|| format!("status {}", attempt.status.unwrap_or(0))),
-            });
-            if self.failed.len() > FAILED_KEPT {
-                self.failed.remove(0);
-            }
-            self.failed_total += 1;
-            self.move_to(entry.n + 1);
-            return true;
-        }
-        let jitter = crate::webhook::random_bytes(8)
-            .iter()
-            .fold(0u64, |acc, b| (acc << 8) | u64::from(*b));
-        let next = now
-            .add_millis(retry_delay_ms(attempt_no, jitter))
-            .min(deadline);
-        self.next_attempt_at = Some(next);
-        attempt.outcome = Outcome::Retrying;
-        attempt.next_retry_at = Some(next);
-        false
-    }
-}
-
 /// Takes the deliverer lock of `data_dir` within `timeout`.
 pub fn lock(data_dir: &Path, timeout: Duration, purpose: &str) -> Result<DataDirLock, LockError> {
     crate::data_dir::DataDir::of(data_dir).lock_deliverer(timeout, purpose)
-}
-
-/// The retry delay after `failures` failures, with ±20 % jitter (`jitter`
-/// is a random number), in milliseconds.
-pub fn retry_delay_ms(failures: u32, jitter: u64) -> i64 {
-    let index = (failures.max(1) as usize - 1).min(RETRY_DELAYS.len() - 1);
-    let base = RETRY_DELAYS[index] * 1000;
-    let spread = base / 5;
-    base - spread + (jitter % (2 * spread as u64 + 1)) as i64
 }
 
 /// What the running deliverer shares between its endpoint tasks.
@@ -149,18 +81,67 @@ struct Shared {
 }
 
 impl Shared {
-    /// One attempt to deliver `entry` to `endpoint`.
+    /// One attempt to tell `endpoint` what `entry` starts: the entry
+    /// itself to a standard endpoint, its whole moment to a person (one
+    /// message, [`super::message`]); the answer, and the number of the
+    /// last entry it covers.
     async fn attempt(
         &self,
         endpoint: &Endpoint,
         entry: &OutboxEntry,
-    ) -> Result<u16, super::send::SendError> {
-        send(
-            self.settings.contact.as_deref(),
-            endpoint,
-            &Event::of(entry),
-        )
-        .await
+    ) -> (Result<u16, super::send::SendError>, u64) {
+        let contact = self.settings.contact.as_deref();
+        if !endpoint.format.is_for_people() {
+            return (send(contact, endpoint, &Event::of(entry)).await, entry.n);
+        }
+        let now = self.settings.clock.now();
+        let (entries, told) = self.moment(endpoint, entry, now);
+        let last = entries.last().map_or(entry.n, |e| e.n);
+        let audience = super::message::Audience {
+            language: endpoint.language,
+            zone: endpoint.zone(),
+            leads: endpoint.remind.as_ref(),
+            record_pages: endpoint.record_pages.as_deref(),
+            sent_at: now,
+        };
+        let message = super::message::message(&entries, &told, &audience);
+        let answer = super::send::send_message(contact, endpoint, &message, &entry.id).await;
+        (answer, last)
+    }
+
+    /// The moment `first` (the first entry `endpoint` is told of at its
+    /// cursor) belongs to: every entry of it, and the indices of those
+    /// the endpoint is told of (wanted, a reminder not cancelled at `now`).
+    fn moment(
+        &self,
+        endpoint: &Endpoint,
+        first: &OutboxEntry,
+        now: Timestamp,
+    ) -> (Vec<OutboxEntry>, Vec<usize>) {
+        let committed = self.committed.read().expect("not poisoned");
+        let moment = first.moment();
+        let entries: Vec<OutboxEntry> = committed
+            .from(moment.max(committed.first))
+            .iter()
+            .take_while(|e| e.moment() == moment)
+            .cloned()
+            .collect();
+        let told = entries
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| {
+                e.n >= first.n
+                    && endpoint.wants(e)
+                    && !super::remind::cancelled(
+                        e,
+                        committed.from(e.n + 1),
+                        now,
+                        self.settings.tolerance_ms,
+                    )
+            })
+            .map(|(i, _)| i)
+            .collect();
+        (entries, told)
     }
 
     /// The ids of the endpoints that are enabled now.
@@ -482,9 +463,9 @@ async fn work(shared: Arc<Shared>, id: String, once: bool, report: Arc<Mutex<Pas
             }
             continue;
         }
-        let answer = shared.attempt(&endpoint, &entry).await;
+        let (answer, last) = shared.attempt(&endpoint, &entry).await;
         crate::testhook::reached("deliver:answered");
-        match settle(&shared, &id, st, &entry, answer, &report) {
+        match settle(&shared, &id, st, (&entry, last), answer, &report) {
             Settled::Next => continue,
             Settled::Disabled => return,
             Settled::Retrying if once => return,
@@ -503,13 +484,14 @@ enum Settled {
     Retrying,
 }
 
-/// Records the answer to an attempt of `entry` (the cursor, the retry
-/// schedule, the log, the metrics) and says what comes next.
+/// Records the answer to an attempt of `entry` (a message that told up to
+/// entry `last`): the cursor, the retry schedule, the log, the metrics;
+/// and says what comes next.
 fn settle(
     shared: &Shared,
     id: &str,
     st: &mut EndpointState,
-    entry: &OutboxEntry,
+    (entry, last): (&OutboxEntry, u64),
     answer: Result<u16, super::send::SendError>,
     report: &Mutex<PassReport>,
 ) -> Settled {
@@ -529,7 +511,7 @@ fn settle(
     };
     match answer {
         Ok(status) if is_delivered(status) => {
-            st.move_to(entry.n + 1);
+            st.move_to(last + 1);
             st.delivered += 1;
             save_state(data_dir, id, st);
             log::append(data_dir, &attempt);
@@ -557,7 +539,7 @@ fn settle(
         _ => {}
     }
     report.lock().expect("not poisoned").failed += 1;
-    let gave_up = st.failed_attempt(entry, &mut attempt, attempt_no, now);
+    let gave_up = st.failed_attempt(entry, last, &mut attempt, attempt_no, now);
     save_state(data_dir, id, st);
     log::append(data_dir, &attempt);
     if gave_up {

@@ -1,5 +1,5 @@
 //! E-mail endpoints: the same message every ready-made format sends
-//! ([`super::request::message`]), as a plain-text and an HTML part in the
+//! ([`super::message::message`]), as a plain-text and an HTML part in the
 //! endpoint's language, sent over SMTP with TLS from the first byte
 //! (`smtps://`, port 465 by default) or after STARTTLS, which is then
 //! required (`smtp://`, port 587 by default): never in plain text.
@@ -27,7 +27,7 @@ use lettre::transport::smtp::authentication::Credentials;
 use lettre::transport::smtp::client::{Tls, TlsParameters};
 use lettre::{AsyncSmtpTransport, AsyncTransport, Tokio1Executor};
 
-use super::request::Message;
+use super::message::{Line, Message};
 use super::target::{EmailTarget, Security};
 use crate::site::i18n::Lang;
 
@@ -82,9 +82,11 @@ fn html(message: &Message, language: Lang, footer: &str) -> String {
             head { meta charset="utf-8"; title { (message.title) } }
             body {
                 h1 { (message.title) }
-                @for line in &message.lines { p { (line) } }
-                @for (label, link) in message.links() {
-                    p { (label) a href=(link.as_str()) { (link.as_str()) } }
+                @for line in &message.lines {
+                    @match line {
+                        Line::Text(text) => p { (text) },
+                        Line::Link(label, link) => p { (label) a href=(link.as_str()) { (link.as_str()) } },
+                    }
                 }
                 hr;
                 p { small { (footer) } }

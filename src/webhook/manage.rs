@@ -223,15 +223,19 @@ pub async fn send_test(
         event_type: TEST_EVENT,
         timestamp: now,
         record: None,
-        page: None,
         sequence: head.as_ref().map(|s| s.sequence),
         generated_at: head.as_ref().map(|s| s.generated_at),
         reminder: None,
         previous_window: None,
         completion: None,
-        fulfils: &[],
     };
-    let answer = super::send::send(settings.contact.as_deref(), &endpoint, &event).await;
+    let contact = settings.contact.as_deref();
+    let answer = if endpoint.format.is_for_people() {
+        let words = super::message::test_message(&message, endpoint.language);
+        super::send::send_message(contact, &endpoint, &words, &message).await
+    } else {
+        super::send::send(contact, &endpoint, &event).await
+    };
     let sent = TestSent { message, answer };
     log::append(
         data_dir,

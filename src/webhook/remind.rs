@@ -117,9 +117,12 @@ pub fn append_due(
         let held = committed.reminder_keys();
         let quiet =
             |r: &crate::remind::Reminder| committed.quiet_until.is_some_and(|q| r.due_at < q);
-        Ok(due
-            .iter()
-            .any(|r| !held.contains(r.key().as_str()) && !quiet(r)))
+        let announced = announced_at(&committed);
+        Ok(due.iter().any(|r| {
+            !held.contains(r.key().as_str())
+                && !quiet(r)
+                && !r.told_by(announced.get(r.record.id.as_str()).copied())
+        }))
     };
     match store.load_current()? {
         Some(snapshot) if unsent(&snapshot)? => {}
@@ -136,7 +139,12 @@ pub fn append_due(
     let Some(snapshot) = store.load_current()? else {
         return Ok(Pass::default());
     };
-    let due = due_for(&snapshot.records, &lists, tolerance_ms, now);
+    let committed = outbox.read()?;
+    let announced = announced_at(&committed);
+    let due: Vec<_> = due_for(&snapshot.records, &lists, tolerance_ms, now)
+        .into_iter()
+        .filter(|r| !r.told_by(announced.get(r.record.id.as_str()).copied()))
+        .collect();
     let appended =
         outbox.append_reminders(&lock, &due, snapshot.sequence, snapshot.generated_at, now)?;
     if appended > 0 {
@@ -213,6 +221,27 @@ pub(super) async fn schedule(
             return;
         }
     }
+}
+
+/// When each schedule's window was last announced to the endpoints: the
+/// publish of its latest `record.created` or `schedule.moved` the outbox
+/// holds ([`crate::remind::Reminder::told_by`]).
+fn announced_at(
+    committed: &super::outbox::Committed,
+) -> std::collections::HashMap<&str, Timestamp> {
+    use crate::changes::Transition;
+    committed
+        .entries
+        .iter()
+        .filter(|e| e.reminder.is_none())
+        .filter(|e| {
+            matches!(
+                Transition::of_event_type(&e.event_type),
+                Some(Transition::Created | Transition::Moved)
+            )
+        })
+        .map(|e| (e.record.id.as_str(), e.published_at))
+        .collect()
 }
 
 /// Whether the time event `entry` is not to be sent at `now`: it expired,

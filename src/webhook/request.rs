@@ -1,19 +1,19 @@
-//! Pure renderers: from one event to the request an endpoint's format
-//! documents (method, URL, headers, body). No I/O and no clock: the
-//! signing time is an argument.
+//! Pure renderers: from one event (the standard format) or one message
+//! for people ([`super::message`], every other format) to the request an
+//! endpoint's format documents (method, URL, headers, body). No I/O and no
+//! clock: the signing time is an argument.
 
 use reqwest::Url;
 use serde_json::json;
 
-use crate::changes::Transition;
-use crate::model::{Kind, Link, Record, ScheduleWindow, Timestamp};
+use crate::model::{Record, ScheduleWindow, Timestamp};
 
 use super::endpoint::Endpoint;
 use super::format::Format;
+use super::message::{clip, Line, Message};
 use super::outbox::{OutboxEntry, ReminderFacts};
 use super::target::{bark_key, telegram_parts, TargetError};
-use crate::remind::ReminderKind;
-use crate::site::i18n::{Lang, Notify};
+use crate::site::i18n::Lang;
 
 /// The test event type (`webhook test`).
 pub const TEST_EVENT: &str = "webhook.test";
@@ -30,8 +30,6 @@ pub struct Event<'a> {
     pub timestamp: Timestamp,
     /// The record (none for a test).
     pub record: Option<&'a Record>,
-    /// The record's page on the status site, when it has one.
-    pub page: Option<String>,
     /// The snapshot sequence.
     pub sequence: Option<u64>,
     /// The snapshot's `generatedAt`.
@@ -42,8 +40,6 @@ pub struct Event<'a> {
     pub previous_window: Option<ScheduleWindow>,
     /// `schedule.fulfilled`: the completion that fulfilled it.
     pub completion: Option<&'a Record>,
-    /// A completion's: the schedules it fulfilled in the same version.
-    pub fulfils: &'a [Record],
 }
 
 impl<'a> Event<'a> {
@@ -54,13 +50,11 @@ impl<'a> Event<'a> {
             event_type: &entry.event_type,
             timestamp: entry.published_at,
             record: Some(&entry.record),
-            page: None,
             sequence: Some(entry.sequence),
             generated_at: Some(entry.generated_at),
             reminder: entry.reminder.as_ref(),
             previous_window: entry.previous_window,
             completion: entry.completion.as_ref(),
-            fulfils: &entry.fulfils,
         }
     }
 }
@@ -92,22 +86,27 @@ pub enum RenderError {
     NotHttp,
 }
 
-/// Renders `event` for `endpoint`; `signed_at` is the Unix time of the attempt.
+/// Renders `event` for a standard endpoint; `signed_at` is the Unix time
+/// of the attempt.
 pub fn render(endpoint: &Endpoint, event: &Event, signed_at: i64) -> Result<Request, RenderError> {
     let url = Url::parse(&endpoint.url).map_err(|e| TargetError::Url(e.to_string()))?;
-    // The human message of the ready-made formats, in the endpoint's words.
-    let message = || message(event, endpoint.language, endpoint.zone());
+    let secret = endpoint.secret.as_deref().ok_or(RenderError::Secret)?;
+    standard(url, secret, event, signed_at)
+}
+
+/// Renders `message` for an endpoint of a ready-made format (the request
+/// its service documents).
+pub fn render_message(endpoint: &Endpoint, message: &Message) -> Result<Request, RenderError> {
+    let url = Url::parse(&endpoint.url).map_err(|e| TargetError::Url(e.to_string()))?;
     match endpoint.format {
-        Format::Standard => {
-            let secret = endpoint.secret.as_deref().ok_or(RenderError::Secret)?;
-            standard(url, secret, event, signed_at)
-        }
-        Format::Ntfy => Ok(ntfy(url, message())),
-        Format::Discord => Ok(discord(url, message())),
-        Format::Slack => Ok(slack(url, message())),
-        Format::Telegram => telegram(url, message()),
-        Format::Bark => bark(url, message()),
-        Format::Feishu => Ok(feishu(url, message(), endpoint.language)),
+        Format::Ntfy => Ok(ntfy(url, message)),
+        Format::Discord => Ok(discord(url, message)),
+        Format::Slack => Ok(slack(url, message)),
+        Format::Telegram => telegram(url, message),
+        Format::Bark => bark(url, message),
+        Format::Feishu => Ok(feishu(url, message, endpoint.language)),
+        // Signed events, not messages.
+        Format::Standard => Err(RenderError::Secret),
         // Not an HTTP request: [`super::email`] composes and sends it.
         Format::Email => Err(RenderError::NotHttp),
     }
@@ -176,7 +175,7 @@ fn standard(url: Url, secret: &str, event: &Event, signed_at: i64) -> Result<Req
 /// POST JSON with `content` (at most 2000 characters) to the webhook URL;
 /// `allowed_mentions` with an empty `parse` list, as the page advises, so
 /// no text can mention `@everyone`, a role or a user. Links as `<url>`.
-fn discord(url: Url, message: Message) -> Request {
+fn discord(url: Url, message: &Message) -> Request {
     let text = message.render(super::markup::discord, |link| format!("<{link}>"));
     json_post(
         url,
@@ -189,7 +188,7 @@ fn discord(url: Url, message: Message) -> Request {
 /// webhook URL, the text escaped as "Escaping text" asks
 /// (<https://api.slack.com/reference/surfaces/formatting#escaping>).
 /// Mattermost and Rocket.Chat incoming webhooks accept the same.
-fn slack(url: Url, message: Message) -> Request {
+fn slack(url: Url, message: &Message) -> Request {
     let text = message.render(super::markup::slack, |link| link.to_string());
     json_post(url, &json!({ "text": text }))
 }
@@ -201,23 +200,23 @@ fn slack(url: Url, message: Message) -> Request {
 /// `text` elements, which are literal (an `<at>` mention is only ever its
 /// own `at` element, never parsed from text), and `a` elements for links;
 /// the post is filed under the endpoint's language (`en_us`, `zh_cn`).
-fn feishu(url: Url, message: Message, language: Lang) -> Request {
+fn feishu(url: Url, message: &Message, language: Lang) -> Request {
     let locale = match language {
         Lang::En => "en_us",
         Lang::Zh => "zh_cn",
     };
     let text = |t: &str| json!({ "tag": "text", "text": super::markup::feishu(t) });
-    let mut paragraphs: Vec<serde_json::Value> = message
+    let paragraphs: Vec<serde_json::Value> = message
         .lines
         .iter()
-        .map(|line| json!([text(line)]))
+        .map(|line| match line {
+            Line::Text(line) => json!([text(line)]),
+            Line::Link(label, link) => json!([
+                text(label),
+                { "tag": "a", "text": link.as_str(), "href": link.as_str() }
+            ]),
+        })
         .collect();
-    for (label, link) in message.links() {
-        paragraphs.push(json!([
-            text(label),
-            { "tag": "a", "text": link.as_str(), "href": link.as_str() }
-        ]));
-    }
     json_post(
         url,
         &json!({
@@ -247,7 +246,7 @@ fn json_post(url: Url, body: &serde_json::Value) -> Request {
 /// is not ASCII (Chinese) is an RFC 2047 encoded word, as ntfy documents
 /// for headers. A reminder is tagged `alarm_clock`, a change
 /// `arrows_counterclockwise`.
-fn ntfy(url: Url, message: Message) -> Request {
+fn ntfy(url: Url, message: &Message) -> Request {
     let title = if message.title.is_ascii() {
         message.title.clone()
     } else {
@@ -286,7 +285,7 @@ fn ntfy(url: Url, message: Message) -> Request {
 /// `parse_mode` (so nothing is Markdown or HTML). The target is
 /// `https://api.telegram.org/bot<token>/sendMessage?chat_id=<chat>`; the chat
 /// id moves from the query into the body.
-fn telegram(url: Url, message: Message) -> Result<Request, RenderError> {
+fn telegram(url: Url, message: &Message) -> Result<Request, RenderError> {
     let (endpoint, chat_id) = telegram_parts(&url)?;
     let text = message.render(super::markup::telegram, |link| link.to_string());
     Ok(json_post(
@@ -299,7 +298,7 @@ fn telegram(url: Url, message: Message) -> Result<Request, RenderError> {
 /// The body is plain (no `markdown` field); `url` opens any scheme on the
 /// phone, so only a link ([`Link`]) goes there; nothing from a record sets
 /// `level`, `call`, `sound` or `icon`.
-fn bark(url: Url, message: Message) -> Result<Request, RenderError> {
+fn bark(url: Url, message: &Message) -> Result<Request, RenderError> {
     bark_key(&url)?;
     let mut body = json!({ "title": message.title, "body": message.body(), "group": "resetctl" });
     if let Some((_, link)) = message.links().next() {
@@ -307,225 +306,6 @@ fn bark(url: Url, message: Message) -> Result<Request, RenderError> {
     }
     Ok(json_post(url, &body))
 }
-/// A short human message: what happened, for whom, when, and the source.
-/// Its lines may carry an upstream's or an operator's text: each format
-/// escapes them with its own [`markup`](super::markup) function.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Message {
-    /// One line.
-    pub title: String,
-    /// The details, one per line.
-    pub lines: Vec<String>,
-    /// The source post, when its URL may be a link.
-    pub link: Option<Link>,
-    /// The record's page on the status site.
-    pub page: Option<Link>,
-    /// The words of its language (the links' labels).
-    pub words: &'static Notify,
-    /// Whether it is a reminder.
-    pub reminder: bool,
-}
-
-impl Message {
-    /// The links, labelled: the record's page first, then the source post.
-    pub fn links(&self) -> impl Iterator<Item = (&'static str, &Link)> {
-        let page = self.page.iter().map(|l| (self.words.details, l));
-        page.chain(self.link.iter().map(|l| (self.words.source, l)))
-    }
-
-    /// The details and the links, as plain text.
-    pub fn body(&self) -> String {
-        self.render_body(|t| t.to_owned(), |l| l.to_string())
-    }
-
-    /// Title, details and links: every line through `escape`, every link
-    /// through `link`.
-    pub fn render(
-        &self,
-        escape: impl Fn(&str) -> String,
-        link: impl Fn(&Link) -> String,
-    ) -> String {
-        format!(
-            "{}\n{}",
-            escape(&self.title),
-            self.render_body(&escape, link)
-        )
-    }
-
-    fn render_body(
-        &self,
-        escape: impl Fn(&str) -> String,
-        link: impl Fn(&Link) -> String,
-    ) -> String {
-        let mut lines: Vec<String> = self.lines.iter().map(|l| escape(l)).collect();
-        for (label, url) in self.links() {
-            lines.push(format!("{}{}", escape(label), link(url)));
-        }
-        lines.join("\n")
-    }
-
-    /// Title, details and links, as plain text.
-    pub fn text(&self) -> String {
-        self.render(|t| t.to_owned(), |l| l.to_string())
-    }
-}
-
-/// The human message of an event, in `language`, local times in `zone`:
-/// a headline with the time it is about, then the record's type and scope
-/// in words, its window, what the event adds (the window before a move,
-/// the time a completion was scheduled for), and the record's text. Every
-/// word comes from the tables the pages use ([`crate::site::i18n`]).
-pub fn message(event: &Event, language: Lang, zone: chrono_tz::Tz) -> Message {
-    let words = language.notify();
-    let strings = language.strings();
-    let Some(record) = event.record else {
-        return Message {
-            title: words.test_title.to_owned(),
-            lines: vec![words.test_line.replace("{id}", event.id)],
-            link: None,
-            page: None,
-            words,
-            reminder: false,
-        };
-    };
-    let window = record.schedule_window;
-    let when = |w: ScheduleWindow| window_words(w, words, zone);
-    let completed = record
-        .completed_at
-        .or_else(|| event.completion.and_then(|c| c.completed_at));
-    let time_event = event
-        .reminder
-        .and(ReminderKind::of_event_type(event.event_type));
-    // The headline, and the time it is about when it has one.
-    let (headline, about): (String, Option<String>) = match time_event {
-        Some(ReminderKind::Upcoming) => (
-            words.upcoming.replace(
-                "{n}",
-                &event
-                    .reminder
-                    .and_then(|r| r.lead_minutes)
-                    .unwrap_or(0)
-                    .to_string(),
-            ),
-            window.map(when),
-        ),
-        Some(ReminderKind::WindowStarted) => match window {
-            Some(w) if w.end_at > w.start_at => (words.window_open.to_owned(), Some(when(w))),
-            _ => (words.due_now.to_owned(), window.map(when)),
-        },
-        Some(ReminderKind::WindowEnded) => (
-            words.window_closed.to_owned(),
-            window.map(|w| local_and_utc(w.end_at, zone)),
-        ),
-        Some(ReminderKind::Elapsed) => (words.unconfirmed.to_owned(), window.map(when)),
-        None => match (Transition::of_event_type(event.event_type), record.kind) {
-            (Some(Transition::Created), Kind::Scheduled) => {
-                (words.announced.to_owned(), window.map(when))
-            }
-            (Some(Transition::Created), Kind::Completed) => (
-                words.completed.to_owned(),
-                completed.map(|at| local_and_utc(at, zone)),
-            ),
-            (Some(Transition::Moved), _) => (words.moved.to_owned(), window.map(when)),
-            (Some(Transition::Fulfilled), _) => (
-                words.fulfilled.to_owned(),
-                completed.map(|at| local_and_utc(at, zone)),
-            ),
-            (Some(Transition::Withdrawn), Kind::Scheduled) => {
-                (words.schedule_withdrawn.to_owned(), window.map(when))
-            }
-            (Some(Transition::Withdrawn), Kind::Completed) => (
-                words.completion_withdrawn.to_owned(),
-                completed.map(|at| local_and_utc(at, zone)),
-            ),
-            (_, Kind::Scheduled) => (words.schedule_updated.to_owned(), window.map(when)),
-            (_, Kind::Completed) => (
-                words.completion_updated.to_owned(),
-                completed.map(|at| local_and_utc(at, zone)),
-            ),
-        },
-    };
-    let title = match about {
-        Some(about) => format!("{headline}{}{about}", strings.colon),
-        None => headline,
-    };
-    let mut lines = vec![strings.what(record)];
-    match (time_event, Transition::of_event_type(event.event_type)) {
-        (Some(ReminderKind::Elapsed), _) => lines.push(words.unconfirmed_line.to_owned()),
-        (_, Some(Transition::Moved)) => {
-            if let Some(before) = event.previous_window {
-                lines.push(format!("{}{}", words.was, when(before)));
-            }
-        }
-        (_, Some(Transition::Fulfilled)) => {
-            if let Some(w) = window {
-                lines.push(format!("{}{}", words.as_scheduled, when(w)));
-            }
-        }
-        (None, Some(Transition::Updated)) => {
-            if let Some(state) = record.schedule_state {
-                lines.push(format!("{}{}", words.state, strings.state_words(state)));
-            }
-        }
-        _ => {}
-    }
-    for schedule in event.fulfils {
-        if let Some(w) = schedule.schedule_window {
-            lines.push(format!("{}{}", words.as_scheduled, when(w)));
-        }
-    }
-    if let Some(text) = record.text.as_deref().filter(|t| !t.is_empty()) {
-        lines.push(clip(text, 280));
-    }
-    Message {
-        title,
-        lines,
-        link: record.source.link(),
-        page: event.page.as_deref().and_then(Link::parse),
-        words,
-        reminder: time_event.is_some(),
-    }
-}
-
-/// A window in words: `2026-11-24 18:00 UTC` for an instant (with the
-/// local time first in another zone), `2026-11-24 18:00 to 2026-11-24
-/// 20:00 UTC` for a longer one.
-fn window_words(window: ScheduleWindow, words: &Notify, zone: chrono_tz::Tz) -> String {
-    let (start, end) = (window.start_at, window.end_at);
-    if start == end {
-        local_and_utc(start, zone)
-    } else if zone == chrono_tz::UTC {
-        format!("{}{}{} UTC", utc(start), words.to, utc(end))
-    } else {
-        format!(
-            "{}{}{}",
-            local_and_utc(start, zone),
-            words.to,
-            local_and_utc(end, zone)
-        )
-    }
-}
-
-/// `2026-11-24 18:00 UTC`, or in another zone
-/// `2026-11-25 02:00 Asia/Shanghai (2026-11-24 18:00 UTC)`.
-fn local_and_utc(at: Timestamp, zone: chrono_tz::Tz) -> String {
-    if zone == chrono_tz::UTC {
-        format!("{} UTC", utc(at))
-    } else {
-        format!(
-            "{} {} ({} UTC)",
-            crate::civil::local_minutes(at, zone),
-            zone.name(),
-            utc(at)
-        )
-    }
-}
-
-/// `2026-11-24 18:00` (UTC, minutes).
-fn utc(at: Timestamp) -> String {
-    at.to_datetime().format("%Y-%m-%d %H:%M").to_string()
-}
-
 /// `text` cut to at most `max_bytes` bytes, at a character boundary.
 fn clip_bytes(text: &str, max_bytes: usize) -> String {
     if text.len() <= max_bytes {
@@ -536,13 +316,4 @@ fn clip_bytes(text: &str, max_bytes: usize) -> String {
         end -= 1;
     }
     format!("{}…", &text[..end])
-}
-
-fn clip(text: &str, max_chars: usize) -> String {
-    if text.chars().count() <= max_chars {
-        return text.to_owned();
-    }
-    let mut out: String = text.chars().take(max_chars - 1).collect();
-    out.push('…');
-    out
 }

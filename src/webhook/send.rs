@@ -6,16 +6,17 @@
 use std::time::Duration;
 
 use super::endpoint::Endpoint;
-use super::request::{render, Event};
+use super::message::Message;
+use super::request::{render, render_message, Event};
 
 /// Whether a receiver's answer delivers an event: any 2xx.
 pub fn is_delivered(status: u16) -> bool {
     (200..300).contains(&status)
 }
 
-/// Sends one event through the outbound policy
-/// ([`crate::outbound`]): the target's addresses are checked again and
-/// connected to exactly; no redirect is followed (a 3xx is a failed
+/// Sends one signed event to a standard endpoint through the outbound
+/// policy ([`crate::outbound`]): the target's addresses are checked again
+/// and connected to exactly; no redirect is followed (a 3xx is a failed
 /// attempt). Returns the status, or why there is none.
 pub async fn send(
     contact: Option<&str>,
@@ -25,18 +26,32 @@ pub async fn send(
     let signed_at = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs() as i64);
-    let mut event = event.clone();
-    if let (Some(base), Some(record)) = (&endpoint.record_pages, event.record) {
-        event.page = Some(format!(
-            "{base}{}",
-            crate::model::record_page_path(&record.id)
-        ));
-    }
-    let timeout = endpoint.timeout();
+    let request = render(endpoint, event, signed_at)?;
+    post(contact, endpoint, request).await
+}
+
+/// Sends `message` (message id `id`) to an endpoint of a ready-made
+/// format, or as an e-mail, as [`send`] does.
+pub async fn send_message(
+    contact: Option<&str>,
+    endpoint: &Endpoint,
+    message: &Message,
+    id: &str,
+) -> Result<u16, SendError> {
     if endpoint.format == super::format::Format::Email {
-        return send_email(endpoint, &event, timeout).await;
+        return send_email(endpoint, message, id, endpoint.timeout()).await;
     }
-    let request = render(endpoint, &event, signed_at)?;
+    let request = render_message(endpoint, message)?;
+    post(contact, endpoint, request).await
+}
+
+/// One request through the outbound policy; its status.
+async fn post(
+    contact: Option<&str>,
+    endpoint: &Endpoint,
+    request: super::request::Request,
+) -> Result<u16, SendError> {
+    let timeout = endpoint.timeout();
     let policy = crate::outbound::Policy {
         reach: endpoint.reach(),
         connect_timeout: timeout,
@@ -70,11 +85,12 @@ pub async fn send(
     }
 }
 
-/// Sends `event` to an e-mail endpoint ([`super::email`]): the SMTP
+/// Sends `message` to an e-mail endpoint ([`super::email`]): the SMTP
 /// status of the accepted message (250), or why it was not.
 async fn send_email(
     endpoint: &Endpoint,
-    event: &Event<'_>,
+    message: &Message,
+    id: &str,
     timeout: Duration,
 ) -> Result<u16, SendError> {
     let url = reqwest::Url::parse(&endpoint.url)
@@ -82,13 +98,7 @@ async fn send_email(
         .map_err(super::request::RenderError::from)?;
     let target =
         super::target::EmailTarget::parse(&url).map_err(super::request::RenderError::from)?;
-    let message = super::request::message(event, endpoint.language, endpoint.zone());
-    let email = super::email::compose(
-        &target,
-        &message,
-        (event.id, &endpoint.id),
-        endpoint.language,
-    )?;
+    let email = super::email::compose(&target, message, (id, &endpoint.id), endpoint.language)?;
     match super::email::send(&target, email, endpoint.reach(), timeout).await {
         Ok(code) => Ok(code),
         Err(super::email::EmailError::Outbound(crate::outbound::OutboundError::Refused {

@@ -67,7 +67,10 @@ impl Outbox {
                 previous_window: change.previous_window,
                 completion: change.completion.cloned(),
                 told_with: change.told_with.map(str::to_owned),
-                fulfils: change.fulfils.into_iter().cloned().collect(),
+                fulfils: Vec::new(),
+                moment: Some(committed.next),
+                changed: change.fields,
+                previous_time: change.previous_time,
             };
             entry.id = message_id(&outbox, &entry);
             push_line(&mut out, &Line::Change(Box::new(entry)));
@@ -129,6 +132,9 @@ impl Outbox {
                 completion: None,
                 told_with: None,
                 fulfils: Vec::new(),
+                moment: Some(committed.next),
+                changed: Vec::new(),
+                previous_time: None,
             };
             entry.id = message_id(&outbox, &entry);
             push_line(&mut out, &Line::Change(Box::new(entry)));

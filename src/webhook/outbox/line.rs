@@ -106,9 +106,28 @@ pub struct OutboxEntry {
     /// completion's message, not in one of its own.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub told_with: Option<String>,
-    /// A completion's: the schedules it fulfilled in the same version.
+    /// A completion's: the schedules it fulfilled in the same version
+    /// (written by earlier versions; a moment's entries say it now).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub fulfils: Vec<Record>,
+    /// The number of the first change of the publish (or the append of
+    /// due time events) it came with: one moment, told to a person as one
+    /// message. Lines of earlier versions have none: each is its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub moment: Option<u64>,
+    /// `record.updated`: what changed ([`crate::changes::Field`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub changed: Vec<crate::changes::Field>,
+    /// A completion whose time changed: its time before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub previous_time: Option<Timestamp>,
+}
+
+impl OutboxEntry {
+    /// The moment it belongs to ([`OutboxEntry::moment`]).
+    pub fn moment(&self) -> u64 {
+        self.moment.unwrap_or(self.n)
+    }
 }
 
 /// A message id that names one message forever: the outbox's epoch, the

@@ -266,6 +266,9 @@ mod tests {
             completion: None,
             told_with: None,
             fulfils: Vec::new(),
+            moment: None,
+            changed: Vec::new(),
+            previous_time: None,
         };
         let line = line_bytes(&Line::Change(Box::new(entry)));
         assert!(
