@@ -117,9 +117,10 @@ $(BROWSER)/.installed: $(BROWSER_PKGS) | $(VENV)/.installed
 	cd "$(BROWSER)" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
 	@touch "$@"
 
-## test: set up, then run every test (unit, black-box incl. every fuzz corpus replayed, man-page freshness); needs only stable
+## test: set up, then run every test (unit, black-box incl. every fuzz corpus replayed, man-page freshness; the real-clock tests against the release build); needs only stable
 test: test-deps
 	$(CARGO) build --locked --all-targets
+	$(CARGO) build --release --locked
 	$(CARGO) test --locked --workspace
 
 FUZZ_TARGETS       := query_string client_key records_document feed ledger_line operator_time mcp_body

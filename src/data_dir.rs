@@ -59,7 +59,9 @@ pub enum Watched {
     /// What is served: the pointer, the versions, the sync state, the
     /// kept feed (the server's reloader).
     Served,
-    /// What is delivered: the outbox and the endpoints (the deliverer).
+    /// What is delivered, and the publish that makes a change visible:
+    /// the outbox, the endpoints and the pointer (the deliverer and its
+    /// reminder scheduler).
     Deliveries,
 }
 
@@ -159,7 +161,7 @@ impl<'a> DataDir<'a> {
         use notify::Watcher;
         let dirs = match what {
             Watched::Served => vec![self.root.to_owned(), self.snapshots()],
-            Watched::Deliveries => vec![self.webhooks()],
+            Watched::Deliveries => vec![self.webhooks(), self.snapshots()],
         };
         for dir in &dirs {
             std::fs::create_dir_all(dir).map_err(notify::Error::io)?;
@@ -247,6 +249,10 @@ impl<'a> DataDir<'a> {
 fn changes(event: &notify::Event, what: Watched) -> bool {
     use notify::event::{AccessKind, AccessMode, ModifyKind};
     use notify::EventKind;
+    if event.need_rescan() {
+        // The kernel's queue overflowed: events were lost, look again.
+        return true;
+    }
     let kind = match event.kind {
         EventKind::Access(AccessKind::Close(AccessMode::Write)) => true,
         EventKind::Access(_) | EventKind::Modify(ModifyKind::Metadata(_)) => false,
@@ -258,7 +264,7 @@ fn changes(event: &notify::Event, what: Watched) -> bool {
             .and_then(|n| n.to_str())
             .is_some_and(|name| match what {
                 Watched::Served => DataDir::serves_from(name),
-                Watched::Deliveries => name == OUTBOX || name == ENDPOINTS,
+                Watched::Deliveries => [OUTBOX, ENDPOINTS, POINTER].contains(&name),
             })
     })
 }

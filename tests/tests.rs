@@ -50,6 +50,7 @@ mod promises_over_time;
 mod quota;
 mod quota_model;
 mod quota_stores;
+mod real_clock;
 mod reload;
 mod reminders;
 mod schemathesis;

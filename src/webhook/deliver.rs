@@ -39,10 +39,11 @@ pub const RETRY_DELAYS: [i64; 5] = [5, 60, 600, 3600, 6 * 3600];
 pub const RETRY_WINDOW_MS: i64 = 24 * 3600 * 1000;
 /// Failed messages remembered per endpoint (for `status`).
 const FAILED_KEPT: usize = 20;
-/// How often a running deliverer looks for new outbox entries and
-/// endpoints when no file event has told it (events lost, or no file
-/// watch on this system): it learns of a publish or an endpoint change from
-/// the data dir's file events ([`DataDir::watch`]).
+/// How often a running deliverer looks for new outbox entries, endpoints
+/// and a moved pointer when the data dir cannot be watched on this system.
+/// Otherwise it never looks unasked: it learns of a publish (the pointer
+/// move), an outbox append and an endpoint change from the data dir's file
+/// events ([`DataDir::watch`]), and of the time from its clock.
 const POLL: Duration = crate::data_dir::SAFETY_LOOK;
 /// How often a running deliverer trims its delivery log.
 const TRIM_EVERY: Duration = Duration::from_secs(60);
@@ -138,7 +139,12 @@ struct Shared {
     settings: DeliverSettings,
     committed: RwLock<Committed>,
     endpoints: RwLock<Vec<Endpoint>>,
-    changed: tokio::sync::Notify,
+    /// The version the pointer named at the last look.
+    served: Mutex<Option<u64>>,
+    /// Counts the changes seen (outbox, endpoints, pointer): every task
+    /// waits on it, and a watch never loses a change that came between a
+    /// task's look and its wait.
+    changed: tokio::sync::watch::Sender<u64>,
     stop: tokio::sync::watch::Receiver<bool>,
 }
 
@@ -168,27 +174,61 @@ impl Shared {
             .collect()
     }
 
+    /// A new shared state over `data_dir`, nothing read yet.
+    fn new(
+        data_dir: &Path,
+        settings: DeliverSettings,
+        stop: tokio::sync::watch::Receiver<bool>,
+    ) -> Self {
+        Shared {
+            data_dir: data_dir.to_owned(),
+            settings,
+            committed: RwLock::new(Committed::default()),
+            endpoints: RwLock::new(Vec::new()),
+            served: Mutex::new(None),
+            changed: tokio::sync::watch::channel(0).0,
+            stop,
+        }
+    }
+
+    /// Reads the outbox (what was appended since), the endpoints and the
+    /// pointer, and tells every waiting task when one of them changed.
     fn refresh(&self) {
         let outbox = Outbox::new(&self.data_dir);
+        let mut changed = false;
         {
             let mut committed = self.committed.write().expect("not poisoned");
             let before = (committed.first, committed.next);
             if let Err(e) = outbox.read_from(&mut committed) {
                 tracing::warn!("{e}");
             }
-            if (committed.first, committed.next) != before {
-                self.changed.notify_waiters();
-            }
+            changed |= (committed.first, committed.next) != before;
         }
         match Endpoints::new(&self.data_dir).load() {
             Ok(all) => {
                 let mut endpoints = self.endpoints.write().expect("not poisoned");
                 if *endpoints != all {
                     *endpoints = all;
-                    self.changed.notify_waiters();
+                    changed = true;
                 }
             }
             Err(e) => tracing::warn!("{e}"),
+        }
+        // The pointer: a publish is visible once it moves, and only then do
+        // its schedules have reminders to arm (the outbox got its changes
+        // before, while the previous version was still served).
+        match crate::snapshot::SnapshotStore::new(&self.data_dir).current_sequence() {
+            Ok(sequence) => {
+                let mut served = self.served.lock().expect("not poisoned");
+                if *served != sequence {
+                    *served = sequence;
+                    changed = true;
+                }
+            }
+            Err(e) => tracing::warn!("{e}"),
+        }
+        if changed {
+            self.changed.send_modify(|n| *n += 1);
         }
     }
 
@@ -260,14 +300,7 @@ pub async fn deliver_once(
     let (_tx, stop) = tokio::sync::watch::channel(false);
     // What fell due by now goes out with this pass.
     let _ = append_reminders(data_dir, &settings, settings.clock.now()).await;
-    let shared = Arc::new(Shared {
-        data_dir: data_dir.to_owned(),
-        settings,
-        committed: RwLock::new(Committed::default()),
-        endpoints: RwLock::new(Vec::new()),
-        changed: tokio::sync::Notify::new(),
-        stop,
-    });
+    let shared = Arc::new(Shared::new(data_dir, settings, stop));
     shared.refresh();
     let report = Arc::new(Mutex::new(PassReport::default()));
     let ids = shared.enabled_ids();
@@ -319,14 +352,7 @@ pub async fn run(
     };
     tracing::info!("webhook deliverer running");
     crate::testhook::reached("deliver:locked");
-    let shared = Arc::new(Shared {
-        data_dir: data_dir.clone(),
-        settings,
-        committed: RwLock::new(Committed::default()),
-        endpoints: RwLock::new(Vec::new()),
-        changed: tokio::sync::Notify::new(),
-        stop: stop.clone(),
-    });
+    let shared = Arc::new(Shared::new(&data_dir, settings, stop.clone()));
     let report = Arc::new(Mutex::new(PassReport::default()));
     let (events_tx, mut events) = tokio::sync::mpsc::unbounded_channel();
     let watcher = match DataDir::of(&data_dir).watch(Watched::Deliveries, events_tx) {
@@ -340,11 +366,12 @@ pub async fn run(
     };
     let reminders = tokio::spawn(remind(shared.clone()));
     let mut running: HashMap<String, tokio::task::JoinHandle<()>> = HashMap::new();
-    let mut trimmed = std::time::Instant::now();
-    loop {
-        // Reading the outbox (all of it, after a compaction) and the
-        // endpoints is file work: off the runtime's threads, which answer
-        // requests meanwhile.
+    let mut trim = tokio::time::interval(TRIM_EVERY);
+    trim.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    'look: loop {
+        // Reading the outbox (all of it, after a compaction), the endpoints
+        // and the pointer is file work: off the runtime's threads, which
+        // answer requests meanwhile.
         let refreshing = shared.clone();
         let _ = tokio::task::spawn_blocking(move || refreshing.refresh()).await;
         running.retain(|_, task| !task.is_finished());
@@ -354,27 +381,29 @@ pub async fn run(
                 .entry(id.clone())
                 .or_insert_with(|| tokio::spawn(work(shared.clone(), id, false, report.clone())));
         }
-        if trimmed.elapsed() >= TRIM_EVERY {
-            trimmed = std::time::Instant::now();
-            log::trim(&data_dir);
-        }
-        tokio::select! {
-            event = events.recv(), if watcher.is_some() => {
-                if event.is_some() {
-                    // A burst of events (an append, then its close) is one look.
-                    tokio::time::sleep(crate::data_dir::EVENT_BURST).await;
-                    while events.try_recv().is_ok() {}
+        // Until a file event (or, unwatched, the next look); the log's
+        // trim is a timer of its own that reads nothing else.
+        loop {
+            tokio::select! {
+                event = events.recv(), if watcher.is_some() => {
+                    if event.is_some() {
+                        // A burst of events (an append, then its close) is one look.
+                        tokio::time::sleep(crate::data_dir::EVENT_BURST).await;
+                        while events.try_recv().is_ok() {}
+                    }
+                    break;
                 }
+                _ = tokio::time::sleep(POLL), if watcher.is_none() => break,
+                _ = trim.tick() => log::trim(&data_dir),
+                _ = stop.changed() => break,
             }
-            _ = tokio::time::sleep(POLL) => {}
-            _ = stop.changed() => {}
         }
         if *stop.borrow() {
-            break;
+            break 'look;
         }
     }
     drop(watcher);
-    shared.changed.notify_waiters();
+    shared.changed.send_modify(|n| *n += 1);
     reminders.abort();
     for (_, task) in running {
         task.abort();
@@ -414,17 +443,18 @@ async fn append_reminders(
 
 /// The running deliverer's reminder scheduler: appends what is due, then
 /// sleeps until the next reminder falls due by the clock, or until the
-/// outbox or the endpoints change (a publish, an endpoint added), never
-/// polling (after a failed append it tries again in [`REMIND_RETRY`], so a
-/// due reminder is not left for the next wake).
+/// pointer moves (a publish made visible), the outbox or the endpoints
+/// change (an endpoint added), never polling (after a failed append it
+/// tries again in [`REMIND_RETRY`], so a due reminder is not left for the
+/// next wake). What is due is always read from the version the pointer
+/// names after the wake, never from one read before it.
 async fn remind(shared: Arc<Shared>) {
     let mut stop = shared.stop.clone();
     let clock = shared.settings.clock.clone();
+    let mut changes = shared.changed.subscribe();
     loop {
         // Listening before looking: a change meanwhile is not missed.
-        let changed = shared.changed.notified();
-        tokio::pin!(changed);
-        changed.as_mut().enable();
+        changes.mark_unchanged();
         // One instant for both: a reminder falling due while the append
         // runs is after it, so the next wake finds it.
         let now = clock.now();
@@ -439,7 +469,7 @@ async fn remind(shared: Arc<Shared>) {
         };
         tokio::select! {
             _ = due => {}
-            _ = changed => {}
+            _ = changes.changed() => {}
             _ = tokio::time::sleep(REMIND_RETRY), if !appended => {}
             _ = stop.changed() => {}
         }
@@ -453,7 +483,10 @@ async fn remind(shared: Arc<Shared>) {
 async fn work(shared: Arc<Shared>, id: String, once: bool, report: Arc<Mutex<PassReport>>) {
     let data_dir = shared.data_dir.clone();
     let mut state: Option<EndpointState> = load_state(&data_dir, &id);
+    let mut changes = shared.changed.subscribe();
     loop {
+        // Listening before looking: a change meanwhile wakes the wait below.
+        changes.mark_unchanged();
         if shared.stopped() {
             return;
         }
@@ -480,7 +513,10 @@ async fn work(shared: Arc<Shared>, id: String, once: bool, report: Arc<Mutex<Pas
                 if once {
                     return;
                 }
-                let _ = tokio::time::timeout(POLL, shared.changed.notified()).await;
+                tokio::select! {
+                    _ = changes.changed() => {}
+                    _ = stop_of(&shared) => {}
+                }
                 continue;
             }
         };
@@ -493,9 +529,13 @@ async fn work(shared: Arc<Shared>, id: String, once: bool, report: Arc<Mutex<Pas
             if once {
                 return;
             }
-            let wait =
-                Duration::from_millis((due.as_millis() - now.as_millis()).clamp(1, 1000) as u64);
-            let _ = tokio::time::timeout(wait, shared.changed.notified()).await;
+            // Until the retry is due by the clock, or something changed
+            // (the endpoint disabled, a later change that cancels it).
+            tokio::select! {
+                _ = shared.settings.clock.sleep_until(due) => {}
+                _ = changes.changed() => {}
+                _ = stop_of(&shared) => {}
+            }
             continue;
         }
         let answer = shared.attempt(&endpoint, &entry).await;
@@ -559,6 +599,12 @@ async fn work(shared: Arc<Shared>, id: String, once: bool, report: Arc<Mutex<Pas
             return;
         }
     }
+}
+
+/// Ends when the deliverer is told to stop.
+async fn stop_of(shared: &Shared) {
+    let mut stop = shared.stop.clone();
+    let _ = stop.wait_for(|stopped| *stopped).await;
 }
 
 /// A 410 Gone: the receiver says the endpoint is no more; disable it.

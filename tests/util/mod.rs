@@ -30,6 +30,29 @@ pub fn bin() -> &'static str {
     })
 }
 
+/// The release build (`cargo build --release`, which `make test` runs
+/// first): the optimised binary a user runs, for the tests on the real
+/// clock whose races a debug build's timing may hide.
+/// `RESETCTL_TEST_RELEASE_BIN` names another one.
+#[track_caller]
+pub fn release_bin() -> &'static str {
+    static BIN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    BIN.get_or_init(|| {
+        let path = std::env::var("RESETCTL_TEST_RELEASE_BIN").unwrap_or_else(|_| {
+            repo_root()
+                .join("target/release/resetctl")
+                .to_string_lossy()
+                .into_owned()
+        });
+        assert!(
+            Path::new(&path).exists(),
+            "no release build at {path}: `make test` builds it (cargo build --release --locked), \
+             or set RESETCTL_TEST_RELEASE_BIN"
+        );
+        path
+    })
+}
+
 /// A test's private world: a data dir and a home (so no user config leaks in).
 pub struct World {
     pub tmp: tempfile::TempDir,
@@ -52,7 +75,12 @@ impl World {
 
     /// A `resetctl` command with `--data-dir` set and nothing else inherited.
     pub fn cmd(&self) -> Command {
-        let mut cmd = Command::new(bin());
+        self.cmd_of(bin())
+    }
+
+    /// [`World::cmd`] of another build of the binary (the release build).
+    pub fn cmd_of(&self, bin: &str) -> Command {
+        let mut cmd = Command::new(bin);
         cmd.env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("HOME", self.tmp.path().join("home"))

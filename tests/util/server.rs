@@ -150,6 +150,14 @@ impl Server {
         }
     }
 
+    /// Waits until the server's log holds `needle`; panics after `timeout`.
+    #[track_caller]
+    pub fn wait_for_log(&self, needle: &str, timeout: Duration) {
+        super::wait_until(timeout, &format!("{needle:?} in the server's log"), || {
+            self.log.lock().unwrap().contains(needle)
+        });
+    }
+
     pub fn log_text(&self) -> String {
         self.log.lock().unwrap().clone()
     }
