@@ -172,6 +172,159 @@ fn a_window_of_the_day_that_passed_inside_the_tolerance_is_due_not_unconfirmed()
     assert_eq!(badge(&s)["message"], "reset due today, not confirmed yet");
 }
 
+/// The page's line about a schedule due after the day's confirmed reset.
+fn verdict_later(page: &str) -> String {
+    page.split("<p id=\"verdict-later\"")
+        .nth(1)
+        .and_then(|rest| rest.split("</p>").next())
+        .unwrap_or_else(|| panic!("no verdict-later in the page:\n{page}"))
+        .to_owned()
+}
+
+/// A day of three confirmed resets (a completion, a fulfilled schedule,
+/// a completion) and a schedule of 09:30 that nothing confirms.
+pub fn three_resets_and_a_later_schedule() -> Vec<Value> {
+    let mut fulfilled = pending(
+        "301",
+        "2026-11-24T03:00:00.000Z",
+        "2026-11-24T03:00:00.000Z",
+    );
+    fulfilled["scheduleState"] = json!("fulfilled");
+    fulfilled["completedAt"] = json!("2026-11-24T03:01:00.000Z");
+    fulfilled["completionRecordId"] = json!("302");
+    fulfilled["fulfillmentOrigin"] = json!("auto");
+    let mut matched = completion("302", "2026-11-24T03:01:00.000Z", "second");
+    matched["relatedRecordIds"] = json!(["301"]);
+    vec![
+        completion("300", "2026-11-24T01:00:00.000Z", "first"),
+        fulfilled,
+        matched,
+        completion("303", "2026-11-24T05:00:00.000Z", "third"),
+        elapsed(
+            "304",
+            "2026-11-24T09:30:00.000Z",
+            "2026-11-24T09:30:00.000Z",
+        ),
+    ]
+}
+
+#[test]
+fn a_confirmed_reset_is_yes_whatever_falls_due_later_that_day() {
+    // 10:00: the 09:30 schedule is due (a completion until 12:30 still
+    // confirms it); 12:30: not confirmed. Either way the day had a reset:
+    // Yes, and the later schedule is told beside it.
+    for (now, en, zh) in [
+        (
+            NOW,
+            "A later scheduled reset is due, not confirmed yet",
+            "随后的一次计划重置已到时间，尚未确认",
+        ),
+        (
+            "2026-11-24T12:30:00.000Z",
+            "A later scheduled reset was not confirmed",
+            "随后的一次计划重置未得到确认",
+        ),
+    ] {
+        let w = World::new();
+        w.publish_checked(
+            &three_resets_and_a_later_schedule(),
+            "2026-11-24T09:00:00.000Z",
+            Some(CHECKED),
+        );
+        let s = Server::start(&w, &["--now", now], &[]);
+        let page = s.get("/en/").text();
+        assert_eq!(
+            (verdict(&page), verdict_word(&page).as_str()),
+            (
+                (
+                    "yes".to_owned(),
+                    "A reset was confirmed: 2026-11-24 05:00 UTC · Global reset · all plans · 5-hour limit <a href=\"/en/records/303\">details</a>".to_owned()
+                ),
+                "Yes"
+            ),
+            "at {now}"
+        );
+        assert_eq!(
+            verdict_later(&page),
+            format!(">{en}: 2026-11-24 09:30 UTC · Global reset · all plans · weekly limit <a href=\"/en/records/304\">details</a>"),
+            "at {now}"
+        );
+        let zh_page = s.get("/zh/").text();
+        assert_eq!(verdict_word(&zh_page), "是", "at {now}");
+        assert!(
+            verdict_later(&zh_page).starts_with(&format!(">{zh}：2026-11-24 09:30 UTC")),
+            "at {now}: {}",
+            verdict_later(&zh_page)
+        );
+        assert_eq!(
+            badge(&s),
+            json!({"schemaVersion": 1, "label": "usage reset", "message": "reset today", "color": "brightgreen"}),
+            "at {now}"
+        );
+    }
+    // Nothing due after the day's reset: the line is there, empty and hidden.
+    let (_w, s) = serve(
+        &[completion("101", "2026-11-24T03:15:00.000Z", "reset done")],
+        Some(CHECKED),
+        &[],
+    );
+    assert_eq!(verdict_later(&s.get("/en/").text()), " hidden>");
+}
+
+#[test]
+fn the_badge_says_not_yet_today_and_names_only_a_time_to_come() {
+    // No reset yet today, one announced for 15:00 today: not "no reset
+    // today · next <today>", and the time without a date.
+    let later_today = pending(
+        "310",
+        "2026-11-24T15:00:00.000Z",
+        "2026-11-24T15:00:00.000Z",
+    );
+    let (_w, s) = serve(
+        &[
+            completion("100", "2026-11-23T23:30:00.000Z", "yesterday"),
+            later_today.clone(),
+        ],
+        Some(CHECKED),
+        &[],
+    );
+    assert_eq!(
+        badge(&s),
+        json!({"schemaVersion": 1, "label": "usage reset", "message": "not yet today · next 15:00 UTC", "color": "blue"})
+    );
+    // After a reset today, the next one today is also a time without a date.
+    let (_w, s) = serve(
+        &[
+            completion("101", "2026-11-24T03:15:00.000Z", "done"),
+            later_today,
+        ],
+        Some(CHECKED),
+        &[],
+    );
+    assert_eq!(badge(&s)["message"], "reset today · next 15:00 UTC");
+    // A window open now is the verdict's, not "next"; the next is tomorrow's.
+    let (_w, s) = serve(
+        &[
+            pending(
+                "320",
+                "2026-11-24T09:00:00.000Z",
+                "2026-11-24T11:00:00.000Z",
+            ),
+            pending(
+                "321",
+                "2026-11-25T03:00:00.000Z",
+                "2026-11-25T03:00:00.000Z",
+            ),
+        ],
+        Some(CHECKED),
+        &[],
+    );
+    assert_eq!(
+        badge(&s),
+        json!({"schemaVersion": 1, "label": "usage reset", "message": "reset due today, not confirmed yet · next 2026-11-25 03:00 UTC", "color": "green"})
+    );
+}
+
 #[test]
 fn no_reset_today_is_a_no_with_the_next_reset_and_a_countdown() {
     let (_w, s) = serve(

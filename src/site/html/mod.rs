@@ -165,6 +165,14 @@ fn hit_words(s: &Strings, kind: HitKind) -> &'static str {
     }
 }
 
+/// How a schedule due after a confirmed reset of the day is told beside it.
+fn later_words(s: &Strings, kind: HitKind) -> &'static str {
+    match kind {
+        HitKind::Elapsed => s.later_unconfirmed,
+        _ => s.later_due,
+    }
+}
+
 fn hit_name(kind: HitKind) -> &'static str {
     match kind {
         HitKind::Completed => "completed",
