@@ -113,7 +113,7 @@ fn a_completion_during_the_utc_day_is_a_yes_with_what_and_when() {
     assert_eq!(name, "yes");
     assert_eq!(
         detail,
-        "A reset was confirmed: 2026-11-24 03:15 UTC · Global reset · all plans · 5-hour limit <a href=\"/en/records/101\">details</a>"
+        "A reset was confirmed: <span class=\"nowrap\">2026-11-24 03:15 UTC</span> · Global reset · all plans · 5-hour limit <a href=\"/en/records/101\">details</a>"
     );
     assert_eq!(
         badge(&s),
@@ -140,11 +140,39 @@ fn an_elapsed_schedule_of_the_day_is_a_yes_that_says_it_was_not_confirmed() {
     // page, in the badge.
     assert_eq!(verdict_word(&page), "Not confirmed");
     assert!(
-        detail.starts_with("A scheduled reset was not confirmed: 2026-11-24 01:00 UTC"),
+        detail.starts_with("A scheduled reset was not confirmed: <span class=\"nowrap\">2026-11-24 01:00 UTC</span>"),
         "{detail}"
     );
     assert_eq!(verdict_word(&s.get("/zh/").text()), "未确认");
     assert_eq!(badge(&s)["message"], "reset due today, not confirmed");
+    // The history and the record page say the same.
+    assert_eq!(states(&s, "200"), ["not confirmed", "未确认"]);
+}
+
+/// The state words of the schedule `id` in the history and on its record
+/// page, in English and in Chinese (each the same in both places).
+fn states(s: &Server, id: &str) -> [String; 2] {
+    ["en", "zh"].map(|lang| {
+        let page = s.get(&format!("/{lang}/")).text();
+        let item = page
+            .split(&format!("<li data-id=\"{id}\">"))
+            .nth(1)
+            .unwrap_or_else(|| panic!("no history item {id}:\n{page}"));
+        let tag = item
+            .split("<span class=\"tag\">")
+            .nth(2)
+            .and_then(|rest| rest.split('<').next())
+            .unwrap_or_else(|| panic!("no state tag:\n{item}"));
+        let record = s.get(&format!("/{lang}/records/{id}")).text();
+        let label = if lang == "en" { "State" } else { "状态" };
+        let state = record
+            .split(&format!("<dt>{label}</dt><dd>"))
+            .nth(1)
+            .and_then(|rest| rest.split('<').next())
+            .unwrap_or_else(|| panic!("no state on the record page:\n{record}"));
+        assert_eq!(tag, state, "/{lang}/: the history and the record page");
+        tag.to_owned()
+    })
 }
 
 #[test]
@@ -165,11 +193,39 @@ fn a_window_of_the_day_that_passed_inside_the_tolerance_is_due_not_unconfirmed()
     assert_eq!(name, "yes");
     assert_eq!(verdict_word(&page), "Due");
     assert!(
-        detail.starts_with("A scheduled reset is due, not confirmed yet: 2026-11-24 08:00 UTC"),
+        detail.starts_with("A scheduled reset is due, not confirmed yet: <span class=\"nowrap\">2026-11-24 08:00 UTC</span>"),
         "{detail}"
     );
     assert_eq!(verdict_word(&s.get("/zh/").text()), "应已重置");
     assert_eq!(badge(&s)["message"], "reset due today, not confirmed yet");
+    // The history and the record page say the same: not "not confirmed"
+    // (the API's `elapsed`) before the messages say it.
+    assert_eq!(
+        states(&s, "200"),
+        ["due, not confirmed yet", "已到时间，尚未确认"]
+    );
+    // A window open now is due too; one to come is scheduled.
+    let (_w, s) = serve(
+        &[
+            pending(
+                "201",
+                "2026-11-24T09:00:00.000Z",
+                "2026-11-24T11:00:00.000Z",
+            ),
+            pending(
+                "202",
+                "2026-11-24T12:00:00.000Z",
+                "2026-11-24T12:00:00.000Z",
+            ),
+        ],
+        Some(CHECKED),
+        &[],
+    );
+    assert_eq!(
+        states(&s, "201"),
+        ["due, not confirmed yet", "已到时间，尚未确认"]
+    );
+    assert_eq!(states(&s, "202"), ["scheduled", "已计划"]);
 }
 
 /// The page's line about a schedule due after the day's confirmed reset.
@@ -238,7 +294,7 @@ fn a_confirmed_reset_is_yes_whatever_falls_due_later_that_day() {
             (
                 (
                     "yes".to_owned(),
-                    "A reset was confirmed: 2026-11-24 05:00 UTC · Global reset · all plans · 5-hour limit <a href=\"/en/records/303\">details</a>".to_owned()
+                    "A reset was confirmed: <span class=\"nowrap\">2026-11-24 05:00 UTC</span> · Global reset · all plans · 5-hour limit <a href=\"/en/records/303\">details</a>".to_owned()
                 ),
                 "Yes"
             ),
@@ -246,13 +302,15 @@ fn a_confirmed_reset_is_yes_whatever_falls_due_later_that_day() {
         );
         assert_eq!(
             verdict_later(&page),
-            format!(">{en}: 2026-11-24 09:30 UTC · Global reset · all plans · weekly limit <a href=\"/en/records/304\">details</a>"),
+            format!(">{en}: <span class=\"nowrap\">2026-11-24 09:30 UTC</span> · Global reset · all plans · weekly limit <a href=\"/en/records/304\">details</a>"),
             "at {now}"
         );
         let zh_page = s.get("/zh/").text();
         assert_eq!(verdict_word(&zh_page), "是", "at {now}");
         assert!(
-            verdict_later(&zh_page).starts_with(&format!(">{zh}：2026-11-24 09:30 UTC")),
+            verdict_later(&zh_page).starts_with(&format!(
+                ">{zh}：<span class=\"nowrap\">2026-11-24 09:30 UTC</span>"
+            )),
             "at {now}: {}",
             verdict_later(&zh_page)
         );

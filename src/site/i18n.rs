@@ -506,6 +506,10 @@ pub struct Strings {
     /// Beside a confirmed reset of the day: a schedule whose time came
     /// after it and that passed the tolerance unconfirmed.
     pub later_unconfirmed: &'static str,
+    /// The state of a schedule whose time has come, not confirmed yet (in
+    /// its window, or within the matcher's tolerance after it; the API
+    /// serves `pending`, then `elapsed`).
+    pub state_due: &'static str,
 }
 
 /// English.
@@ -658,6 +662,7 @@ pub static EN: Strings = Strings {
     nothing_published_note: "This instance has no records to show yet. Its operator publishes them with resetctl seed, resetctl record or resetctl sync; this page shows them as soon as they are published.",
     later_due: "A later scheduled reset is due, not confirmed yet",
     later_unconfirmed: "A later scheduled reset was not confirmed",
+    state_due: "due, not confirmed yet",
 };
 
 /// Simplified Chinese.
@@ -808,6 +813,7 @@ pub static ZH: Strings = Strings {
     nothing_published_note: "此实例还没有可显示的记录。运营者用 resetctl seed、resetctl record 或 resetctl sync 发布记录；发布后此页面会立即显示。",
     later_due: "随后的一次计划重置已到时间，尚未确认",
     later_unconfirmed: "随后的一次计划重置未得到确认",
+    state_due: "已到时间，尚未确认",
 };
 
 impl Strings {

@@ -54,9 +54,14 @@
     var later = confirmed && unconfirmed && unconfirmed.at > confirmed.at ? unconfirmed : null;
     return { name: "yes", hit: hit, how: how(hit), later: later, laterHow: later && how(later) };
   }
-  // "words: time · what details" into el (html/index.rs, `hit_line`).
+  // "words: time · what details" into el, the time on one line (html/index.rs, `hit_line`).
   function hitLine(el, words, hit) {
-    el.appendChild(document.createTextNode(words + s.colon + fmt.format(new Date(hit.at)) + " · " + hit.what + " "));
+    el.appendChild(document.createTextNode(words + s.colon));
+    var time = document.createElement("span");
+    time.className = "nowrap";
+    time.textContent = fmt.format(new Date(hit.at));
+    el.appendChild(time);
+    el.appendChild(document.createTextNode(" · " + hit.what + " "));
     var a = document.createElement("a");
     a.href = hit.href;
     a.textContent = s.details;

@@ -71,11 +71,12 @@ fn verdict_section(ctx: &PageContext, verdict: &Verdict) -> Markup {
     }
 }
 
-/// `A reset was confirmed: 2026-11-24 03:15 UTC · Global reset · all plans details`.
+/// `A reset was confirmed: 2026-11-24 03:15 UTC · Global reset · all plans details`,
+/// the time kept on one line (a phone would break a date inside itself).
 fn hit_line(ctx: &PageContext, words: &str, hit: &Hit) -> Markup {
     let s = ctx.s();
     html! {
-        (words) (s.colon) (utc(hit.at)) " · " (s.what(hit.record)) " "
+        (words) (s.colon) span.nowrap { (utc(hit.at)) } " · " (s.what(hit.record)) " "
         a href=(ctx.link(&record_path(&hit.record.id, Some(ctx.lang)))) { (s.details) }
     }
 }
@@ -233,8 +234,8 @@ fn history_item(ctx: &PageContext, record: &Record, n: usize) -> Markup {
     let s = ctx.s();
     html! {
         span.tag { @if record.is_schedule() { (s.kind_schedule) } @else { (s.kind_completion) } }
-        @if let Some(state) = record.schedule_state {
-            span.tag { (s.state_words(state)) }
+        @if let Some(state) = state_now(ctx, record) {
+            span.tag { (state) }
         }
         strong { (s.what(record)) }
         @if let Some(at) = listed_at(record) {
