@@ -13,7 +13,7 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
-use resetctl::feeds::{atom, ics, BaseUrl};
+use resetctl::feeds::{atom, ics, AsOf, BaseUrl};
 use resetctl::model::{
     FulfillmentOrigin, Kind, Origin, Record, ResetType, ScheduleBasis, SchedulePrecision,
     ScheduleState, ScheduleWindow, Scope, Source, Timestamp,
@@ -22,6 +22,14 @@ use resetctl::query::{parse_atom_query, parse_ics_query, PublishedView};
 use resetctl::snapshot::{Mode, Snapshot, SNAPSHOT_FORMAT};
 
 const NOW: i64 = 1_795_000_000_000;
+
+/// The matcher's default tolerance, 180 minutes.
+const TOLERANCE_MS: i64 = 180 * 60_000;
+
+/// The words of `view` at [`NOW`] (what a request asks first).
+fn as_of(view: &PublishedView) -> AsOf {
+    AsOf::of(view, TOLERANCE_MS, Timestamp::from_millis(NOW))
+}
 
 /// `n` records: pending, elapsed and fulfilled schedules (a quarter of
 /// them date-precision) and completions, with a 300-byte multi-script text.
@@ -118,41 +126,41 @@ fn bench(c: &mut Criterion) {
     let kept = view(&snapshot);
     eprintln!(
         "body sizes: atom {} bytes, ics {} bytes (alarm=15: {}, plan=pro: {})",
-        atom::render(&kept, &atom_default, &base, None).len(),
-        ics::render(&kept, &ics_default, None).len(),
-        ics::render(&kept, &ics_alarm, None).len(),
-        ics::render(&kept, &ics_plan, None).len(),
+        atom::render(&kept, &atom_default, &base, None, as_of(&kept)).len(),
+        ics::render(&kept, &ics_default, None, as_of(&kept)).len(),
+        ics::render(&kept, &ics_alarm, None, as_of(&kept)).len(),
+        ics::render(&kept, &ics_plan, None, as_of(&kept)).len(),
     );
-    let _ = atom::render(&kept, &atom_plan, &base, None);
+    let _ = atom::render(&kept, &atom_plan, &base, None, as_of(&kept));
 
     let mut group = c.benchmark_group("feeds");
     group.measurement_time(Duration::from_secs(3));
     group.bench_function("atom kept", |b| {
-        b.iter(|| atom::render(black_box(&kept), &atom_default, &base, None))
+        b.iter(|| atom::render(black_box(&kept), &atom_default, &base, None, as_of(&kept)))
     });
     group.bench_function("atom kept plan=pro", |b| {
-        b.iter(|| atom::render(black_box(&kept), &atom_plan, &base, None))
+        b.iter(|| atom::render(black_box(&kept), &atom_plan, &base, None, as_of(&kept)))
     });
     group.bench_function("atom first", |b| {
         b.iter_batched_ref(
             || view(&snapshot),
-            |v| atom::render(v, &atom_default, &base, None).len(),
+            |v| atom::render(v, &atom_default, &base, None, as_of(v)).len(),
             BatchSize::LargeInput,
         )
     });
     group.bench_function("ics kept", |b| {
-        b.iter(|| ics::render(black_box(&kept), &ics_default, None))
+        b.iter(|| ics::render(black_box(&kept), &ics_default, None, as_of(&kept)))
     });
     group.bench_function("ics kept alarm=15", |b| {
-        b.iter(|| ics::render(black_box(&kept), &ics_alarm, None))
+        b.iter(|| ics::render(black_box(&kept), &ics_alarm, None, as_of(&kept)))
     });
     group.bench_function("ics kept plan=pro", |b| {
-        b.iter(|| ics::render(black_box(&kept), &ics_plan, None))
+        b.iter(|| ics::render(black_box(&kept), &ics_plan, None, as_of(&kept)))
     });
     group.bench_function("ics first", |b| {
         b.iter_batched_ref(
             || view(&snapshot),
-            |v| ics::render(v, &ics_default, None).len(),
+            |v| ics::render(v, &ics_default, None, as_of(v)).len(),
             BatchSize::LargeInput,
         )
     });

@@ -15,7 +15,8 @@
 //! - [`header_name`]: an `upstream-header` by its name only;
 //! - [`NOT_SHOWN`]: what stands for a value that is not a well-formed URL;
 //! - an e-mail target's password is never printed, not even to its
-//!   operator: `webhook show` prints [`crate::webhook::shown_target`].
+//!   operator: `webhook show` prints [`crate::webhook::shown_target`], and
+//!   lists [`crate::webhook::listed_target`] (its server and recipients).
 
 /// What stands in an error for a value that may hold a secret and is not
 /// a well-formed URL: none of it is shown.

@@ -29,3 +29,17 @@ pub fn evaluate_states(records: &mut [Record], now: Timestamp) {
         record.schedule_state = Some(schedule_state_at(record, now));
     }
 }
+
+/// Whether people are told at `now` that the schedule `record` was not
+/// confirmed: it is neither fulfilled nor without a window (served
+/// `pending` or `elapsed`), and the matcher's tolerance after its
+/// window's end has passed ([`crate::remind::unconfirmed_at`], the instant
+/// every push message says so). The served `scheduleState` turns `elapsed`
+/// at the window's end (the API's rule); what people read waits for this
+/// instant: the status page, the badge and the feeds ask here.
+pub fn told_unconfirmed(record: &Record, tolerance_ms: i64, now: Timestamp) -> bool {
+    matches!(
+        record.schedule_state,
+        Some(ScheduleState::Pending | ScheduleState::Elapsed)
+    ) && crate::remind::unconfirmed_at(record, tolerance_ms).is_some_and(|at| now >= at)
+}

@@ -103,3 +103,47 @@ fn e_mail_goes_over_required_starttls_to_a_checked_target_never_shown() {
     assert!(deliveries.contains("retrying"), "{deliveries}");
     assert!(!leaks(&deliveries));
 }
+
+/// `webhook list` (and `--json`, and `status`) shows an e-mail endpoint by
+/// its server and recipients, without its user or password (a target's
+/// origin would read `null/…`: an smtp:// URL has no web origin); `webhook
+/// add --help` and its man page name the e-mail format and its targets.
+#[test]
+fn e_mail_endpoints_are_listed_readably_and_the_help_names_them() {
+    let w = World::new();
+    let enc = |t: &str| t.replace('@', "%40").replace('/', "%2F");
+    let target = format!(
+        "smtps://{}:{}@127.0.0.1:2465?from=resets%40example.com&to=ops@example.org,oncall@example.org",
+        enc(USER),
+        enc(PASSWORD)
+    );
+    let (id, _) = add(&w, &target, &["--format", "email"]);
+    let shown = "smtps://127.0.0.1:2465?to=ops@example.org,oncall@example.org";
+    let list = w.run(&["webhook", "list"]).success().stdout;
+    assert!(
+        list.starts_with(&format!("{id}  email     enabled   {shown}  delivered 0,")),
+        "{list}"
+    );
+    let listed = w.run(&["webhook", "list", "--json"]).json();
+    assert_eq!(listed[0]["url"], shown, "{listed}");
+    for out in [list, listed.to_string()] {
+        assert!(!leaks(&out) && !out.contains(USER), "{out}");
+    }
+    let help = w.run(&["webhook", "add", "--help"]).success().stdout;
+    let man = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../man/resetctl-webhook-add.1"),
+    )
+    .unwrap();
+    for (what, text) in [("webhook add --help", &help), ("its man page", &man)] {
+        // man escapes each hyphen and quote.
+        let text = text.replace("\\-", "-").replace("\\*(Aq", "'");
+        for needle in [
+            "standard, ntfy, discord, slack, telegram, bark, feishu or email",
+            "smtps://USER:PASSWORD@HOST[:465]?from=ADDRESS&to=ADDRESS[,ADDRESS…]",
+            "smtp://USER:PASSWORD@HOST:587?from=ADDRESS&to=ADDRESS[,ADDRESS…] (STARTTLS, required)",
+            "--format email",
+        ] {
+            assert!(text.contains(needle), "{what} lacks {needle:?}:\n{text}");
+        }
+    }
+}

@@ -35,10 +35,14 @@ fn records() -> Vec<Value> {
     doc["records"].as_array().unwrap().clone()
 }
 
-/// A server over the fixture (rate limiting off unless `args` say otherwise).
+/// A server over the fixture (rate limiting off unless `args` say
+/// otherwise), its clock frozen at the publish: what a feed says of a
+/// schedule turns with the clock.
 fn serve(w: &World, args: &[&str]) -> Server {
     w.publish_records(&records(), GENERATED_AT);
-    Server::start(w, args, &[])
+    let mut all = vec!["--now", GENERATED_AT];
+    all.extend_from_slice(args);
+    Server::start(w, &all, &[])
 }
 
 fn open(w: &World) -> Server {
@@ -165,9 +169,10 @@ fn the_atom_feed_parses_and_shows_the_api_order_with_glanceable_entries() {
         .map(|e| (e["id"].as_str().unwrap().to_owned(), e))
         .collect();
     let pending = by_id[&format!("urn:uuid:{}", record_uuid("2090000000000000001"))];
+    // The words of the push messages, not identifiers.
     assert_eq!(
         pending["title"],
-        "Global reset scheduled for plan pro: 2026-11-24 18:00 UTC (pending)"
+        "Reset announced: 2026-11-24 18:00 UTC · Global reset · Pro · 5-hour limit"
     );
     assert_eq!(
         pending["content"],
@@ -184,11 +189,23 @@ fn the_atom_feed_parses_and_shows_the_api_order_with_glanceable_entries() {
     let day = by_id[&format!("urn:uuid:{}", record_uuid("2090000000000000003"))];
     assert_eq!(
         day["title"],
-        "Global reset scheduled for all plans: 2026-11-01 07:00 to 2026-11-02 08:00 UTC (elapsed)"
+        "Scheduled reset not confirmed: 2026-11-01 07:00 to 2026-11-02 08:00 UTC · Global reset · all plans · weekly limit"
     );
     assert_eq!(
-        day["updated_utc"], "2026-11-02T08:00:00Z",
-        "elapsed: when its window ended"
+        day["updated_utc"], "2026-11-02T11:00:00Z",
+        "told not confirmed: the match tolerance (180 minutes) after its window"
+    );
+    // A fulfilled schedule is in the schedules' list (it left `all`).
+    let schedules = atom(&s, "?kind=reset_scheduled");
+    let fulfilled = schedules["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["id"] == format!("urn:uuid:{}", record_uuid("2090000000000000005")))
+        .unwrap();
+    assert_eq!(
+        fulfilled["title"],
+        "Scheduled reset completed: 2026-11-12 16:20 UTC · Global reset · Plus, Pro · weekly limit"
     );
     // The long UTF-8 text survives (XML turns its CR-LF into LF, as every XML reader must).
     let long = records()
@@ -203,9 +220,110 @@ fn the_atom_feed_parses_and_shows_the_api_order_with_glanceable_entries() {
     let manual = by_id[&format!("urn:uuid:{}", record_uuid("manual:m1"))];
     assert_eq!(
         manual["title"],
-        "Banked reset completed for unspecified plans: 2026-11-15 03:00 UTC"
+        "Reset completed: 2026-11-15 03:00 UTC · Banked reset"
     );
     assert_eq!(manual["links"], json!([]), "no source post, no link");
+}
+
+/// One schedule of 2026-11-20, 08:00 to 09:00 UTC, served `elapsed`
+/// (published at 09:30), in the Atom feed and the calendar of a server
+/// frozen at `now`: each entry's title and `updated`, each event's
+/// `SUMMARY` and `LAST-MODIFIED`, and the answers' `ETag` and `Last-Modified`.
+fn told_at(now: &str, args: &[&str]) -> (Value, Value, [String; 4]) {
+    let w = World::new();
+    let mut schedule = records()
+        .into_iter()
+        .find(|r| r["id"] == "2090000000000000003")
+        .unwrap();
+    schedule["scheduleWindow"] =
+        json!({"startAt": "2026-11-20T08:00:00.000Z", "endAt": "2026-11-20T09:00:00.000Z"});
+    schedule["effectiveAt"] = json!("2026-11-20T08:00:00.000Z");
+    schedule["announcedAt"] = json!("2026-11-19T08:00:00.000Z");
+    schedule["schedulePrecision"] = json!("window");
+    w.publish_records(&[schedule], "2026-11-20T09:30:00.000Z");
+    // A configured base: the Atom feed's tag does not depend on the port.
+    let mut all = vec![
+        "--now",
+        now,
+        "--no-rate-limit",
+        "--flood-guard",
+        "off",
+        "--public-base-url",
+        "https://resets.example.org",
+    ];
+    all.extend_from_slice(args);
+    let s = Server::start(&w, &all, &[]);
+    let atom_reply = s.get(ATOM);
+    let ics_reply = s.get(ICS);
+    let headers = [&atom_reply, &ics_reply].map(|r| {
+        (
+            r.header("etag").unwrap().to_owned(),
+            r.header("last-modified").unwrap().to_owned(),
+        )
+    });
+    let entry = read_back("atom", &atom_reply.body)["entries"][0].clone();
+    let event = read_back("ics", &ics_reply.body)["events"][0].clone();
+    (
+        json!({"title": entry["title"], "updated": entry["updated_utc"]}),
+        json!({"summary": event["summary"], "lastModified": event["last_modified"]}),
+        [
+            headers[0].0.clone(),
+            headers[0].1.clone(),
+            headers[1].0.clone(),
+            headers[1].1.clone(),
+        ],
+    )
+}
+
+#[test]
+fn a_schedule_is_not_confirmed_in_the_feeds_when_the_messages_say_so() {
+    const WHAT: &str =
+        "2026-11-20 08:00 to 2026-11-20 09:00 UTC · Global reset · all plans · weekly limit";
+    // The window ended at 09:00; the match tolerance is 180 minutes, so a
+    // completion until 12:00 still confirms it: announced until then,
+    // not confirmed from 12:00, the instant "Scheduled reset not
+    // confirmed" is pushed (crate::remind::unconfirmed_at).
+    let (entry, event, before) = told_at("2026-11-20T11:59:59.999Z", &[]);
+    assert_eq!(
+        (entry, event),
+        (
+            json!({"title": format!("Reset announced: {WHAT}"), "updated": "2026-11-19T08:00:00Z"}),
+            json!({"summary": format!("Reset announced: {WHAT}"), "lastModified": "2026-11-20T09:30:00Z"}),
+        )
+    );
+    let (entry, event, after) = told_at("2026-11-20T12:00:00.000Z", &[]);
+    assert_eq!(
+        (entry, event),
+        (
+            json!({"title": format!("Scheduled reset not confirmed: {WHAT}"), "updated": "2026-11-20T12:00:00Z"}),
+            json!({"summary": format!("Scheduled reset not confirmed: {WHAT}"), "lastModified": "2026-11-20T12:00:00Z"}),
+        )
+    );
+    // New words, new validators: a client's copy from before is not 304.
+    assert_ne!(before[0], after[0], "the Atom feed's ETag");
+    assert_ne!(before[2], after[2], "the calendar's ETag");
+    assert_eq!(
+        [&before[1], &after[1], &before[3], &after[3]],
+        [
+            "Fri, 20 Nov 2026 09:30:00 GMT",
+            "Fri, 20 Nov 2026 12:00:00 GMT",
+            "Fri, 20 Nov 2026 09:30:00 GMT",
+            "Fri, 20 Nov 2026 12:00:00 GMT"
+        ],
+        "Last-Modified: the publish, then the instant the words turned"
+    );
+    // Later, nothing else turns: the same words under the same tags.
+    let (_, _, much_later) = told_at("2026-11-21T12:00:00.000Z", &[]);
+    assert_eq!(much_later, after);
+    // The tolerance is the server's own (--match-tolerance-minutes).
+    let (entry, _, _) = told_at(
+        "2026-11-20T10:00:00.000Z",
+        &["--match-tolerance-minutes", "60"],
+    );
+    assert_eq!(
+        entry["title"],
+        format!("Scheduled reset not confirmed: {WHAT}")
+    );
 }
 
 #[test]
@@ -488,10 +606,20 @@ fn plan_keeps_the_records_for_that_plan_all_or_unknown() {
             .map(|id| format!("urn:uuid:{}", record_uuid(id)))
             .collect();
         assert_eq!(entry_ids(&feed), want, "atom kind={kind} plan={plan}");
-        assert!(feed["feed"]["title"]
-            .as_str()
-            .unwrap()
-            .ends_with(&format!("(plan {plan})")));
+        // The plan in words, as the pages and the messages say it.
+        let words = match plan {
+            "pro" => "Pro",
+            "plus" => "Plus",
+            _ => "Team",
+        };
+        assert!(
+            feed["feed"]["title"]
+                .as_str()
+                .unwrap()
+                .ends_with(&format!(" ({words})")),
+            "{}",
+            feed["feed"]["title"]
+        );
         let (calendar, _) = ics(&s, &format!("?kind={kind}&plan={plan}"));
         let uids: BTreeSet<String> = events_by_uid(&calendar).into_keys().collect();
         let with_time: BTreeSet<String> = expected

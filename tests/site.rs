@@ -113,7 +113,7 @@ fn a_completion_during_the_utc_day_is_a_yes_with_what_and_when() {
     assert_eq!(name, "yes");
     assert_eq!(
         detail,
-        "A reset was confirmed: 2026-11-24 03:15 UTC · Global reset · all plans · 5-hour limit <a href=\"/en/records/101\">details</a>"
+        "A reset was confirmed: <span class=\"nowrap\">2026-11-24 03:15 UTC</span> · Global reset · all plans · 5-hour limit <a href=\"/en/records/101\">details</a>"
     );
     assert_eq!(
         badge(&s),
@@ -140,11 +140,39 @@ fn an_elapsed_schedule_of_the_day_is_a_yes_that_says_it_was_not_confirmed() {
     // page, in the badge.
     assert_eq!(verdict_word(&page), "Not confirmed");
     assert!(
-        detail.starts_with("A scheduled reset was not confirmed: 2026-11-24 01:00 UTC"),
+        detail.starts_with("A scheduled reset was not confirmed: <span class=\"nowrap\">2026-11-24 01:00 UTC</span>"),
         "{detail}"
     );
     assert_eq!(verdict_word(&s.get("/zh/").text()), "未确认");
     assert_eq!(badge(&s)["message"], "reset due today, not confirmed");
+    // The history and the record page say the same.
+    assert_eq!(states(&s, "200"), ["not confirmed", "未确认"]);
+}
+
+/// The state words of the schedule `id` in the history and on its record
+/// page, in English and in Chinese (each the same in both places).
+fn states(s: &Server, id: &str) -> [String; 2] {
+    ["en", "zh"].map(|lang| {
+        let page = s.get(&format!("/{lang}/")).text();
+        let item = page
+            .split(&format!("<li data-id=\"{id}\">"))
+            .nth(1)
+            .unwrap_or_else(|| panic!("no history item {id}:\n{page}"));
+        let tag = item
+            .split("<span class=\"tag\">")
+            .nth(2)
+            .and_then(|rest| rest.split('<').next())
+            .unwrap_or_else(|| panic!("no state tag:\n{item}"));
+        let record = s.get(&format!("/{lang}/records/{id}")).text();
+        let label = if lang == "en" { "State" } else { "状态" };
+        let state = record
+            .split(&format!("<dt>{label}</dt><dd>"))
+            .nth(1)
+            .and_then(|rest| rest.split('<').next())
+            .unwrap_or_else(|| panic!("no state on the record page:\n{record}"));
+        assert_eq!(tag, state, "/{lang}/: the history and the record page");
+        tag.to_owned()
+    })
 }
 
 #[test]
@@ -165,11 +193,194 @@ fn a_window_of_the_day_that_passed_inside_the_tolerance_is_due_not_unconfirmed()
     assert_eq!(name, "yes");
     assert_eq!(verdict_word(&page), "Due");
     assert!(
-        detail.starts_with("A scheduled reset is due, not confirmed yet: 2026-11-24 08:00 UTC"),
+        detail.starts_with("A scheduled reset is due, not confirmed yet: <span class=\"nowrap\">2026-11-24 08:00 UTC</span>"),
         "{detail}"
     );
     assert_eq!(verdict_word(&s.get("/zh/").text()), "应已重置");
     assert_eq!(badge(&s)["message"], "reset due today, not confirmed yet");
+    // The history and the record page say the same: not "not confirmed"
+    // (the API's `elapsed`) before the messages say it.
+    assert_eq!(
+        states(&s, "200"),
+        ["due, not confirmed yet", "已到时间，尚未确认"]
+    );
+    // A window open now is due too; one to come is scheduled.
+    let (_w, s) = serve(
+        &[
+            pending(
+                "201",
+                "2026-11-24T09:00:00.000Z",
+                "2026-11-24T11:00:00.000Z",
+            ),
+            pending(
+                "202",
+                "2026-11-24T12:00:00.000Z",
+                "2026-11-24T12:00:00.000Z",
+            ),
+        ],
+        Some(CHECKED),
+        &[],
+    );
+    assert_eq!(
+        states(&s, "201"),
+        ["due, not confirmed yet", "已到时间，尚未确认"]
+    );
+    assert_eq!(states(&s, "202"), ["scheduled", "已计划"]);
+}
+
+/// The page's line about a schedule due after the day's confirmed reset.
+fn verdict_later(page: &str) -> String {
+    page.split("<p id=\"verdict-later\"")
+        .nth(1)
+        .and_then(|rest| rest.split("</p>").next())
+        .unwrap_or_else(|| panic!("no verdict-later in the page:\n{page}"))
+        .to_owned()
+}
+
+/// A day of three confirmed resets (a completion, a fulfilled schedule,
+/// a completion) and a schedule of 09:30 that nothing confirms.
+pub fn three_resets_and_a_later_schedule() -> Vec<Value> {
+    let mut fulfilled = pending(
+        "301",
+        "2026-11-24T03:00:00.000Z",
+        "2026-11-24T03:00:00.000Z",
+    );
+    fulfilled["scheduleState"] = json!("fulfilled");
+    fulfilled["completedAt"] = json!("2026-11-24T03:01:00.000Z");
+    fulfilled["completionRecordId"] = json!("302");
+    fulfilled["fulfillmentOrigin"] = json!("auto");
+    let mut matched = completion("302", "2026-11-24T03:01:00.000Z", "second");
+    matched["relatedRecordIds"] = json!(["301"]);
+    vec![
+        completion("300", "2026-11-24T01:00:00.000Z", "first"),
+        fulfilled,
+        matched,
+        completion("303", "2026-11-24T05:00:00.000Z", "third"),
+        elapsed(
+            "304",
+            "2026-11-24T09:30:00.000Z",
+            "2026-11-24T09:30:00.000Z",
+        ),
+    ]
+}
+
+#[test]
+fn a_confirmed_reset_is_yes_whatever_falls_due_later_that_day() {
+    // 10:00: the 09:30 schedule is due (a completion until 12:30 still
+    // confirms it); 12:30: not confirmed. Either way the day had a reset:
+    // Yes, and the later schedule is told beside it.
+    for (now, en, zh) in [
+        (
+            NOW,
+            "A later scheduled reset is due, not confirmed yet",
+            "随后的一次计划重置已到时间，尚未确认",
+        ),
+        (
+            "2026-11-24T12:30:00.000Z",
+            "A later scheduled reset was not confirmed",
+            "随后的一次计划重置未得到确认",
+        ),
+    ] {
+        let w = World::new();
+        w.publish_checked(
+            &three_resets_and_a_later_schedule(),
+            "2026-11-24T09:00:00.000Z",
+            Some(CHECKED),
+        );
+        let s = Server::start(&w, &["--now", now], &[]);
+        let page = s.get("/en/").text();
+        assert_eq!(
+            (verdict(&page), verdict_word(&page).as_str()),
+            (
+                (
+                    "yes".to_owned(),
+                    "A reset was confirmed: <span class=\"nowrap\">2026-11-24 05:00 UTC</span> · Global reset · all plans · 5-hour limit <a href=\"/en/records/303\">details</a>".to_owned()
+                ),
+                "Yes"
+            ),
+            "at {now}"
+        );
+        assert_eq!(
+            verdict_later(&page),
+            format!(">{en}: <span class=\"nowrap\">2026-11-24 09:30 UTC</span> · Global reset · all plans · weekly limit <a href=\"/en/records/304\">details</a>"),
+            "at {now}"
+        );
+        let zh_page = s.get("/zh/").text();
+        assert_eq!(verdict_word(&zh_page), "是", "at {now}");
+        assert!(
+            verdict_later(&zh_page).starts_with(&format!(
+                ">{zh}：<span class=\"nowrap\">2026-11-24 09:30 UTC</span>"
+            )),
+            "at {now}: {}",
+            verdict_later(&zh_page)
+        );
+        assert_eq!(
+            badge(&s),
+            json!({"schemaVersion": 1, "label": "usage reset", "message": "reset today", "color": "brightgreen"}),
+            "at {now}"
+        );
+    }
+    // Nothing due after the day's reset: the line is there, empty and hidden.
+    let (_w, s) = serve(
+        &[completion("101", "2026-11-24T03:15:00.000Z", "reset done")],
+        Some(CHECKED),
+        &[],
+    );
+    assert_eq!(verdict_later(&s.get("/en/").text()), " hidden>");
+}
+
+#[test]
+fn the_badge_says_not_yet_today_and_names_only_a_time_to_come() {
+    // No reset yet today, one announced for 15:00 today: not "no reset
+    // today · next <today>", and the time without a date.
+    let later_today = pending(
+        "310",
+        "2026-11-24T15:00:00.000Z",
+        "2026-11-24T15:00:00.000Z",
+    );
+    let (_w, s) = serve(
+        &[
+            completion("100", "2026-11-23T23:30:00.000Z", "yesterday"),
+            later_today.clone(),
+        ],
+        Some(CHECKED),
+        &[],
+    );
+    assert_eq!(
+        badge(&s),
+        json!({"schemaVersion": 1, "label": "usage reset", "message": "not yet today · next 15:00 UTC", "color": "blue"})
+    );
+    // After a reset today, the next one today is also a time without a date.
+    let (_w, s) = serve(
+        &[
+            completion("101", "2026-11-24T03:15:00.000Z", "done"),
+            later_today,
+        ],
+        Some(CHECKED),
+        &[],
+    );
+    assert_eq!(badge(&s)["message"], "reset today · next 15:00 UTC");
+    // A window open now is the verdict's, not "next"; the next is tomorrow's.
+    let (_w, s) = serve(
+        &[
+            pending(
+                "320",
+                "2026-11-24T09:00:00.000Z",
+                "2026-11-24T11:00:00.000Z",
+            ),
+            pending(
+                "321",
+                "2026-11-25T03:00:00.000Z",
+                "2026-11-25T03:00:00.000Z",
+            ),
+        ],
+        Some(CHECKED),
+        &[],
+    );
+    assert_eq!(
+        badge(&s),
+        json!({"schemaVersion": 1, "label": "usage reset", "message": "reset due today, not confirmed yet · next 2026-11-25 03:00 UTC", "color": "green"})
+    );
 }
 
 #[test]

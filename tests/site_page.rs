@@ -27,7 +27,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use crate::docs_page::{browser_dir, run_browser};
-use crate::site::{completion, pending, scoped};
+use crate::site::{completion, pending, scoped, three_resets_and_a_later_schedule};
 use crate::util::server::Server;
 use crate::util::World;
 
@@ -507,6 +507,85 @@ fn the_pages_script_says_due_then_not_confirmed_as_the_server_does() {
         for (lang, text) in &words {
             let expected = if lang == "en" { en } else { zh };
             assert_eq!(text, expected, "at {at}, /{lang}/: {words:?}");
+        }
+    }
+}
+
+/// The page's script keeps a day with a confirmed reset a "Yes" in the
+/// visitor's day as the server does (verdict.rs, `verdict`): a schedule
+/// whose time comes after it is told beside it ("due", then "not
+/// confirmed" once the tolerance has passed), never instead of it.
+#[test]
+fn the_pages_script_keeps_a_confirmed_reset_a_yes_and_tells_a_later_schedule_beside_it() {
+    let browser_dir = browser_dir();
+    assert_a_cjk_font();
+    let w = World::new();
+    // Resets at 01:00, 03:00 (a fulfilled schedule) and 05:00 UTC, and a
+    // schedule of 09:30 nothing confirms.
+    w.publish_checked(
+        &three_resets_and_a_later_schedule(),
+        "2026-11-24T09:00:00.000Z",
+        Some("2026-11-24T08:00:00.000Z"),
+    );
+    let s = Server::start(&w, &["--now", NOW], &[]);
+    let origin = format!("http://{}", s.addr);
+    let out_dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("site_page_later");
+    std::fs::create_dir_all(&out_dir).unwrap();
+    // The browser's clock at 10:00 (inside the 180-minute tolerance of
+    // 09:30) and at 12:30 (past it); the server stays at 10:00, so what
+    // changes is the script's doing.
+    for (at, en, zh) in [
+        (
+            NOW,
+            "A later scheduled reset is due, not confirmed yet",
+            "随后的一次计划重置已到时间，尚未确认",
+        ),
+        (
+            "2026-11-24T12:30:00.000Z",
+            "A later scheduled reset was not confirmed",
+            "随后的一次计划重置未得到确认",
+        ),
+    ] {
+        let scratch = w.path(&format!("browser-{}", &at[11..13]));
+        std::fs::create_dir_all(&scratch).unwrap();
+        let report = run_browser(
+            "site_page.mjs",
+            &origin,
+            &out_dir,
+            &browser_dir,
+            &scratch,
+            &[at],
+        );
+        let seen: Vec<(String, Value, Value)> = report["viewports"]
+            .as_array()
+            .expect("viewports")
+            .iter()
+            .map(|vp| {
+                (
+                    vp["langPath"].as_str().unwrap().to_owned(),
+                    vp["verdictText"].clone(),
+                    vp["verdictLater"].clone(),
+                )
+            })
+            .collect();
+        assert!(!seen.is_empty());
+        for (lang, word, later) in &seen {
+            let expected = if lang == "en" {
+                (
+                    "Yes",
+                    format!("{en}: Nov 24, 2026, 9:30 AM · Global reset · all plans · weekly limit details"),
+                )
+            } else {
+                (
+                    "是",
+                    format!("{zh}：2026年11月24日 09:30 · 全局重置 · 所有套餐 · 每周限额 详情"),
+                )
+            };
+            assert_eq!(
+                (word, later),
+                (&Value::from(expected.0), &Value::from(expected.1)),
+                "at {at}, /{lang}/: {seen:?}"
+            );
         }
     }
 }

@@ -48,7 +48,7 @@ fn identifiers_reach_visitors_as_words_in_both_languages() {
     let en = s.get("/en/").text();
     assert_eq!(
         between(&en, "id=\"verdict-detail\">", "</p>"),
-        "A reset was confirmed: 2026-11-24 03:15 UTC · Global reset · Business, Plus, Pro, Team · 5-hour limit, weekly limit <a href=\"/en/records/101\">details</a>"
+        "A reset was confirmed: <span class=\"nowrap\">2026-11-24 03:15 UTC</span> · Global reset · Business, Plus, Pro, Team · 5-hour limit, weekly limit <a href=\"/en/records/101\">details</a>"
     );
     // Plans not stated are said so; windows not stated are left out.
     assert!(
@@ -76,7 +76,7 @@ fn identifiers_reach_visitors_as_words_in_both_languages() {
     let zh = s.get("/zh/").text();
     assert_eq!(
         between(&zh, "id=\"verdict-detail\">", " <a "),
-        "已确认一次重置：2026-11-24 03:15 UTC · 全局重置 · Business、Plus、Pro、Team · 5 小时限额、每周限额"
+        "已确认一次重置：<span class=\"nowrap\">2026-11-24 03:15 UTC</span> · 全局重置 · Business、Plus、Pro、Team · 5 小时限额、每周限额"
     );
     assert!(
         zh.contains("<strong>全局重置 · 套餐未说明</strong>"),

@@ -309,15 +309,31 @@ Exit codes: 0 synced (published, unchanged or 304), 65 invalid upstream
 document, 69 upstream unreachable or not 200/304, 75 backing off or another
 sync running.";
 
-const WEBHOOK_EXAMPLES: &str = "\
-Examples:
-  resetctl webhook add https://hooks.example.org/resets --kind reset_scheduled
+/// The examples of `webhook add`, in its help and in `webhook`'s (one copy).
+macro_rules! webhook_add_examples {
+    () => {
+        "  resetctl webhook add https://hooks.example.org/resets --kind reset_scheduled
   resetctl webhook add https://ntfy.sh/my-resets --format ntfy --plan pro
   resetctl webhook add https://ntfy.sh/my-resets --format ntfy \\
     --remind 60m,10m --lang zh --tz Asia/Shanghai
   resetctl webhook add --format telegram \\
     'https://api.telegram.org/bot<TOKEN>/sendMessage?chat_id=<CHAT>'
-  resetctl webhook test ep_0123456789abcdef
+  resetctl webhook add --format email --lang zh --tz Asia/Shanghai \\
+    'smtps://USER:PASSWORD@smtp.example?from=r@example.org&to=me@example.org'
+"
+    };
+}
+
+const WEBHOOK_ADD_EXAMPLES: &str = concat!(
+    "Examples:\n",
+    webhook_add_examples!(),
+    "\nAn e-mail target's user and password are percent-encoded (@ as %40). The\npassword is never printed: webhook list shows the server and recipients,\nwebhook show adds the user and sender."
+);
+
+const WEBHOOK_EXAMPLES: &str = concat!(
+    "Examples:\n",
+    webhook_add_examples!(),
+    "  resetctl webhook test ep_0123456789abcdef
   resetctl webhook deliveries
 
 crontab, without serve:
@@ -328,7 +344,8 @@ What happens to each record (record.created, schedule.moved,
 schedule.fulfilled, record.updated, record.removed, and schedule.elapsed
 once a schedule passed unconfirmed) is written to a durable outbox by
 every publish and delivered at least once, in order per endpoint, by one
-deliverer per data dir: `serve`, `sync --daemon` or `webhook deliver`.";
+deliverer per data dir: `serve`, `sync --daemon` or `webhook deliver`."
+);
 
 /// Where a record comes from: a post on the social platform, or an operator note.
 #[derive(Debug, Args, Clone)]
@@ -828,14 +845,13 @@ pub struct DeliveryArgs {
 #[derive(Debug, Subcommand)]
 pub enum WebhookCommand {
     /// Register an endpoint; prints its id (and, for the standard format, its signing secret, once).
+    #[command(after_help = WEBHOOK_ADD_EXAMPLES)]
     Add {
-        /// The target: an http(s) URL (telegram: the Bot API sendMessage URL with its chat_id;
-        /// bark: the device key's URL; ntfy: the topic URL; see the examples).
+        /// The target (see the examples).
+        #[arg(help = target_help())]
         url: String,
-        /// The format: standard, ntfy, discord, slack, telegram, bark or feishu. standard is
-        /// signed Standard Webhooks JSON; slack also suits Mattermost and Rocket.Chat.
-        /// Default: standard.
-        #[arg(long, value_name = "FORMAT", value_parser = parse_format)]
+        /// The format (every one listed).
+        #[arg(long, value_name = "FORMAT", value_parser = parse_format, help = format_help())]
         format: Option<resetctl::webhook::Format>,
         /// The list whose changes are sent: all, reset_scheduled or reset_completed. Default: all.
         #[arg(long, value_name = "KIND")]
@@ -989,6 +1005,36 @@ fn parse_plan(text: &str) -> Result<resetctl::model::PlanId, String> {
 fn parse_lang(text: &str) -> Result<resetctl::site::i18n::Lang, String> {
     resetctl::site::i18n::Lang::from_segment(text)
         .ok_or_else(|| format!("{text:?} is not en or zh"))
+}
+
+/// Every format, in the order help lists them: `standard, …, feishu or email`.
+fn format_list() -> String {
+    let names = resetctl::webhook::Format::ALL.map(|f| f.as_str());
+    match names.split_last() {
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        None => String::new(),
+    }
+}
+
+/// `webhook add --format`'s help, listing every format there is.
+fn format_help() -> String {
+    format!(
+        "The format: {}. standard is signed Standard Webhooks JSON; slack also suits Mattermost \
+         and Rocket.Chat; email sends each message as a mail over SMTP (the target is an \
+         smtps:// or smtp:// URL). Default: standard.",
+        format_list()
+    )
+}
+
+/// `webhook add`'s target: a URL of the web, or an SMTP URL for e-mail,
+/// written as every refusal of one says it.
+fn target_help() -> String {
+    format!(
+        "The target: an http(s) URL (telegram: the Bot API sendMessage URL with its chat_id; \
+         bark: the device key's URL; ntfy: the topic URL); with --format email, {}, its user \
+         and password percent-encoded.",
+        resetctl::webhook::target::EMAIL_TARGET_FORMS
+    )
 }
 
 fn parse_format(text: &str) -> Result<resetctl::webhook::Format, String> {

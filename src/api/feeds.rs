@@ -2,7 +2,9 @@
 //! `GET /openapi/v1/records.ics` (iCalendar).
 //!
 //! Thin, like every handler: parse the strict query, load the published
-//! view, call the pure renderer of [`crate::feeds`]. Admission (304 when
+//! view, call the pure renderer of [`crate::feeds`] with the instant its
+//! words are for ([`crate::feeds::AsOf`], from the server's clock and the
+//! matcher's tolerance). Admission (304 when
 //! the client's copy is current, else counted exactly like
 //! `/openapi/v1/records`) is the admission module's; a refused query (422)
 //! or no snapshot yet (503) is never a 304.
@@ -26,12 +28,13 @@ pub(crate) fn atom<'a>(
         Some(_) => FeedBase::Configured,
         None => FeedBase::Host(host),
     };
-    let body = |query| DataBody::Atom(query, base);
+    let body = |query, view: &_| DataBody::Atom(query, base, data.as_of(view));
     data_answer(data, query, body, site.links())
 }
 
 /// `GET /openapi/v1/records.ics?kind=&plan=&alarm=`.
 pub(crate) fn ics<'a>(request: &DataRequest<'_>, data: &'a Data, site: &'a Site) -> Answer<'a> {
     let query = parse_ics_query(request.query);
-    data_answer(data, query, DataBody::Ics, site.links())
+    let body = |query, view: &_| DataBody::Ics(query, data.as_of(view));
+    data_answer(data, query, body, site.links())
 }

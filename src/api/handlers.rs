@@ -21,6 +21,7 @@ use super::representation::{Representation, ViewBodies};
 use super::request::DataRequest;
 use super::responses::{json, with_body};
 use crate::encoding::Effort;
+use crate::feeds::AsOf;
 use crate::model::{BaseUrl, KindFilter};
 use crate::query::{
     parse_latest_query, parse_list_query, AtomQuery, IcsQuery, LatestQuery, ListQuery,
@@ -73,6 +74,11 @@ impl Data {
         self.quota.load().clock.now()
     }
 
+    /// The instant the feeds of `view` speak of now ([`AsOf`]).
+    pub(crate) fn as_of(&self, view: &PublishedView) -> AsOf {
+        AsOf::of(view, self.tolerance_ms, self.now())
+    }
+
     /// Bytes held by the bodies made from the served view (`/metrics`).
     pub fn body_bytes(&self) -> usize {
         self.bodies.held_bytes()
@@ -92,10 +98,10 @@ pub(crate) enum DataBody {
     Latest(LatestQuery),
     /// `/records`.
     List(ListQuery),
-    /// `/records.atom`, and the base of its links.
-    Atom(AtomQuery, FeedBase),
-    /// `/records.ics`.
-    Ics(IcsQuery),
+    /// `/records.atom`, the base of its links, and the instant its words are for.
+    Atom(AtomQuery, FeedBase, AsOf),
+    /// `/records.ics`, and the instant its words are for.
+    Ics(IcsQuery, AsOf),
 }
 
 /// The key of a body in [`Data::bodies`]: one a data route renders from
@@ -114,14 +120,14 @@ impl super::representation::Weigh for BodyKey {
             |plan: &Option<crate::model::PlanId>| plan.as_ref().map_or(0, |p| p.as_str().len());
         match self {
             BodyKey::Data(DataBody::Latest(_) | DataBody::List(_)) => 0,
-            BodyKey::Data(DataBody::Atom(query, base)) => {
+            BodyKey::Data(DataBody::Atom(query, base, _)) => {
                 plan(&query.plan)
                     + match base {
                         FeedBase::Host(Some(host)) => host.capacity(),
                         FeedBase::Host(None) | FeedBase::Configured => 0,
                     }
             }
-            BodyKey::Data(DataBody::Ics(query)) => plan(&query.plan),
+            BodyKey::Data(DataBody::Ics(query, _)) => plan(&query.plan),
             BodyKey::StatusFeed(tag) => tag.len(),
         }
     }
@@ -149,10 +155,10 @@ pub(crate) struct Links<'a> {
 impl DataBody {
     /// The hot set: the bodies nearly every client asks for (each filter's
     /// latest record, first page at the default size, calendar, and Atom
-    /// feed when its links do not depend on the request), made when a view
-    /// is published, at the encoders' best levels, and kept whatever the
-    /// cache's bound.
-    pub(crate) fn hot_set(links: Links<'_>) -> Vec<DataBody> {
+    /// feed when its links do not depend on the request; the feeds in the
+    /// words of `as_of`), made when a view is published, at the encoders'
+    /// best levels, and kept whatever the cache's bound.
+    pub(crate) fn hot_set(links: Links<'_>, as_of: AsOf) -> Vec<DataBody> {
         let mut hot = Vec::new();
         for kind in KindFilter::ALL {
             hot.push(DataBody::Latest(LatestQuery { kind }));
@@ -161,15 +167,19 @@ impl DataBody {
                 page: 1,
                 page_size: DEFAULT_PAGE_SIZE,
             }));
-            hot.push(DataBody::Ics(IcsQuery {
-                kind,
-                plan: None,
-                alarm: None,
-            }));
+            hot.push(DataBody::Ics(
+                IcsQuery {
+                    kind,
+                    plan: None,
+                    alarm: None,
+                },
+                as_of,
+            ));
             if links.base.is_some() {
                 hot.push(DataBody::Atom(
                     AtomQuery { kind, plan: None },
                     FeedBase::Configured,
+                    as_of,
                 ));
             }
         }
@@ -180,13 +190,15 @@ impl DataBody {
         match self {
             DataBody::Latest(_) => true,
             DataBody::List(query) => query.page == 1 && query.page_size == DEFAULT_PAGE_SIZE,
-            DataBody::Atom(query, base) => query.plan.is_none() && *base == FeedBase::Configured,
-            DataBody::Ics(query) => query.plan.is_none() && query.alarm.is_none(),
+            DataBody::Atom(query, base, _) => query.plan.is_none() && *base == FeedBase::Configured,
+            DataBody::Ics(query, _) => query.plan.is_none() && query.alarm.is_none(),
         }
     }
 
     /// The validators of its representation: the view's, and for a feed
-    /// also the bases of its links, which its bytes depend on.
+    /// also the bases of its links and the instant its words are for,
+    /// which its bytes depend on (a feed last changed when a schedule was
+    /// last told "not confirmed", if that is after the view's data).
     fn validators<'v>(
         &self,
         view: &'v PublishedView,
@@ -196,15 +208,23 @@ impl DataBody {
         let pages = links.pages.map_or(&b""[..], |p| p.as_str().as_bytes());
         match self {
             DataBody::Latest(_) | DataBody::List(_) => Cow::Borrowed(view.validators()),
-            DataBody::Atom(_, feed_base) => {
+            DataBody::Atom(_, feed_base, as_of) => {
                 let (from, base): (&[u8], &[u8]) = match (feed_base, links.base) {
                     (FeedBase::Configured, Some(base)) => (b"configured", base.as_str().as_bytes()),
                     (FeedBase::Host(Some(host)), _) => (b"host", host.as_bytes()),
                     (FeedBase::Host(None), _) | (FeedBase::Configured, None) => (b"none", b""),
                 };
-                Cow::Owned(view.validators().varied(&[b"atom", from, base, pages]))
+                Cow::Owned(
+                    view.validators()
+                        .varied(&[b"atom", from, base, pages, &as_of.tag_input()])
+                        .changed_at(as_of.since),
+                )
             }
-            DataBody::Ics(_) => Cow::Owned(view.validators().varied(&[b"ics", pages])),
+            DataBody::Ics(_, as_of) => Cow::Owned(
+                view.validators()
+                    .varied(&[b"ics", pages, &as_of.tag_input()])
+                    .changed_at(as_of.since),
+            ),
         }
     }
 
@@ -222,7 +242,7 @@ impl DataBody {
                 "application/json",
                 Bytes::from(list_envelope(view, *query).into_boxed_slice()),
             ),
-            DataBody::Atom(query, base) => {
+            DataBody::Atom(query, base, as_of) => {
                 let from_host;
                 let (base, fixed) = match (base, links.base) {
                     (FeedBase::Configured, Some(base)) => (base, true),
@@ -237,12 +257,19 @@ impl DataBody {
                 };
                 (
                     crate::feeds::atom::CONTENT_TYPE,
-                    crate::feeds::atom::render_shared(view, query, base, fixed, links.pages),
+                    crate::feeds::atom::render_shared(
+                        view,
+                        query,
+                        base,
+                        fixed,
+                        links.pages,
+                        *as_of,
+                    ),
                 )
             }
-            DataBody::Ics(query) => (
+            DataBody::Ics(query, as_of) => (
                 crate::feeds::ics::CONTENT_TYPE,
-                crate::feeds::ics::render(view, query, links.pages),
+                crate::feeds::ics::render(view, query, links.pages, *as_of),
             ),
         };
         let effort = if self.is_hot() {
@@ -262,7 +289,7 @@ impl DataBody {
 /// Makes the hot set of `view` and every coded form of it (a blocking
 /// task's work, when a view is published).
 pub(crate) fn warm(data: &Data, view: &PublishedView, links: Links<'_>) {
-    for body in DataBody::hot_set(links) {
+    for body in DataBody::hot_set(links, data.as_of(view)) {
         data_body(data, view, &body, links).warm();
     }
     if let Some(feed) = data.view.feed().filter(|_| view.mode() == Mode::Upstream) {
@@ -300,14 +327,14 @@ fn status_feed_body(data: &Data, view: &PublishedView, feed: &MirroredFeed) -> A
 /// `GET /openapi/v1/records/latest`.
 pub(crate) fn latest<'a>(request: &DataRequest<'_>, data: &'a Data) -> Answer<'a> {
     let query = parse_latest_query(request.query);
-    data_answer(data, query, DataBody::Latest, NO_LINKS)
+    data_answer(data, query, |q, _| DataBody::Latest(q), NO_LINKS)
 }
 
 /// `GET /openapi/v1/records`.
 pub(crate) async fn list<'a>(request: &DataRequest<'_>, data: &'a Data) -> Answer<'a> {
     crate::testhook::hold(request.query).await;
     let query = parse_list_query(request.query);
-    data_answer(data, query, DataBody::List, NO_LINKS)
+    data_answer(data, query, |q, _| DataBody::List(q), NO_LINKS)
 }
 
 /// The links of a body that has none.
@@ -317,18 +344,18 @@ const NO_LINKS: Links<'static> = Links {
 };
 
 /// What a data route serves from the view served now: 422 for a bad query
-/// and 503 before the first snapshot, else the body `body(query)` names.
+/// and 503 before the first snapshot, else the body `body(query, view)` names.
 pub(crate) fn data_answer<'a, Q, E: std::fmt::Display>(
     data: &'a Data,
     query: Result<Q, E>,
-    body: impl FnOnce(Q) -> DataBody,
+    body: impl FnOnce(Q, &PublishedView) -> DataBody,
     links: Links<'a>,
 ) -> Answer<'a> {
     Answer::Data(match (data.view.load_full(), query) {
         (Some(view), Ok(query)) => Ok(Box::new(Served {
             data,
+            body: body(query, &view),
             view,
-            body: body(query),
             links,
         })),
         (_, Err(e)) => Err(ApiError::InvalidQuery(e.to_string())),

@@ -8,7 +8,9 @@
 //! `updated` moves only when the record changes ([`super::record_updated`]).
 //!
 //! Speed: each record's `<entry>` is rendered once per snapshot and kept in
-//! the view ([`Fragment::AtomEntry`]); a request renders only the feed's
+//! the view ([`Fragment::AtomEntry`], in the words it ends with: a schedule
+//! still waiting to be told "not confirmed" is rendered per body, see
+//! [`super::AsOf`]); a request renders only the feed's
 //! head (title, id, `updated`, the `self` link from the base URL, which
 //! may come from the request's `Host`) and copies at most [`LIMIT`]
 //! entries, with or without `plan`. With a configured base URL the feed of
@@ -24,7 +26,7 @@ use atom_syndication::{
 
 use super::{
     canonical_query, details, feed_title, feed_uuid, headline, record_updated, record_uuid,
-    selected, xml_safe, BaseUrl,
+    selected, xml_safe, AsOf, BaseUrl,
 };
 use crate::model::{Origin, Record, Timestamp};
 use crate::query::{AtomQuery, Body, Fragment, PublishedView};
@@ -49,36 +51,50 @@ pub fn render_shared(
     base: &BaseUrl,
     base_is_fixed: bool,
     pages: Option<&BaseUrl>,
+    as_of: AsOf,
 ) -> Bytes {
     if base_is_fixed && query.plan.is_none() {
-        view.body(Body::Atom(query.kind), |view| {
-            Bytes::from(render(view, query, base, pages))
+        view.body(Body::Atom(query.kind), as_of.variant(), |view| {
+            Bytes::from(render(view, query, base, pages, as_of))
         })
     } else {
-        Bytes::from(render(view, query, base, pages))
+        Bytes::from(render(view, query, base, pages, as_of))
     }
 }
 
 /// The whole feed document. With `pages` (the base of the status site's
 /// record pages, fixed for the process) each entry's `alternate` link is
 /// the record's page and the source post is its `related` link; without,
-/// the source post is the `alternate` link.
+/// the source post is the `alternate` link. Its words are those of
+/// `as_of`.
 pub fn render(
     view: &PublishedView,
     query: &AtomQuery,
     base: &BaseUrl,
     pages: Option<&BaseUrl>,
+    as_of: AsOf,
 ) -> Vec<u8> {
-    let entries: Vec<&[u8]> = selected(view, query.kind, query.plan.as_ref())
+    let entries: Vec<std::borrow::Cow<[u8]>> = selected(view, query.kind, query.plan.as_ref())
         .take(LIMIT)
-        .map(|i| view.fragment(Fragment::AtomEntry, i, |r| entry_bytes(r, pages)))
+        .map(|i| {
+            let record = view.record(i);
+            let (now, end) = as_of.words_of(record);
+            // The view keeps the words a record ends with; a schedule not
+            // told "not confirmed" yet is rendered as it is now.
+            if now == end {
+                view.fragment(Fragment::AtomEntry, i, |r| entry_bytes(r, pages, end))
+                    .into()
+            } else {
+                entry_bytes(record, pages, now).into()
+            }
+        })
         .collect();
     let head = head(view, query, base);
     let mut body =
         Vec::with_capacity(head.len() + entries.iter().map(|e| e.len()).sum::<usize>() + 8);
     body.extend_from_slice(&head);
     for entry in entries {
-        body.extend_from_slice(entry);
+        body.extend_from_slice(&entry);
     }
     body.extend_from_slice(b"</feed>");
     body
@@ -142,18 +158,23 @@ fn head(view: &PublishedView, query: &AtomQuery, base: &BaseUrl) -> Vec<u8> {
     bytes
 }
 
-/// One record's `<entry>` element.
-fn entry_bytes(record: &Record, pages: Option<&BaseUrl>) -> Vec<u8> {
+/// One record's `<entry>` element; `unconfirmed_since`: told "not
+/// confirmed" since then.
+fn entry_bytes(
+    record: &Record,
+    pages: Option<&BaseUrl>,
+    unconfirmed_since: Option<Timestamp>,
+) -> Vec<u8> {
     let config = WriteConfig {
         write_document_declaration: false,
         indent_size: None,
     };
-    entry(record, pages)
+    entry(record, pages, unconfirmed_since)
         .write_with_config(Vec::with_capacity(1024), config)
         .expect("writing to a Vec cannot fail")
 }
 
-fn entry(record: &Record, pages: Option<&BaseUrl>) -> Entry {
+fn entry(record: &Record, pages: Option<&BaseUrl>, unconfirmed_since: Option<Timestamp>) -> Entry {
     let author = match (&record.source.origin, &record.source.handle) {
         (Origin::X, Some(handle)) => format!("@{handle}"),
         (Origin::Operator, _) => "operator".to_owned(),
@@ -169,9 +190,9 @@ fn entry(record: &Record, pages: Option<&BaseUrl>) -> Entry {
         _ => &details,
     };
     Entry {
-        title: Text::plain(xml_safe(&headline(record))),
+        title: Text::plain(xml_safe(&headline(record, unconfirmed_since.is_some()))),
         id: format!("urn:uuid:{}", record_uuid(&record.id)),
-        updated: fixed(record_updated(record)),
+        updated: fixed(record_updated(record, unconfirmed_since)),
         authors: vec![Person {
             name: xml_safe(&author).into_owned(),
             ..Person::default()

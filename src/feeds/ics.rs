@@ -11,7 +11,8 @@
 //! `TENTATIVE`; a completion is an event at its `completedAt` (else
 //! `effectiveAt`). `UID` is the record's UUID ([`super::record_uuid`]),
 //! stable across publishes; `DTSTAMP` and `LAST-MODIFIED` are the
-//! snapshot's `generatedAt`; `URL` is the source post. With `alarm=M` each
+//! snapshot's `generatedAt` (or the instant a schedule was told "not
+//! confirmed", when that is later); `URL` is the source post. With `alarm=M` each
 //! pending schedule carries one `VALARM` (DISPLAY) M minutes before it.
 //! Events are transparent (they never block busy time). Times are UTC;
 //! the iCalendar form has no milliseconds, so they are cut to the second.
@@ -24,16 +25,22 @@
 //! it needs are short and tested here: CR-LF line ends, lines folded at 75
 //! octets never inside a UTF-8 character, TEXT escaped (RFC 5545 3.1, 3.3.11).
 //!
+//! `SUMMARY` is the record's headline in the push messages' words
+//! ([`super::headline`]), "not confirmed" from the instant they tell it
+//! ([`super::AsOf`]).
+//!
 //! Speed: each record's event is rendered once per snapshot and kept in
 //! the view ([`Fragment::CalendarEvent`], without its `END:VEVENT`, so an
-//! alarm can be added); the calendar of each `kind` without `plan` or
-//! `alarm` is kept whole ([`Body::Calendar`]) and served as shared bytes.
+//! alarm can be added; in the words it ends with, a schedule still waiting
+//! to be told "not confirmed" is rendered per body); the calendar of each
+//! `kind` without `plan` or `alarm` is kept whole ([`Body::Calendar`]) and
+//! served as shared bytes.
 //! A `plan` or `alarm` variant is put together per request from the kept
 //! events (copies, nothing rendered again).
 
 use bytes::Bytes;
 
-use super::{canonical_query, details, feed_title, headline, record_uuid, selected, BaseUrl};
+use super::{canonical_query, details, feed_title, headline, record_uuid, selected, AsOf, BaseUrl};
 use crate::model::{Record, ScheduleState, Timestamp};
 use crate::query::{Body, Fragment, IcsQuery, PublishedView};
 
@@ -50,18 +57,29 @@ const MAX_LINE: usize = 75;
 ///
 /// With `pages` (the base of the status site's record pages, fixed for the
 /// process) an event's `URL` is the record's page; without, its source post.
-pub fn render(view: &PublishedView, query: &IcsQuery, pages: Option<&BaseUrl>) -> Bytes {
+/// Its words are those of `as_of`.
+pub fn render(
+    view: &PublishedView,
+    query: &IcsQuery,
+    pages: Option<&BaseUrl>,
+    as_of: AsOf,
+) -> Bytes {
     if query.plan.is_none() && query.alarm.is_none() {
         let kind = query.kind;
-        view.body(Body::Calendar(kind), |view| {
-            Bytes::from(calendar(view, query, pages))
+        view.body(Body::Calendar(kind), as_of.variant(), |view| {
+            Bytes::from(calendar(view, query, pages, as_of))
         })
     } else {
-        Bytes::from(calendar(view, query, pages))
+        Bytes::from(calendar(view, query, pages, as_of))
     }
 }
 
-fn calendar(view: &PublishedView, query: &IcsQuery, pages: Option<&BaseUrl>) -> Vec<u8> {
+fn calendar(
+    view: &PublishedView,
+    query: &IcsQuery,
+    pages: Option<&BaseUrl>,
+    as_of: AsOf,
+) -> Vec<u8> {
     let mut out = Vec::with_capacity(4096);
     head(&mut out, query);
     let alarm = query.alarm.map(valarm);
@@ -71,9 +89,15 @@ fn calendar(view: &PublishedView, query: &IcsQuery, pages: Option<&BaseUrl>) -> 
         .take(LIMIT);
     for index in timed {
         let record = view.record(index);
-        out.extend_from_slice(
-            view.fragment(Fragment::CalendarEvent, index, |r| event(r, stamp, pages)),
-        );
+        // The view keeps the words a record ends with (see `AsOf::words_of`).
+        match as_of.words_of(record) {
+            (now, end) if now == end => {
+                out.extend_from_slice(view.fragment(Fragment::CalendarEvent, index, |r| {
+                    event(r, stamp, pages, end)
+                }))
+            }
+            (now, _) => out.extend_from_slice(&event(record, stamp, pages, now)),
+        }
         if let Some(alarm) = &alarm {
             if record.is_schedule() && record.schedule_state == Some(ScheduleState::Pending) {
                 out.extend_from_slice(alarm);
@@ -116,10 +140,18 @@ fn event_start(record: &Record) -> Option<Timestamp> {
     }
 }
 
-/// The record's `VEVENT`, without its `END:VEVENT` line.
-fn event(record: &Record, stamp: Timestamp, pages: Option<&BaseUrl>) -> Vec<u8> {
+/// The record's `VEVENT`, without its `END:VEVENT` line;
+/// `unconfirmed_since`: the schedule is told "not confirmed" since then
+/// (the event changed then, if that is after the snapshot's `stamp`).
+fn event(
+    record: &Record,
+    stamp: Timestamp,
+    pages: Option<&BaseUrl>,
+    unconfirmed_since: Option<Timestamp>,
+) -> Vec<u8> {
     let mut out = Vec::with_capacity(512);
     let start = event_start(record).expect("only records with a time are events");
+    let stamp = unconfirmed_since.map_or(stamp, |since| since.max(stamp));
     out.extend_from_slice(b"BEGIN:VEVENT\r\n");
     property(&mut out, "UID", &record_uuid(&record.id).to_string());
     property(&mut out, "DTSTAMP", &ics_time(stamp));
@@ -132,7 +164,11 @@ fn event(record: &Record, stamp: Timestamp, pages: Option<&BaseUrl>) -> Vec<u8> 
             property(&mut out, "DTEND", &ics_time(window.end_at));
         }
     }
-    text_property(&mut out, "SUMMARY", &headline(record));
+    text_property(
+        &mut out,
+        "SUMMARY",
+        &headline(record, unconfirmed_since.is_some()),
+    );
     let details = details(record);
     let description = match record.text.as_deref() {
         Some(text) if !text.trim().is_empty() => format!("{text}\n\n{details}"),

@@ -10,7 +10,11 @@
 //! This module owns what both formats share: which records a feed shows,
 //! the stable identity of a record ([`record_uuid`]), when a record last
 //! changed ([`record_updated`]), the one-line headline a person reads at a
-//! glance ([`headline`]) and the details line, and the public base URL.
+//! glance ([`headline`], in the words of the push messages) and the
+//! details line, the public base URL, and the instant the words are for
+//! ([`AsOf`]): a schedule is told "not confirmed" at the instant the push
+//! messages tell it, so a feed's words turn with the clock between two
+//! publishes, and its bytes, tag and `Last-Modified` with them.
 
 pub mod atom;
 pub mod ics;
@@ -21,8 +25,91 @@ use uuid::Uuid;
 
 pub use crate::model::BaseUrl;
 use crate::model::{concerns_plan, KindFilter, PlanId};
-use crate::model::{Record, ResetType, ScheduleState, Scope, Timestamp};
-use crate::query::PublishedView;
+use crate::model::{Kind, Record, ScheduleState, ScheduleWindow, Timestamp};
+use crate::query::{PublishedView, Variant};
+use crate::site::i18n::Lang;
+
+/// The language of the feeds' words (one feed for every reader, as the
+/// API is: English, the push messages' default).
+const LANG: Lang = Lang::En;
+
+/// The instant a feed's words are for, as far as they depend on it: the
+/// matcher's tolerance, and the newest instant, no later than the
+/// request, at which a schedule of the view was told "not confirmed"
+/// ([`crate::schedule::told_unconfirmed`], the instant the push messages
+/// tell it). Two requests between two such instants read the same words,
+/// so they share one body and one entity tag.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct AsOf {
+    /// The matcher's tolerance in milliseconds.
+    pub tolerance_ms: i64,
+    /// That newest instant; `None`: no schedule of the view has turned yet.
+    pub since: Option<Timestamp>,
+}
+
+impl AsOf {
+    /// The words of `view` at `now`: O(log n) per call, the schedules
+    /// that turn are kept in the view in the order they turn (by their
+    /// window's end: each turns the same tolerance after it).
+    pub fn of(view: &PublishedView, tolerance_ms: i64, now: Timestamp) -> Self {
+        let turns = view.turns(|records| {
+            let mut turning: Vec<u32> = (0..records.len() as u32)
+                .filter(|&i| AsOf::turns_eventually(&records[i as usize]))
+                .collect();
+            turning.sort_by_key(|&i| records[i as usize].schedule_window.map(|w| w.end_at));
+            turning
+        });
+        let at = |i: u32| crate::remind::unconfirmed_at(view.record(i), tolerance_ms);
+        let turned = turns.partition_point(|&i| at(i).is_some_and(|at| at <= now));
+        AsOf {
+            tolerance_ms,
+            since: turned.checked_sub(1).and_then(|last| at(turns[last])),
+        }
+    }
+
+    /// Whether `record` is told "not confirmed", and since when.
+    pub fn unconfirmed_since(&self, record: &Record) -> Option<Timestamp> {
+        let since = self.since?;
+        crate::schedule::told_unconfirmed(record, self.tolerance_ms, since)
+            .then(|| crate::remind::unconfirmed_at(record, self.tolerance_ms))
+            .flatten()
+    }
+
+    /// Whether `record` will be told "not confirmed" at some instant (a
+    /// schedule neither fulfilled nor without a window).
+    fn turns_eventually(record: &Record) -> bool {
+        crate::schedule::told_unconfirmed(record, 0, Timestamp::from_millis(i64::MAX))
+    }
+
+    /// `record`'s words now and those it ends with, each as the instant
+    /// it is told "not confirmed" since (`None`: it is not). A renderer
+    /// keeps a record's last words in the view (they are the same on
+    /// every later request) and makes the others per body: only a
+    /// schedule still waiting for its tolerance has two.
+    pub fn words_of(&self, record: &Record) -> (Option<Timestamp>, Option<Timestamp>) {
+        let end = Self::turns_eventually(record)
+            .then(|| crate::remind::unconfirmed_at(record, self.tolerance_ms))
+            .flatten();
+        (self.unconfirmed_since(record), end)
+    }
+
+    /// Its key among the bodies kept in a view ([`PublishedView::body`]).
+    pub fn variant(&self) -> Variant {
+        [
+            self.tolerance_ms,
+            self.since.map_or(i64::MIN, Timestamp::as_millis),
+        ]
+    }
+
+    /// What the entity tag of a feed covers of it.
+    pub fn tag_input(&self) -> [u8; 16] {
+        let [tolerance, since] = self.variant();
+        let mut bytes = [0; 16];
+        bytes[..8].copy_from_slice(&tolerance.to_be_bytes());
+        bytes[8..].copy_from_slice(&since.to_be_bytes());
+        bytes
+    }
+}
 
 /// The namespace of the name-based (v5) UUIDs this project derives from
 /// record ids. Fixed forever: changing it would change every entry id and
@@ -49,21 +136,17 @@ fn feed_uuid(name: &str) -> Uuid {
 ///
 /// - `announcedAt`: when the record was said;
 /// - `completedAt`: a fulfilment confirmed (schedules), the reset (completions);
-/// - the window's `endAt` when the schedule is `elapsed`: a schedule
-///   becomes elapsed exactly when its window ends (docs/spec/decisions.md, "Schedule
-///   states"), so that is when its state changed;
+/// - `unconfirmed_since`: when a schedule was told "not confirmed" (its
+///   window's end plus the matcher's tolerance, [`AsOf::unconfirmed_since`]),
+///   which is when its headline changed;
 ///
 /// the latest of these; else `effectiveAt`; else the Unix epoch (a record
 /// with no time at all, which validation allows for no shape this project
 /// writes). A change no timestamp records (an operator correcting the text
 /// or the window of a pending schedule) does not move it: the record does
 /// not say when that happened, and a feed must not invent a time.
-pub fn record_updated(record: &Record) -> Timestamp {
-    let elapsed_at = match (record.schedule_state, record.schedule_window) {
-        (Some(ScheduleState::Elapsed), Some(window)) => Some(window.end_at),
-        _ => None,
-    };
-    [record.announced_at, record.completed_at, elapsed_at]
+pub fn record_updated(record: &Record, unconfirmed_since: Option<Timestamp>) -> Timestamp {
+    [record.announced_at, record.completed_at, unconfirmed_since]
         .into_iter()
         .flatten()
         .max()
@@ -84,7 +167,7 @@ pub fn selected<'v>(
         .filter(move |&i| plan.is_none_or(|p| concerns_plan(view.record(i), p.as_str())))
 }
 
-/// A feed's title: which records, for which plan.
+/// A feed's title: which records, for which plan (in words: "Pro").
 fn feed_title(kind: KindFilter, plan: Option<&PlanId>) -> String {
     let what = match kind {
         KindFilter::All => "Usage-limit resets",
@@ -92,7 +175,10 @@ fn feed_title(kind: KindFilter, plan: Option<&PlanId>) -> String {
         KindFilter::Completed => "Completed usage-limit resets",
     };
     match plan {
-        Some(plan) => format!("{what} (plan {})", plan.as_str()),
+        Some(plan) => format!(
+            "{what} ({})",
+            LANG.strings().plan_words(&[plan.as_str().to_owned()])
+        ),
         None => what.to_owned(),
     }
 }
@@ -118,33 +204,61 @@ fn canonical_query(kind: KindFilter, plan: Option<&PlanId>, alarm: Option<u16>) 
     query
 }
 
-/// The headline of a record, readable at a glance: what happened, for
-/// which plans, when (a schedule's window in UTC) and, for a schedule,
-/// its state. "Global reset scheduled for all plans: 2026-11-24 18:00 UTC (pending)".
-pub fn headline(record: &Record) -> String {
-    let what = match record.reset_type {
-        ResetType::Global => "Global reset",
-        ResetType::Banked => "Banked reset",
-        ResetType::GlobalAndBanked => "Global and banked reset",
+/// The headline of a record, readable at a glance, in the words of the
+/// push messages ([`crate::site::i18n::Notify`]) and the pages'
+/// ([`crate::site::i18n::Strings::what`]): what is known of it now, when,
+/// and what it is. `unconfirmed`: the schedule is told "not confirmed"
+/// ([`AsOf::unconfirmed_since`]).
+///
+/// - `Reset announced: 2026-11-24 18:00 UTC · Global reset · Pro · weekly limit`
+/// - `Scheduled reset completed: 2026-11-24 18:02 UTC · Global reset · all plans`
+/// - `Scheduled reset not confirmed: 2026-11-01 07:00 to 2026-11-02 08:00 UTC · Global reset`
+/// - `Reset completed: 2026-11-15 03:00 UTC · Banked reset · plans not stated`
+pub fn headline(record: &Record, unconfirmed: bool) -> String {
+    let words = LANG.notify();
+    let strings = LANG.strings();
+    let window = record.schedule_window.map(window_words);
+    let (said, when) = match record.kind {
+        Kind::Completed => (
+            words.completed,
+            record.completed_at.or(record.effective_at).map(utc_words),
+        ),
+        Kind::Scheduled => match record.schedule_state {
+            Some(ScheduleState::Fulfilled) => (
+                words.fulfilled,
+                record.completed_at.map(utc_words).or(window),
+            ),
+            _ if unconfirmed => (words.unconfirmed, window),
+            // Announced; without a window its time was not stated.
+            _ => (
+                words.announced,
+                Some(window.unwrap_or_else(|| strings.state_unknown.to_owned())),
+            ),
+        },
     };
-    let whom = plans_phrase(record.scope.as_ref());
-    if record.is_schedule() {
-        let when = match record.schedule_window {
-            Some(w) if w.start_at == w.end_at => utc_minute(w.start_at) + " UTC",
-            Some(w) => format!("{} to {} UTC", utc_minute(w.start_at), utc_minute(w.end_at)),
-            None => "time unknown".to_owned(),
-        };
-        let state = record
-            .schedule_state
-            .map_or("state unknown", ScheduleState::as_str);
-        format!("{what} scheduled for {whom}: {when} ({state})")
-    } else {
-        let when = match record.completed_at.or(record.effective_at) {
-            Some(at) => utc_minute(at) + " UTC",
-            None => "time unknown".to_owned(),
-        };
-        format!("{what} completed for {whom}: {when}")
+    match when {
+        Some(when) => format!("{said}{}{when} · {}", strings.colon, strings.what(record)),
+        None => format!("{said} · {}", strings.what(record)),
     }
+}
+
+/// `2026-11-24 18:00 UTC`, or `2026-11-01 07:00 to 2026-11-02 08:00 UTC`.
+fn window_words(window: ScheduleWindow) -> String {
+    if window.start_at == window.end_at {
+        utc_words(window.start_at)
+    } else {
+        format!(
+            "{}{}{} UTC",
+            utc_minute(window.start_at),
+            LANG.notify().to,
+            utc_minute(window.end_at)
+        )
+    }
+}
+
+/// `2026-11-24 18:00 UTC`.
+fn utc_words(at: Timestamp) -> String {
+    utc_minute(at) + " UTC"
 }
 
 /// The record's facts in one line: state, precision, basis, scope,
@@ -198,27 +312,6 @@ pub fn details(record: &Record) -> String {
     }
     field("record id", &record.id);
     out
-}
-
-/// "all plans", "unspecified plans", or the named plans ("plus, pro").
-fn plans_phrase(scope: Option<&Scope>) -> String {
-    let Some(scope) = scope else {
-        return "unspecified plans".to_owned();
-    };
-    if scope.plans.iter().any(|p| p == "all") {
-        return "all plans".to_owned();
-    }
-    let named: Vec<&str> = scope
-        .plans
-        .iter()
-        .map(String::as_str)
-        .filter(|p| *p != "unknown")
-        .collect();
-    match named.as_slice() {
-        [] => "unspecified plans".to_owned(),
-        [one] => format!("plan {one}"),
-        many => format!("plans {}", many.join(", ")),
-    }
 }
 
 /// `2026-11-24 18:00` (seconds shown only when not zero).

@@ -15,4 +15,6 @@ pub use params::{
     AtomQuery, IcsQuery, KindFilter, LatestQuery, ListQuery, PlanId, QueryError, StreamQuery,
     DEFAULT_PAGE_SIZE, MAX_ALARM_MINUTES, MAX_PAGE_SIZE,
 };
-pub use view::{entity_tag, entity_tag_of, Body, Fragment, PageWindow, PublishedView, Validators};
+pub use view::{
+    entity_tag, entity_tag_of, Body, Fragment, PageWindow, PublishedView, Validators, Variant,
+};

@@ -57,9 +57,17 @@ struct RecordIndex {
     records: Vec<Record>,
     /// Per record, per [`Fragment`] kind: what a renderer made of it.
     fragments: [Vec<OnceLock<Box<[u8]>>>; Fragment::COUNT],
-    /// Per [`Body`]: a whole response body.
-    bodies: [OnceLock<Bytes>; Body::COUNT],
+    /// Per [`Body`]: a whole response body, and the [`Variant`] it was made for.
+    bodies: [OnceLock<(Variant, Bytes)>; Body::COUNT],
+    /// The records whose words turn with the clock, in the order they
+    /// turn ([`PublishedView::turns`]).
+    turns: OnceLock<Box<[u32]>>,
 }
+
+/// What a kept body is made for besides its [`Body`]: the feeds' words
+/// turn with the clock ([`crate::feeds::AsOf::variant`]), so a body is
+/// kept for the first variant asked and made again, not kept, for another.
+pub type Variant = [i64; 2];
 
 /// What a conditional request is compared with, ready to send.
 ///
@@ -114,14 +122,10 @@ impl Validators {
             .chain_update(REPRESENTATION)
             .finalize();
         let last_modified = meta_last_modified(meta);
-        let http = httpdate::fmt_http_date(
-            std::time::UNIX_EPOCH
-                + std::time::Duration::from_millis(last_modified.as_millis().max(0) as u64),
-        );
         Self {
             etag: entity_tag(&tag),
             last_modified,
-            last_modified_http: bytes::Bytes::from(http),
+            last_modified_http: http_date(last_modified),
         }
     }
 }
@@ -146,6 +150,29 @@ impl Validators {
             last_modified_http: self.last_modified_http.clone(),
         }
     }
+}
+
+impl Validators {
+    /// The same validators for bytes that also changed at `at` (the
+    /// feeds' words turn with the clock): the last-modified instant is the
+    /// later of the data's and `at`.
+    pub fn changed_at(self, at: Option<Timestamp>) -> Self {
+        match at {
+            Some(at) if at > self.last_modified => Self {
+                last_modified: at,
+                last_modified_http: http_date(at),
+                ..self
+            },
+            _ => self,
+        }
+    }
+}
+
+/// `at` as an HTTP date (whole seconds).
+fn http_date(at: Timestamp) -> bytes::Bytes {
+    bytes::Bytes::from(httpdate::fmt_http_date(
+        std::time::UNIX_EPOCH + std::time::Duration::from_millis(at.as_millis().max(0) as u64),
+    ))
 }
 
 /// The newest instant of `meta` that has happened: when the served bytes
@@ -243,6 +270,7 @@ impl PublishedView {
             records: records.to_vec(),
             fragments: std::array::from_fn(|_| records.iter().map(|_| OnceLock::new()).collect()),
             bodies: Default::default(),
+            turns: OnceLock::new(),
         };
         Self::with_index(std::sync::Arc::new(index), data_source)
     }
@@ -385,12 +413,25 @@ impl PublishedView {
         slot.get_or_init(|| render(self.record(index)).into_boxed_slice())
     }
 
-    /// The `body`: made by `render` the first time it is asked for in this
-    /// snapshot, then kept (a clone shares the bytes).
-    pub fn body(&self, body: Body, render: impl FnOnce(&Self) -> Bytes) -> Bytes {
-        self.index.bodies[body.slot()]
-            .get_or_init(|| render(self))
-            .clone()
+    /// The `body` for `variant`: made by `render` the first time it is
+    /// asked for in this snapshot, then kept (a clone shares the bytes);
+    /// made again, and not kept, for a variant other than the one kept.
+    pub fn body(&self, body: Body, variant: Variant, render: impl Fn(&Self) -> Bytes) -> Bytes {
+        let (kept, bytes) = self.index.bodies[body.slot()].get_or_init(|| (variant, render(self)));
+        if *kept == variant {
+            bytes.clone()
+        } else {
+            render(self)
+        }
+    }
+
+    /// The records (as indexes) whose words a renderer turns with the
+    /// clock, in the order they turn: made by `make` from the records the
+    /// first time they are asked for, then kept.
+    pub fn turns(&self, make: impl FnOnce(&[Record]) -> Vec<u32>) -> &[u32] {
+        self.index
+            .turns
+            .get_or_init(|| make(self.records()).into_boxed_slice())
     }
 
     /// The first record of `filter`'s list (what `/records/latest` returns).

@@ -1,9 +1,25 @@
 //! The README badge: the verdict for today (UTC) in the shields.io
 //! endpoint format (`schemaVersion`, `label`, `message`, `color`).
+//!
+//! Its messages (docs/api.md, "The badge", and the OpenAPI document):
+//!
+//! | verdict | message | color |
+//! |---|---|---|
+//! | a confirmed reset today | `reset today` | brightgreen |
+//! | none confirmed; a schedule of today due, within the tolerance | `reset due today, not confirmed yet` | green |
+//! | none confirmed; a schedule of today past the tolerance | `reset due today, not confirmed` | yellow |
+//! | no reset yet, one announced later today | `not yet today` | blue |
+//! | no reset today, none announced for later today | `no reset today` | blue |
+//! | the data cannot be trusted | `unknown` | lightgrey |
+//!
+//! Each but `unknown` is followed by ` · next HH:MM UTC` when the next
+//! announced reset starts later today, or ` · next YYYY-MM-DD HH:MM UTC`
+//! when it starts on a later day: never a date for today, never a time
+//! that has passed (a window open now is the verdict's, not next).
 
 use serde::Serialize;
 
-use super::verdict::{self, next_reset, Day, HitKind, Trust, Verdict};
+use super::verdict::{self, next_start, Day, HitKind, Trust, Verdict};
 use crate::model::Record;
 use crate::model::Timestamp;
 
@@ -30,25 +46,40 @@ pub fn badge<'a>(
     now: Timestamp,
     tolerance_ms: i64,
 ) -> Badge {
-    let verdict = verdict::verdict(records.clone(), trust, Day::utc_of(now), now, tolerance_ms);
+    let today = Day::utc_of(now);
+    let verdict = verdict::verdict(records.clone(), trust, today, now, tolerance_ms);
+    let next = next_start(records, now)
+        .and_then(|r| r.schedule_window)
+        .map(|w| w.start_at);
+    let later_today = next.is_some_and(|at| today.contains(at));
     let (message, color) = match verdict {
-        Verdict::Unknown(_) => ("unknown".to_owned(), "lightgrey"),
-        Verdict::Yes(hit) => match hit.kind {
-            HitKind::Completed | HitKind::Fulfilled => ("reset today".to_owned(), "brightgreen"),
-            HitKind::Due => ("reset due today, not confirmed yet".to_owned(), "green"),
-            HitKind::Elapsed => ("reset due today, not confirmed".to_owned(), "yellow"),
+        Verdict::Unknown(_) => {
+            return Badge {
+                schema_version: 1,
+                label: "usage reset",
+                message: "unknown".to_owned(),
+                color: "lightgrey",
+            }
+        }
+        Verdict::Yes { hit, .. } => match hit.kind {
+            HitKind::Completed | HitKind::Fulfilled => ("reset today", "brightgreen"),
+            HitKind::Due => ("reset due today, not confirmed yet", "green"),
+            HitKind::Elapsed => ("reset due today, not confirmed", "yellow"),
         },
-        Verdict::No => ("no reset today".to_owned(), "blue"),
+        // "No reset today" is not true of a day with one still to come.
+        Verdict::No if later_today => ("not yet today", "blue"),
+        Verdict::No => ("no reset today", "blue"),
     };
-    let message = match (
-        verdict,
-        next_reset(records, now).and_then(|r| r.schedule_window),
-    ) {
-        (Verdict::Unknown(_), _) | (_, None) => message,
-        (_, Some(window)) => format!(
-            "{message} · next {}",
-            window.start_at.to_datetime().format("%Y-%m-%d %H:%M UTC")
-        ),
+    let message = match next {
+        None => message.to_owned(),
+        Some(at) => {
+            let form = if later_today {
+                "%H:%M UTC"
+            } else {
+                "%Y-%m-%d %H:%M UTC"
+            };
+            format!("{message} · next {}", at.to_datetime().format(form))
+        }
     };
     Badge {
         schema_version: 1,

@@ -707,6 +707,16 @@ pub struct Strings {
     pub nothing_published: &'static str,
     /// What that means, and what its operator does about it.
     pub nothing_published_note: &'static str,
+    /// Beside a confirmed reset of the day: a schedule whose time came
+    /// after it, not confirmed yet (within the matcher's tolerance).
+    pub later_due: &'static str,
+    /// Beside a confirmed reset of the day: a schedule whose time came
+    /// after it and that passed the tolerance unconfirmed.
+    pub later_unconfirmed: &'static str,
+    /// The state of a schedule whose time has come, not confirmed yet (in
+    /// its window, or within the matcher's tolerance after it; the API
+    /// serves `pending`, then `elapsed`).
+    pub state_due: &'static str,
 }
 
 /// English.
@@ -857,6 +867,9 @@ pub static EN: Strings = Strings {
     record_query_rule: "A record page takes no query parameters.",
     nothing_published: "Nothing is published yet",
     nothing_published_note: "This instance has no records to show yet. Its operator publishes them with resetctl seed, resetctl record or resetctl sync; this page shows them as soon as they are published.",
+    later_due: "A later scheduled reset is due, not confirmed yet",
+    later_unconfirmed: "A later scheduled reset was not confirmed",
+    state_due: "due, not confirmed yet",
 };
 
 /// Simplified Chinese.
@@ -1005,6 +1018,9 @@ pub static ZH: Strings = Strings {
     record_query_rule: "记录页面不接受查询参数。",
     nothing_published: "尚未发布任何内容",
     nothing_published_note: "此实例还没有可显示的记录。运营者用 resetctl seed、resetctl record 或 resetctl sync 发布记录；发布后此页面会立即显示。",
+    later_due: "随后的一次计划重置已到时间，尚未确认",
+    later_unconfirmed: "随后的一次计划重置未得到确认",
+    state_due: "已到时间，尚未确认",
 };
 
 impl Strings {

@@ -8,11 +8,16 @@
 //!    data source's status is not `ok`.
 //! 2. **Yes** when a completion happened during the day, or a schedule's
 //!    time arrived during it (its window started that day, no later than
-//!    now). The newest such record is the one shown; when it is a schedule
-//!    how sure we are: fulfilled, due (not confirmed yet: a completion up to
-//!    the matcher's tolerance after the window's end still fulfils it), or
-//!    not confirmed (that tolerance has passed; the instant push messages
-//!    tell it, [`crate::remind::unconfirmed_at`]).
+//!    now). A confirmed reset (a completion, or a fulfilled schedule) wins:
+//!    the newest confirmed one is shown, and a schedule of the day whose
+//!    time came after it and is not confirmed is only told beside it
+//!    ([`Verdict::Yes`]'s `later`), so a day with a reset stays a yes
+//!    whatever falls due later that day. Without a confirmed reset the
+//!    newest schedule whose time has come is shown, with how sure we are:
+//!    due (not confirmed yet: a completion up to the matcher's tolerance
+//!    after the window's end still fulfils it), or not confirmed (that
+//!    tolerance has passed; the instant push messages tell it,
+//!    [`crate::remind::unconfirmed_at`]).
 //! 3. **No** otherwise, with the next reset when one is announced.
 //!
 //! Pure functions of the records, `meta` and an instant: the page's own
@@ -49,7 +54,8 @@ impl Day {
         }
     }
 
-    fn contains(self, at: Timestamp) -> bool {
+    /// Whether `at` falls on the day.
+    pub fn contains(self, at: Timestamp) -> bool {
         self.start <= at && at < self.end
     }
 }
@@ -94,13 +100,31 @@ pub struct Hit<'a> {
     pub kind: HitKind,
 }
 
+impl HitKind {
+    /// Whether the records confirm the reset (a completion, or a
+    /// fulfilled schedule).
+    pub fn is_confirmed(self) -> bool {
+        matches!(self, HitKind::Completed | HitKind::Fulfilled)
+    }
+}
+
 /// The answer to "did it reset?".
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Verdict<'a> {
     /// The data cannot be trusted.
     Unknown(Distrust),
-    /// A reset during the day.
-    Yes(Hit<'a>),
+    /// A reset during the day: `hit` is the one shown, `later` a schedule
+    /// of the day whose time came after a confirmed `hit` and that is not
+    /// confirmed (due, or not confirmed), told beside it, never instead.
+    Yes {
+        /// The newest confirmed reset of the day, else the newest
+        /// schedule of the day whose time has come.
+        hit: Hit<'a>,
+        /// The newest schedule of the day whose time came after a
+        /// confirmed `hit` and that is not confirmed; `None` when `hit`
+        /// is not confirmed itself.
+        later: Option<Hit<'a>>,
+    },
     /// None during the day.
     No,
 }
@@ -111,7 +135,7 @@ impl Verdict<'_> {
     pub fn name(&self) -> &'static str {
         match self {
             Verdict::Unknown(_) => "unknown",
-            Verdict::Yes(_) => "yes",
+            Verdict::Yes { .. } => "yes",
             Verdict::No => "no",
         }
     }
@@ -169,13 +193,13 @@ pub fn reset_time(
                 .or(record.effective_at)?;
             let kind = match record.schedule_state? {
                 ScheduleState::Fulfilled => HitKind::Fulfilled,
-                ScheduleState::Elapsed | ScheduleState::Pending => {
-                    match crate::remind::unconfirmed_at(record, tolerance_ms) {
-                        Some(unconfirmed) if now >= unconfirmed => HitKind::Elapsed,
-                        _ => HitKind::Due,
-                    }
-                }
                 ScheduleState::Unknown => return None,
+                ScheduleState::Elapsed | ScheduleState::Pending
+                    if crate::schedule::told_unconfirmed(record, tolerance_ms, now) =>
+                {
+                    HitKind::Elapsed
+                }
+                ScheduleState::Elapsed | ScheduleState::Pending => HitKind::Due,
             };
             (at, kind)
         }
@@ -195,15 +219,29 @@ pub fn verdict<'a>(
     if let Some(why) = trust.distrust(now) {
         return Verdict::Unknown(why);
     }
-    records
+    let hits: Vec<Hit<'a>> = records
         .into_iter()
         .filter_map(|record| {
             let (at, kind) = reset_time(record, now, tolerance_ms)?;
             day.contains(at).then_some(Hit { record, at, kind })
         })
-        // The newest; among equals a completion (it is the confirmation).
-        .max_by_key(|hit| (hit.at, hit.kind == HitKind::Completed))
-        .map_or(Verdict::No, Verdict::Yes)
+        .collect();
+    // The newest of each; among equal times a completion (it is the
+    // confirmation), then the last listed.
+    let newest = |confirmed: bool| {
+        hits.iter()
+            .filter(|hit| hit.kind.is_confirmed() == confirmed)
+            .max_by_key(|hit| (hit.at, hit.kind == HitKind::Completed))
+            .copied()
+    };
+    match (newest(true), newest(false)) {
+        (Some(hit), unconfirmed) => Verdict::Yes {
+            hit,
+            later: unconfirmed.filter(|u| u.at > hit.at),
+        },
+        (None, Some(hit)) => Verdict::Yes { hit, later: None },
+        (None, None) => Verdict::No,
+    }
 }
 
 /// The next reset: the pending schedule with a window that starts soonest
@@ -212,10 +250,29 @@ pub fn next_reset<'a>(
     records: impl IntoIterator<Item = &'a Record>,
     now: Timestamp,
 ) -> Option<&'a Record> {
+    soonest(records, |w| w.end_at >= now)
+}
+
+/// The next reset still to come: the pending schedule whose window starts
+/// soonest after `now` (the badge's "next"; a window open now is the
+/// verdict's, not next).
+pub fn next_start<'a>(
+    records: impl IntoIterator<Item = &'a Record>,
+    now: Timestamp,
+) -> Option<&'a Record> {
+    soonest(records, |w| w.start_at > now)
+}
+
+/// The pending schedule whose window starts soonest among those `keep`
+/// keeps (among equal starts the smallest id).
+fn soonest<'a>(
+    records: impl IntoIterator<Item = &'a Record>,
+    keep: impl Fn(crate::model::ScheduleWindow) -> bool,
+) -> Option<&'a Record> {
     records
         .into_iter()
         .filter(|r| r.kind == Kind::Scheduled && r.schedule_state == Some(ScheduleState::Pending))
-        .filter(|r| r.schedule_window.is_some_and(|w| w.end_at >= now))
+        .filter(|r| r.schedule_window.is_some_and(&keep))
         .min_by(|a, b| {
             let start = |r: &Record| r.schedule_window.map(|w| w.start_at);
             start(a).cmp(&start(b)).then_with(|| a.id.cmp(&b.id))
@@ -369,7 +426,7 @@ mod tests {
             "2026-11-21T12:00:00.000Z",
         )];
         match verdict(&starting_now, trust, day, now, TOLERANCE) {
-            Verdict::Yes(hit) => {
+            Verdict::Yes { hit, later: None } => {
                 assert_eq!(hit.kind, HitKind::Due);
                 assert_eq!(hit.at, now);
             }
@@ -425,7 +482,7 @@ mod tests {
             completion("16", "2026-11-21T09:00:00.000Z"),
         ];
         match verdict(&both, trust, day, now, TOLERANCE) {
-            Verdict::Yes(hit) => assert_eq!(hit.kind, HitKind::Completed),
+            Verdict::Yes { hit, later: None } => assert_eq!(hit.kind, HitKind::Completed),
             other => panic!("{other:?}"),
         }
     }
@@ -442,11 +499,77 @@ mod tests {
         )];
         let kind_at =
             |now: &str| match verdict(&passed, trust, Day::utc_of(at(now)), at(now), TOLERANCE) {
-                Verdict::Yes(hit) => hit.kind,
+                Verdict::Yes { hit, later: None } => hit.kind,
                 other => panic!("{other:?}"),
             };
         assert_eq!(kind_at("2026-11-21T15:29:18.000Z"), HitKind::Due);
         assert_eq!(kind_at("2026-11-21T18:28:59.999Z"), HitKind::Due);
         assert_eq!(kind_at("2026-11-21T18:29:00.000Z"), HitKind::Elapsed);
+    }
+
+    #[test]
+    fn a_confirmed_reset_stays_the_answer_whatever_falls_due_later_that_day() {
+        let trust = checked("2026-11-21T20:00:00.000Z");
+        let mut fulfilled = schedule(
+            "31",
+            "fulfilled",
+            "2026-11-21T06:00:00.000Z",
+            "2026-11-21T06:00:00.000Z",
+        );
+        fulfilled.completed_at = Some(at("2026-11-21T06:02:00.000Z"));
+        // Three confirmed resets, then a schedule of 15:00 that nothing confirms.
+        let day = [
+            completion("30", "2026-11-21T01:00:00.000Z"),
+            fulfilled,
+            completion("32", "2026-11-21T11:00:00.000Z"),
+            schedule(
+                "33",
+                "elapsed",
+                "2026-11-21T15:00:00.000Z",
+                "2026-11-21T15:00:00.000Z",
+            ),
+            // An earlier one not confirmed is not news beside a later reset.
+            schedule(
+                "34",
+                "elapsed",
+                "2026-11-21T00:30:00.000Z",
+                "2026-11-21T00:30:00.000Z",
+            ),
+        ];
+        let shown = |now: &str| match verdict(&day, trust, Day::utc_of(at(now)), at(now), TOLERANCE)
+        {
+            Verdict::Yes { hit, later } => (
+                (hit.record.id.as_str(), hit.kind),
+                later.map(|l| (l.record.id.as_str(), l.kind)),
+            ),
+            other => panic!("{other:?}"),
+        };
+        let confirmed = ("32", HitKind::Completed);
+        // Before 15:00 nothing later has come.
+        assert_eq!(shown("2026-11-21T14:59:59.999Z"), (confirmed, None));
+        // Due, then not confirmed once the tolerance has passed: told beside the yes.
+        assert_eq!(
+            shown("2026-11-21T15:00:00.000Z"),
+            (confirmed, Some(("33", HitKind::Due)))
+        );
+        assert_eq!(
+            shown("2026-11-21T18:00:00.000Z"),
+            (confirmed, Some(("33", HitKind::Elapsed)))
+        );
+        // A schedule due at the same instant as the confirmed reset is not "later".
+        let same = [
+            completion("40", "2026-11-21T09:00:00.000Z"),
+            schedule(
+                "41",
+                "pending",
+                "2026-11-21T09:00:00.000Z",
+                "2026-11-21T10:00:00.000Z",
+            ),
+        ];
+        let now = at("2026-11-21T09:30:00.000Z");
+        match verdict(&same, trust, Day::utc_of(now), now, TOLERANCE) {
+            Verdict::Yes { hit, later: None } => assert_eq!(hit.record.id, "40"),
+            other => panic!("{other:?}"),
+        }
     }
 }

@@ -74,7 +74,8 @@ pub fn needed(data_dir: &std::path::Path) -> Option<u64> {
 pub struct EndpointSummary {
     /// The endpoint id.
     pub id: String,
-    /// The target, redacted (a query or userinfo may carry a token).
+    /// The target, redacted (a query or userinfo may carry a token):
+    /// [`listed_target`].
     pub url: String,
     /// The format.
     pub format: Format,
@@ -110,10 +111,28 @@ pub fn shown_target(endpoint: &Endpoint) -> String {
     if endpoint.format != Format::Email {
         return endpoint.url.clone();
     }
+    email_target(endpoint, target::EmailTarget::shown)
+}
+
+/// An endpoint's target as lists show it (`webhook list`, `status`): a
+/// web target's origin ([`crate::redact::redact_target`]: chat services
+/// put tokens in the path and the query), an e-mail target's server and
+/// recipients ([`target::EmailTarget::listed`]: an `smtp://` URL has no web
+/// origin, and its user and password stay out).
+pub fn listed_target(endpoint: &Endpoint) -> String {
+    if endpoint.format != Format::Email {
+        return crate::redact::redact_target(&endpoint.url);
+    }
+    email_target(endpoint, target::EmailTarget::listed)
+}
+
+/// An e-mail endpoint's target in the form `show` makes of it; nothing of
+/// it when it does not read as one.
+fn email_target(endpoint: &Endpoint, show: impl Fn(&target::EmailTarget) -> String) -> String {
     reqwest::Url::parse(&endpoint.url)
         .ok()
         .and_then(|url| target::EmailTarget::parse(&url).ok())
-        .map_or_else(|| crate::redact::NOT_SHOWN.to_owned(), |t| t.shown())
+        .map_or_else(|| crate::redact::NOT_SHOWN.to_owned(), |t| show(&t))
 }
 
 /// The delivery summary of every endpoint of `data_dir`.
@@ -143,7 +162,7 @@ pub fn summaries_of(
                 .filter(|entry| e.wants(entry))
                 .count() as u64;
             EndpointSummary {
-                url: crate::redact::redact_target(&e.url),
+                url: listed_target(&e),
                 id: e.id,
                 format: e.format,
                 enabled: e.enabled,

@@ -37,9 +37,8 @@ pub fn target_server(format: Format, text: &str) -> Result<Url, TargetError> {
     if format == Format::Email {
         let url = Url::parse(text).map_err(|_| {
             TargetError::Email(format!(
-                "{} is not a URL; {}",
+                "{} is not a URL; an e-mail target is {EMAIL_TARGET_FORMS}",
                 crate::redact::redact_target(text),
-                EMAIL_TARGET_RULE
             ))
         })?;
         return EmailTarget::parse(&url).map(|t| t.server_url());
@@ -102,39 +101,66 @@ pub struct EmailTarget {
     pub to: Vec<Mailbox>,
 }
 
-/// How an e-mail target is written (every refusal of one says it).
-pub const EMAIL_TARGET_RULE: &str = "an e-mail target is smtps://USER:PASSWORD@HOST[:465]?from=ADDRESS&to=ADDRESS[,ADDRESS…] (TLS), or smtp://…:587?… (STARTTLS, required)";
+/// How an e-mail target is written, its two forms (`webhook add --help`
+/// and every refusal of one say it).
+pub const EMAIL_TARGET_FORMS: &str = "smtps://USER:PASSWORD@HOST[:465]?from=ADDRESS&to=ADDRESS[,ADDRESS…] (TLS), or smtp://USER:PASSWORD@HOST:587?from=ADDRESS&to=ADDRESS[,ADDRESS…] (STARTTLS, required)";
 
 impl EmailTarget {
     /// The target as `webhook show` prints it to its operator: every part
     /// but the password, which stands as `…` (the user is shown).
     pub fn shown(&self) -> String {
-        let scheme = match self.security {
-            Security::Implicit => "smtps",
-            Security::StartTls => "smtp",
-        };
         let user = self
             .credentials
             .as_ref()
             .map(|(user, _)| format!("{user}:…@"))
             .unwrap_or_default();
-        let host = if self.host.contains(':') {
-            format!("[{}]", self.host)
-        } else {
-            self.host.clone()
-        };
-        let to: Vec<String> = self.to.iter().map(ToString::to_string).collect();
         format!(
-            "{scheme}://{user}{host}:{}?from={}&to={}",
-            self.port,
+            "{}://{user}{}?from={}&to={}",
+            self.scheme(),
+            self.server(),
             self.from,
-            to.join(",")
+            self.recipients()
         )
+    }
+
+    /// The target as lists show it (`webhook list`, `status`): its server
+    /// and recipients, `smtps://mail.example.org:465?to=ops@example.org`,
+    /// without user or password (`webhook show` adds the user and sender).
+    pub fn listed(&self) -> String {
+        format!(
+            "{}://{}?to={}",
+            self.scheme(),
+            self.server(),
+            self.recipients()
+        )
+    }
+
+    fn scheme(&self) -> &'static str {
+        match self.security {
+            Security::Implicit => "smtps",
+            Security::StartTls => "smtp",
+        }
+    }
+
+    /// `host:port`, an IPv6 host in brackets.
+    fn server(&self) -> String {
+        if self.host.contains(':') {
+            format!("[{}]:{}", self.host, self.port)
+        } else {
+            format!("{}:{}", self.host, self.port)
+        }
+    }
+
+    fn recipients(&self) -> String {
+        let to: Vec<String> = self.to.iter().map(ToString::to_string).collect();
+        to.join(",")
     }
 
     /// Reads `url`; the error names what is missing or wrong.
     pub fn parse(url: &Url) -> Result<Self, TargetError> {
-        let bad = |why: &str| TargetError::Email(format!("{why}; {EMAIL_TARGET_RULE}"));
+        let bad = |why: &str| {
+            TargetError::Email(format!("{why}; an e-mail target is {EMAIL_TARGET_FORMS}"))
+        };
         let security = match url.scheme() {
             "smtps" => Security::Implicit,
             "smtp" => Security::StartTls,

@@ -9,7 +9,8 @@
 //
 // What it reports:
 // - per viewport (1280x800 light, 390x844 dark) and language (/en/, /zh/):
-//   the verdict, whether the next reset and the history show, horizontal
+//   the verdict (and the line about a schedule due after the day's
+//   confirmed reset), whether the next reset and the history show, horizontal
 //   overflow (outside scrolling areas), dates and times that wrap, the
 //   width of the label column of each list of facts, the heatmap's month
 //   and weekday labels, legend, cell titles and scroll position, the
@@ -101,6 +102,7 @@ function measure() {
   body.querySelectorAll('blockquote, code, script').forEach((e) => e.remove());
   const verdict = document.getElementById('verdict');
   const note = document.getElementById('operator-note');
+  const later = document.getElementById('verdict-later');
   return {
     innerWidth: window.innerWidth,
     scrollWidth: document.documentElement.scrollWidth,
@@ -123,6 +125,8 @@ function measure() {
     verdict: verdict && verdict.getAttribute('data-verdict'),
     verdictText: verdict && verdict.textContent,
     verdictVisible: !!verdict && verdict.getBoundingClientRect().height > 0,
+    // The line about a schedule due after the day's confirmed reset (null: hidden).
+    verdictLater: later && !later.hidden ? later.textContent : null,
     question: (document.getElementById('verdict-question') || {}).textContent ?? null,
     nextShown: !!document.getElementById('next-heading'),
     nextLocal: (document.querySelector('[data-local-of="next-start"]') || {}).textContent ?? null,

@@ -31,15 +31,41 @@
     if (data.sourceStatus && data.sourceStatus !== "ok") return { name: "unknown", why: s.distrustSource[0] + data.sourceStatusWords + s.distrustSource[1] };
     if (data.lastCheck === null) return { name: "unknown", why: s.distrustNever };
     if (now - data.lastCheck > data.trustHours * 3600000) return { name: "unknown", why: s.distrustStale[0] + data.trustHours + s.distrustStale[1] };
-    var day = localDay(now), best = null;
+    // The newest confirmed reset of the day wins (verdict.rs, `verdict`);
+    // a schedule not confirmed is shown only when none is, or told beside
+    // it when its time came after it.
+    var day = localDay(now), confirmed = null, unconfirmed = null;
+    // Whether c is the newer: among equal times a completion, then the later listed.
+    function newer(best, c) {
+      return !best || c.at > best.at || (c.at === best.at && (c.how === "completed") >= (best.how === "completed"));
+    }
     data.candidates.forEach(function (c) {
       if (c.at > now || c.at < day[0] || c.at >= day[1]) return;
-      if (!best || c.at > best.at || (c.at === best.at && c.how === "completed")) best = c;
+      if (c.how === "completed" || c.how === "fulfilled") {
+        if (newer(confirmed, c)) confirmed = c;
+      } else if (newer(unconfirmed, c)) unconfirmed = c;
     });
-    if (!best) return { name: "no" };
+    if (!confirmed && !unconfirmed) return { name: "no" };
     // A passed schedule is due until the matcher's tolerance has passed, then not confirmed.
-    var how = best.how === "elapsed" && now < best.unconfirmedAt ? "due" : best.how;
-    return { name: "yes", hit: best, how: how };
+    function how(c) {
+      return c.how === "elapsed" && now < c.unconfirmedAt ? "due" : c.how;
+    }
+    var hit = confirmed || unconfirmed;
+    var later = confirmed && unconfirmed && unconfirmed.at > confirmed.at ? unconfirmed : null;
+    return { name: "yes", hit: hit, how: how(hit), later: later, laterHow: later && how(later) };
+  }
+  // "words: time · what details" into el, the time on one line (html/index.rs, `hit_line`).
+  function hitLine(el, words, hit) {
+    el.appendChild(document.createTextNode(words + s.colon));
+    var time = document.createElement("span");
+    time.className = "nowrap";
+    time.textContent = fmt.format(new Date(hit.at));
+    el.appendChild(time);
+    el.appendChild(document.createTextNode(" · " + hit.what + " "));
+    var a = document.createElement("a");
+    a.href = hit.href;
+    a.textContent = s.details;
+    el.appendChild(a);
   }
   function paint() {
     var now = Date.now();
@@ -54,16 +80,17 @@
       var detail = document.getElementById("verdict-detail");
       detail.textContent = "";
       if (v.name === "yes") {
-        var words = { completed: s.hitCompleted, fulfilled: s.hitFulfilled, elapsed: s.hitElapsed, due: s.hitDue }[v.how];
-        detail.appendChild(document.createTextNode(words + s.colon + fmt.format(new Date(v.hit.at)) + " · " + v.hit.what + " "));
-        var a = document.createElement("a");
-        a.href = v.hit.href;
-        a.textContent = s.details;
-        detail.appendChild(a);
+        hitLine(detail, { completed: s.hitCompleted, fulfilled: s.hitFulfilled, elapsed: s.hitElapsed, due: s.hitDue }[v.how], v.hit);
       } else if (v.name === "no") {
         detail.textContent = s.noDetail;
       } else {
         detail.textContent = v.why;
+      }
+      var later = document.getElementById("verdict-later");
+      if (later) {
+        later.textContent = "";
+        later.hidden = !v.later;
+        if (v.later) hitLine(later, v.laterHow === "elapsed" ? s.laterUnconfirmed : s.laterDue, v.later);
       }
       var note = document.getElementById("operator-note");
       if (note) note.hidden = v.name !== "unknown";

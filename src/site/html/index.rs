@@ -42,9 +42,13 @@ pub fn index(ctx: &PageContext, filter: KindFilter) -> String {
 fn verdict_section(ctx: &PageContext, verdict: &Verdict) -> Markup {
     let s = ctx.s();
     let (word, name) = match verdict {
-        Verdict::Yes(hit) => (super::yes_word(s, hit.kind), "yes"),
+        Verdict::Yes { hit, .. } => (super::yes_word(s, hit.kind), "yes"),
         Verdict::No => (s.no, "no"),
         Verdict::Unknown(_) => (s.unknown, "unknown"),
+    };
+    let later = match verdict {
+        Verdict::Yes { later, .. } => *later,
+        _ => None,
     };
     html! {
         section.verdict-box aria-labelledby="verdict-question" {
@@ -52,16 +56,28 @@ fn verdict_section(ctx: &PageContext, verdict: &Verdict) -> Markup {
             p id="verdict" class=(format!("verdict verdict-{name}")) data-verdict=(name) { (word) }
             p id="verdict-detail" {
                 @match verdict {
-                    Verdict::Yes(Hit { record, at, kind }) => {
-                        (hit_words(s, *kind)) (s.colon) (utc(*at)) " · " (s.what(record)) " "
-                        a href=(ctx.link(&record_path(&record.id, Some(ctx.lang)))) { (s.details) }
-                    }
+                    Verdict::Yes { hit, .. } => { (hit_line(ctx, hit_words(s, hit.kind), hit)) }
                     Verdict::No => { (s.no_detail) }
                     Verdict::Unknown(why) => { (distrust_words(s, *why)) }
                 }
             }
+            // Always there, so the page's script can tell it for the
+            // visitor's day too; hidden when nothing is due later.
+            p id="verdict-later" hidden[later.is_none()] {
+                @if let Some(later) = later { (hit_line(ctx, later_words(s, later.kind), &later)) }
+            }
             (operator_note(ctx, verdict))
         }
+    }
+}
+
+/// `A reset was confirmed: 2026-11-24 03:15 UTC · Global reset · all plans details`,
+/// the time kept on one line (a phone would break a date inside itself).
+fn hit_line(ctx: &PageContext, words: &str, hit: &Hit) -> Markup {
+    let s = ctx.s();
+    html! {
+        (words) (s.colon) span.nowrap { (utc(hit.at)) } " · " (s.what(hit.record)) " "
+        a href=(ctx.link(&record_path(&hit.record.id, Some(ctx.lang)))) { (s.details) }
     }
 }
 
@@ -218,8 +234,8 @@ fn history_item(ctx: &PageContext, record: &Record, n: usize) -> Markup {
     let s = ctx.s();
     html! {
         span.tag { @if record.is_schedule() { (s.kind_schedule) } @else { (s.kind_completion) } }
-        @if let Some(state) = record.schedule_state {
-            span.tag { (s.state_words(state)) }
+        @if let Some(state) = state_now(ctx, record) {
+            span.tag { (state) }
         }
         strong { (s.what(record)) }
         @if let Some(at) = listed_at(record) {

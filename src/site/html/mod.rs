@@ -165,6 +165,31 @@ fn hit_words(s: &Strings, kind: HitKind) -> &'static str {
     }
 }
 
+/// A schedule's state in words as of the page's instant: what the
+/// verdict says of it ([`verdict::reset_time`]) once its time has come,
+/// so "not confirmed" waits for the matcher's tolerance as every message
+/// does (the API's `elapsed` starts at the window's end); `None` for a
+/// completion.
+fn state_now(ctx: &PageContext, record: &Record) -> Option<&'static str> {
+    let s = ctx.s();
+    let state = record.schedule_state?;
+    Some(
+        match verdict::reset_time(record, ctx.now, ctx.tolerance_ms) {
+            Some((_, HitKind::Due)) => s.state_due,
+            Some((_, HitKind::Elapsed)) => s.state_elapsed,
+            _ => s.state_words(state),
+        },
+    )
+}
+
+/// How a schedule due after a confirmed reset of the day is told beside it.
+fn later_words(s: &Strings, kind: HitKind) -> &'static str {
+    match kind {
+        HitKind::Elapsed => s.later_unconfirmed,
+        _ => s.later_due,
+    }
+}
+
 fn hit_name(kind: HitKind) -> &'static str {
     match kind {
         HitKind::Completed => "completed",

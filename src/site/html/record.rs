@@ -25,8 +25,8 @@ pub fn record_page(ctx: &PageContext, index: u32) -> String {
                         dt { (s.id) } dd { code { (record.id) } }
                         dt { (s.kind) } dd { @if record.is_schedule() { (s.kind_schedule) } @else { (s.kind_completion) } }
                         dt { (s.reset_type) } dd { (s.type_words(record.reset_type)) }
-                        @if let Some(state) = record.schedule_state {
-                            dt { (s.state) } dd { (s.state_words(state)) }
+                        @if let Some(state) = state_now(ctx, record) {
+                            dt { (s.state) } dd { (state) }
                         }
                         @if let Some(scope) = &record.scope {
                             @let plans = s.plan_words(&scope.plans);
