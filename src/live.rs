@@ -81,11 +81,7 @@ impl ViewSwap {
             None => transitions(&[], new.records()),
         };
         let events = KindFilter::ALL.map(|filter| events_of(&changes, new, filter));
-        let announced = changes
-            .iter()
-            .filter(|c| matches!(c.transition, Transition::Created | Transition::Moved))
-            .map(|c| c.record.id.clone())
-            .collect();
+        let announced = announced_of(&changes);
         Self {
             from,
             to,
@@ -125,6 +121,20 @@ fn events_of(changes: &[Change<'_>], new: &PublishedView, filter: KindFilter) ->
         .collect()
 }
 
+/// The schedules whose window `changes` announce (created, or moved).
+fn announced_of(changes: &[Change<'_>]) -> Vec<String> {
+    changes
+        .iter()
+        .filter(|c| matches!(c.transition, Transition::Created | Transition::Moved))
+        .map(|c| c.record.id.clone())
+        .collect()
+}
+
+/// The schedules whose window was announced from `old` records to `new`.
+pub fn announced(old: &[Record], new: &PublishedView) -> Vec<String> {
+    announced_of(&transitions(old, new.records()))
+}
+
 /// The `id:` of the events that bring a client to `view`:
 /// `<sequence>-<tag>`, the tag the first 48 bits of a SHA-256 of the
 /// version's records and `generatedAt`, in hex.
@@ -133,14 +143,27 @@ pub fn event_id(view: &PublishedView) -> String {
 }
 
 /// A client's `Last-Event-ID`: the sequence it names, and the tag when it
-/// has one (an id of a release before tags is a bare sequence).
+/// has one (an id of a release before tags is a bare sequence). A time
+/// event's id adds `~` and the instant it fell due ([`reminder`]); see
+/// [`parse_reminded`].
 pub fn parse_event_id(id: &str) -> Option<(u64, Option<&str>)> {
     let id = id.trim();
+    let id = id.split_once('~').map_or(id, |(place, _)| place);
     let (sequence, tag) = match id.split_once('-') {
         Some((sequence, tag)) => (sequence, Some(tag)),
         None => (id, None),
     };
     Some((sequence.parse().ok()?, tag))
+}
+
+/// The instant the last time event a client was sent fell due, when its
+/// `Last-Event-ID` is a time event's id.
+pub fn parse_reminded(id: &str) -> Option<crate::model::Timestamp> {
+    let (_, millis) = id.trim().split_once('~')?;
+    millis
+        .parse::<i64>()
+        .ok()
+        .map(crate::model::Timestamp::from_millis)
 }
 
 /// The first event of every stream: the current sequence and the record
@@ -160,12 +183,19 @@ pub fn ready(view: &PublishedView, filter: KindFilter, resumed: bool) -> LiveEve
     }
 }
 
-/// A reminder of `view`'s record ([`crate::remind`]): no `id` (a reminder
-/// does not move the client's place in the snapshot sequence), the data
-/// every channel sends.
-pub fn reminder(reminder: &crate::remind::Reminder<'_>, view: &PublishedView) -> LiveEvent {
+/// A reminder of `view`'s record ([`crate::remind`]), the data every
+/// channel sends. Its `id` keeps the client's place in the snapshot
+/// sequence (`place`, the id of the last change it was sent) and adds the
+/// instant it fell due (`<place>~<milliseconds>`), so a client that
+/// reconnects is sent the time events due after it that are still within
+/// their grace, and none twice.
+pub fn reminder(
+    reminder: &crate::remind::Reminder<'_>,
+    view: &PublishedView,
+    place: Option<&str>,
+) -> LiveEvent {
     LiveEvent {
-        id: None,
+        id: place.map(|place| format!("{place}~{}", reminder.due_at.as_millis())),
         event: reminder.kind.event_type(),
         data: serde_json::to_string(&crate::remind::ReminderData {
             record: reminder.record,

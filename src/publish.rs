@@ -3,6 +3,11 @@
 //! `snapshots rollback`: the new version written durably, then its changes
 //! appended to the webhook outbox, then the pointer moved, then retention.
 //!
+//! The first version of a data dir that nothing was measured against (a
+//! mirror's first sync; history seeded into an empty standalone data dir)
+//! is a baseline: endpoints added before it are told what changes after
+//! it, never the whole history as new.
+//!
 //! The order is the promise. A crash before the pointer moves leaves the
 //! previous version served; the outbox holds the changes before any reader
 //! can see the version they lead to, so a receiver is never told less than
@@ -35,8 +40,18 @@ pub fn publish(
     keep: usize,
 ) -> Result<Snapshot, PublishError> {
     let base = diff_base(store);
+    // Nothing served or told before: a mirror's first sync, or history
+    // seeded into an empty standalone data dir, is the baseline, not news
+    // (an operator's recorded actions always are).
+    let baseline = base.is_none()
+        && (draft.mode == crate::model::Mode::Upstream || draft.ledger_entry.is_none());
     let snapshot = store.write_version(lock, draft, now)?;
-    announce(store, lock, base.as_ref(), &snapshot, snapshot.published_at)?;
+    let base = if baseline {
+        Base::Baseline
+    } else {
+        Base::Told(base.as_ref())
+    };
+    announce(store, lock, base, &snapshot, snapshot.published_at)?;
     store.set_pointer(lock, snapshot.sequence)?;
     crate::testhook::reached("publish:pointer-moved");
     store.prune(lock, keep)?;
@@ -54,7 +69,7 @@ pub fn rollback(
 ) -> Result<(), PublishError> {
     let target = store.load(sequence)?;
     let base = diff_base(store);
-    announce(store, lock, base.as_ref(), &target, now)?;
+    announce(store, lock, Base::Told(base.as_ref()), &target, now)?;
     Ok(store.set_pointer(lock, sequence)?)
 }
 
@@ -81,19 +96,31 @@ pub fn prune_to(
     store.prune(&lock, keep)
 }
 
+/// What a publish's changes are measured against.
+enum Base<'a> {
+    /// Nothing: the version is the baseline, no news.
+    Baseline,
+    /// The version receivers were last told of (none: every record is new).
+    Told(Option<&'a Snapshot>),
+}
+
 /// Appends the changes from `base` to `to` to the webhook outbox (what
 /// the endpoints still need of them).
 fn announce(
     store: &SnapshotStore,
     lock: &DataDirLock,
-    base: Option<&Snapshot>,
+    base: Base,
     to: &Snapshot,
     published_at: Timestamp,
 ) -> Result<(), OutboxError> {
+    let old = match base {
+        Base::Baseline => None,
+        Base::Told(base) => Some(base.map_or(&[][..], |b| &b.records[..])),
+    };
     Outbox::new(store.data_dir())
         .append(
             lock,
-            base.map_or(&[][..], |b| &b.records),
+            old,
             &to.records,
             to.sequence,
             to.generated_at,

@@ -299,9 +299,11 @@ fn an_outbox_compaction_survives_power_loss() {
         ]
     };
     let (id, _) = crate::webhooks::add(&w, "http://127.0.0.1:9/hook", &[]);
+    // The first sync is the baseline; the next two are told.
     for (version, at) in [
         (0, "2026-11-20T10:00:00.000Z"),
         (1, "2026-11-20T10:01:00.000Z"),
+        (2, "2026-11-20T10:02:00.000Z"),
     ] {
         let args = sync(version, at);
         w.run(&args.iter().map(String::as_str).collect::<Vec<_>>())
@@ -313,7 +315,7 @@ fn an_outbox_compaction_survives_power_loss() {
     crate::webhooks::add(&w, "http://127.0.0.1:9/other", &[]);
     let outbox = w.data_dir().join("webhooks/outbox.jsonl");
     let before = std::fs::metadata(&outbox).unwrap().len();
-    let args = sync(2, T1);
+    let args = sync(3, T1);
     every_state_reads_as_before_or_after(
         &w,
         &args.iter().map(String::as_str).collect::<Vec<_>>(),

@@ -552,7 +552,11 @@ fn a_server_reminds_its_streams_and_endpoints_when_its_clock_reaches_each_instan
         ("reset.upcoming", json!(60), json!(START)),
         "{data}"
     );
-    assert_eq!(id, ready_id, "a reminder does not move the client's place");
+    assert_eq!(
+        id,
+        format!("{ready_id}~{}", millis("2026-11-24T17:00:00.000Z")),
+        "a reminder keeps the client's place and says when it fell due"
+    );
     assert_eq!(data["record"], served(&w, A));
     let got = r.wait_for("/a", 2, Duration::from_secs(20));
     let payload = verified(&got[1]);
@@ -818,4 +822,67 @@ fn each_endpoint_gets_the_latest_of_its_own_leads_when_several_fell_due() {
         received(&r, "/ten")[1..],
         [reminder("reset.upcoming", A, json!(10), START)]
     );
+}
+
+/// Milliseconds since the epoch of `at`.
+fn millis(at: &str) -> i64 {
+    resetctl::model::Timestamp::parse(at).unwrap().as_millis()
+}
+
+/// A stream that reconnects with `Last-Event-ID` is sent the reminders it
+/// would have been sent while it was away, within their grace, and none it
+/// was sent before; a stream that opens without one is sent none that fell
+/// due before it opened.
+#[test]
+fn a_resumed_stream_is_sent_the_reminders_it_missed_within_their_grace_and_none_twice() {
+    let w = World::new();
+    let clock = w.path("clock");
+    set_clock(&clock, T0);
+    let s = Server::start(
+        &w,
+        &["--no-rate-limit", "--flood-guard", "off"],
+        &[("RESETCTL_TEST_CLOCK_FILE", clock.to_str().unwrap())],
+    );
+    schedule(&w, T0, A, "pro");
+    let path = "/openapi/v1/records/stream?remind=60,10";
+    s.wait_for("/healthz", Duration::from_secs(10), |r| {
+        r.json()["sequence"] == 1
+    });
+    let first = Client::connect(&s, path, &[]);
+    first.head(200);
+    let (_, ready_id, _) = first.event();
+    drop(first);
+    // Away while the 60-minute reminder falls due; back 5 minutes later.
+    set_clock(&clock, "2026-11-24T17:05:00.000Z");
+    let resumed = Client::connect(&s, path, &["--last-event-id", &ready_id]);
+    resumed.head(200);
+    assert_eq!(resumed.event().0, "ready");
+    let (event, id, data) = resumed.event();
+    assert_eq!(
+        (event.as_str(), data["leadMinutes"].clone()),
+        ("reset.upcoming", json!(60)),
+        "{data}"
+    );
+    assert_eq!(
+        id,
+        format!("{ready_id}~{}", millis("2026-11-24T17:00:00.000Z"))
+    );
+    drop(resumed);
+    // Back again from that reminder: it is not sent twice; the next one is.
+    set_clock(&clock, "2026-11-24T17:51:00.000Z");
+    let again = Client::connect(&s, path, &["--last-event-id", &id]);
+    again.head(200);
+    assert_eq!(again.event().0, "ready");
+    let (event, _, data) = again.event();
+    assert_eq!(
+        (event.as_str(), data["leadMinutes"].clone()),
+        ("reset.upcoming", json!(10)),
+        "{data}"
+    );
+    // A stream that opens without one hears nothing that fell due before.
+    let fresh = Client::connect(&s, path, &[]);
+    fresh.head(200);
+    assert_eq!(fresh.event().0, "ready");
+    set_clock(&clock, START);
+    assert_eq!(fresh.event().0, "reset.window_started");
 }

@@ -1556,6 +1556,8 @@ fn many_changes_in_one_publish_are_one_message_and_past_ten_a_digest() {
     );
     add_standard(&w, &r, "/std", &["--webhook-timeout", "10"]);
     let announced = "2026-12-01T08:00:00.000Z";
+    // The first version is the baseline; what comes after it is news.
+    w.publish_records(&[], "2026-12-01T07:00:00.000Z");
     let first = announced_record("2090000000000000101", "2026-12-02T10:00:00.000Z", announced);
     w.publish_records(std::slice::from_ref(&first), announced);
     // Two at once: one message.

@@ -211,21 +211,29 @@ fn standard_requests_verify_for_every_change_and_every_way_of_publishing() {
 }
 
 #[test]
-fn a_seed_announces_every_record_it_makes_visible() {
+fn a_seed_is_a_baseline_in_an_empty_data_dir_and_announced_in_a_served_one() {
     let r = Receiver::start();
     let w = World::new();
-    // An endpoint added to an empty data dir gets the very first publish.
+    // An endpoint added to an empty data dir: the history seeded there is
+    // the baseline, not news.
     add_standard(&w, &r, "/seed", &[]);
     w.seed_bundled();
     deliver_at(&w, T0).success();
-    // Every record, fulfilled schedules too: a `kind=all` endpoint hears
-    // of every record, whatever list the API shows it in.
-    let snapshot = w.current_snapshot();
-    let records = snapshot["records"].as_array().unwrap();
-    assert!(records.iter().any(|r| r["scheduleState"] == "fulfilled"));
+    assert_eq!(events(&r, "/seed"), []);
+    // History seeded into a data dir already served is told, every record
+    // (a `kind=all` endpoint hears of every record, whatever list the API
+    // shows it in).
+    std::fs::write(w.path("more.json"), crate::util::generated_document(3)).unwrap();
+    w.run(&["--now", T0, "seed", w.path("more.json").to_str().unwrap()])
+        .success();
+    deliver_at(&w, T0).success();
     let got = events(&r, "/seed");
-    assert_eq!(got.len(), records.len());
-    assert!(got.iter().all(|(t, _)| t == "record.created"), "{got:?}");
+    assert_eq!(got.len(), 3, "{got:?}");
+    assert!(
+        got.iter()
+            .all(|(t, id)| t == "record.created" && id.starts_with("seed:")),
+        "{got:?}"
+    );
 }
 
 #[test]
@@ -832,18 +840,33 @@ fn a_sync_daemon_delivers_what_it_publishes() {
         &crate::util::bundled_document("2026-11-20T09:00:00.000Z", 3),
         "\"d1\"",
     );
-    let mut daemon = w.spawn(&[
-        "sync",
-        "--upstream",
-        &up.url("/records.json"),
-        "--daemon",
-        "--interval-minutes",
-        "5",
-    ]);
-    // Every one of the three records (one is a fulfilled schedule, which
-    // the API lists under `reset_scheduled` only: an endpoint of `all`
-    // hears of every record).
-    let got = r.wait_for("/sync", 3, Duration::from_secs(20));
+    let mut daemon = w
+        .cmd()
+        .env("RESETCTL_TEST_SYNC_INTERVAL_MS", "200")
+        .args([
+            "sync",
+            "--upstream",
+            &up.url("/records.json"),
+            "--daemon",
+            "--interval-minutes",
+            "5",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // The first sync is the baseline: the upstream's history is not news.
+    crate::util::wait_until(Duration::from_secs(20), "the first sync", || {
+        w.run(&["status", "--json"]).json()["snapshot"]["sequence"] == 1
+    });
+    // Then every one of the next sync's new records is told (one is a
+    // fulfilled schedule, which the API lists under `reset_scheduled`
+    // only: an endpoint of `all` hears of every record).
+    up.serve(
+        &crate::util::bundled_document("2026-11-20T10:00:00.000Z", 6),
+        "\"d2\"",
+    );
+    let got = r.wait_for("/sync", 3, Duration::from_secs(30));
     // Its cursor is past them: nothing more is on its way.
     all_delivered(&w, 3);
     let _ = daemon.kill();
@@ -854,9 +877,18 @@ fn a_sync_daemon_delivers_what_it_publishes() {
     for request in &got_all {
         let body = verified(request);
         assert_eq!(body["type"], "record.created", "{body}");
-        ids.insert(body["data"]["record"]["id"].to_string());
+        ids.insert(body["data"]["record"]["id"].as_str().unwrap().to_owned());
     }
-    assert_eq!(ids.len(), 3);
+    let doc: serde_json::Value = serde_json::from_str(&crate::util::bundled_document(
+        "2026-11-20T10:00:00.000Z",
+        6,
+    ))
+    .unwrap();
+    let new: std::collections::HashSet<String> = doc["records"].as_array().unwrap()[3..]
+        .iter()
+        .map(|r| r["id"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(ids, new, "only the records the second sync brought");
 }
 
 /// The endpoints file holds the secrets: at every step of writing it (the

@@ -155,9 +155,14 @@ pub(crate) fn stream<'a>(
         let Some(view) = data.view.load_full() else {
             return ApiError::DataUnavailable.response();
         };
+        let place = last_event_id.as_deref().and_then(|id| {
+            live::parse_event_id(id)
+                .map(|_| id.split_once('~').map_or(id, |(p, _)| p).trim().to_owned())
+        });
+        let reminded = last_event_id.as_deref().and_then(live::parse_reminded);
         let resume = last_event_id.map(|id| {
             live::parse_event_id(&id)
-                .map(|(sequence, tag)| (sequence, tag.map(str::to_owned)))
+                .map(|(sequence, tag)| (sequence, tag.map(str::to_owned), reminded))
                 .ok_or(id)
         });
         let first = live::ready(&view, kind, resume.is_some());
@@ -170,7 +175,7 @@ pub(crate) fn stream<'a>(
             data.now(),
         )
         .iter()
-        .map(|r| (r.key(), r.expires_at))
+        .map(|r| (r.key(), (r.due_at, r.expires_at)))
         .collect();
         let events = Events {
             receiver,
@@ -178,6 +183,7 @@ pub(crate) fn stream<'a>(
             kind,
             view: data.view.clone(),
             pending: VecDeque::from([first]),
+            place,
             resume: resume.map(|r| (r, streams.snapshots.clone())),
             reminders: Reminders {
                 leads,
@@ -218,6 +224,9 @@ struct Events {
     view: ViewHandle,
     /// Events ready to send, oldest first.
     pending: VecDeque<LiveEvent>,
+    /// The id of the last change (or `ready`, `resync`) sent: the
+    /// client's place, which a time event's id keeps.
+    place: Option<String>,
     /// `Last-Event-ID` (a sequence and its version's tag, or what could
     /// not be read as one), to catch up on once `ready` is sent.
     resume: Option<(Resume, SnapshotStore)>,
@@ -227,8 +236,9 @@ struct Events {
 }
 
 /// A client's `Last-Event-ID`: a sequence and its version's tag (none
-/// from a release before tags), or what could not be read as one.
-type Resume = Result<(u64, Option<String>), String>;
+/// from a release before tags) and, from a time event's id, the instant
+/// it fell due; or what could not be read as one.
+type Resume = Result<(u64, Option<String>, Option<Timestamp>), String>;
 
 /// A stream's time events: its leads (none: no reminders), the matcher's
 /// tolerance, and the keys of those it has been told of (or that fell due
@@ -236,14 +246,36 @@ type Resume = Result<(u64, Option<String>), String>;
 struct Reminders {
     leads: Option<Vec<u32>>,
     tolerance_ms: i64,
-    seen: HashMap<String, Timestamp>,
+    /// By key: when each fell due, and when it expires.
+    seen: HashMap<String, (Timestamp, Timestamp)>,
     clock: Arc<dyn Clock>,
+}
+
+impl Reminders {
+    /// A resumed client was sent the time events due up to `since`: those
+    /// due after it that are still within their grace are sent again
+    /// (they are no longer counted as told when the stream opened).
+    /// A schedule announced (created, or moved) between the client's
+    /// version and the served one, published at `announced`, is never sent
+    /// a time event due at or before that: the announcement told it
+    /// ([`crate::remind::Reminder::told_by`]).
+    fn replay_after(&mut self, since: Timestamp, announced: Option<(&[String], Timestamp)>) {
+        self.seen.retain(|key, (due_at, _)| {
+            let record = key.split('|').next().unwrap_or_default();
+            let told = announced
+                .is_some_and(|(ids, at)| *due_at <= at && ids.iter().any(|id| id == record));
+            *due_at <= since || told
+        });
+    }
 }
 
 impl Events {
     async fn next(mut self) -> Option<(LiveEvent, Self)> {
         loop {
             if let Some(event) = self.pending.pop_front() {
+                if let Some(id) = event.id.as_deref().filter(|id| !id.contains('~')) {
+                    self.place = Some(id.to_owned());
+                }
                 return Some((event, self));
             }
             if let Some((from, store)) = self.resume.take() {
@@ -296,11 +328,13 @@ impl Events {
         let Some(view) = self.view.load_full() else {
             return;
         };
-        let (from, tag) = match from {
-            Ok((from, tag)) => (from, tag),
+        let (from, tag, reminded) = match from {
+            Ok(from) => from,
             Err(_) => return self.resync("Last-Event-ID is not an event id of this stream"),
         };
         if from == view.sequence() && tag.as_deref().is_none_or(|t| t == view.version_tag()) {
+            self.reminders
+                .replay_after(reminded.unwrap_or(view.published_at()), None);
             return;
         }
         let old = tokio::task::spawn_blocking(move || store.load(from)).await;
@@ -316,6 +350,11 @@ impl Events {
         self.pending
             .extend(live::change_events(old.records(), &view, self.kind));
         self.at = view.generation();
+        let announced = live::announced(old.records(), &view);
+        self.reminders.replay_after(
+            reminded.unwrap_or(old.published_at()),
+            Some((&announced, view.published_at())),
+        );
     }
 
     /// The time events of the schedules a swap announced that are due now:
@@ -332,7 +371,7 @@ impl Events {
         let now = r.clock.now();
         for due in crate::remind::due(view.records(), r.leads.as_deref(), r.tolerance_ms, now) {
             if announced.contains(&due.record.id) && due.told_by(Some(now)) {
-                r.seen.insert(due.key(), due.expires_at);
+                r.seen.insert(due.key(), (due.due_at, due.expires_at));
             }
         }
     }
@@ -344,7 +383,7 @@ impl Events {
             return false;
         };
         let reminders = &mut self.reminders;
-        reminders.seen.retain(|_, expires| *expires > now);
+        reminders.seen.retain(|_, (_, expires)| *expires > now);
         let mut queued = false;
         let due = crate::remind::due(
             view.records(),
@@ -353,11 +392,16 @@ impl Events {
             now,
         );
         for due in due {
-            if reminders.seen.insert(due.key(), due.expires_at).is_some() {
+            if reminders
+                .seen
+                .insert(due.key(), (due.due_at, due.expires_at))
+                .is_some()
+            {
                 continue;
             }
             if crate::changes::concerns(due.record, self.kind) {
-                self.pending.push_back(live::reminder(&due, &view));
+                self.pending
+                    .push_back(live::reminder(&due, &view, self.place.as_deref()));
                 if due.kind.is_reminder() {
                     crate::metrics::reminder_sent(
                         crate::metrics::ReminderChannel::Stream,

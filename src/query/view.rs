@@ -42,6 +42,9 @@ pub struct PublishedView {
 #[derive(Debug)]
 struct RecordIndex {
     sequence: u64,
+    /// When the snapshot was published (the record stream replays time
+    /// events due after it to a client that resumes from it).
+    published_at: Timestamp,
     mode: Mode,
     generated_at: Timestamp,
     last_successful_check_at: Option<Timestamp>,
@@ -260,6 +263,7 @@ impl PublishedView {
         };
         let index = RecordIndex {
             sequence: snapshot.sequence,
+            published_at: snapshot.published_at,
             mode: snapshot.mode,
             generated_at: snapshot.generated_at,
             last_successful_check_at: snapshot.last_successful_check_at,
@@ -349,6 +353,11 @@ impl PublishedView {
     /// `meta.generatedAt`.
     pub fn generated_at(&self) -> Timestamp {
         self.index.generated_at
+    }
+
+    /// When the snapshot was published.
+    pub fn published_at(&self) -> Timestamp {
+        self.index.published_at
     }
 
     /// `meta.lastSuccessfulCheckAt` of the snapshot.

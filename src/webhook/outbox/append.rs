@@ -11,7 +11,8 @@ use std::path::Path;
 use super::*;
 
 impl Outbox {
-    /// Appends the transitions from `old` to `new` (snapshot `sequence`)
+    /// Appends the transitions from `old` to `new` (snapshot `sequence`;
+    /// `old` none: `new` is a baseline, only its commit is written)
     /// and makes them durable, then compacts the file when it has grown
     /// past [`COMPACT_AT_BYTES`]. `needed` is the lowest change number an
     /// endpoint still needs ([`crate::webhook::needed`]), or `None` when
@@ -24,7 +25,7 @@ impl Outbox {
     pub fn append(
         &self,
         lock: &DataDirLock,
-        old: &[Record],
+        old: Option<&[Record]>,
         new: &[Record],
         sequence: u64,
         generated_at: Timestamp,
@@ -35,6 +36,10 @@ impl Outbox {
         if needed.is_none() && committed.outbox.is_none() {
             return Ok(0);
         }
+        // A baseline (`old` is `None`): nothing is news; its commit line
+        // names the version the next publish measures from.
+        let baseline = old.is_none();
+        let old = old.unwrap_or(new);
         let changes = if needed.is_some() {
             transitions(old, new)
         } else {
@@ -45,7 +50,7 @@ impl Outbox {
         // schedule's state turning elapsed) still gets its commit line, so
         // the next publish measures from it and a withdrawn record is
         // carried as last served.
-        if changes.is_empty() && needed.is_some() && old == new {
+        if changes.is_empty() && needed.is_some() && old == new && !baseline {
             return Ok(0);
         }
         let committed = self.own(lock, committed, published_at)?;

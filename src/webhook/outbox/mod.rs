@@ -235,7 +235,7 @@ mod tests {
             outbox
                 .append(
                     lock,
-                    &records[..i],
+                    Some(&records[..i]),
                     &records[..=i],
                     i as u64 + 1,
                     at,
@@ -285,7 +285,7 @@ mod tests {
         let at = Timestamp::MAX;
         assert_eq!(
             outbox
-                .append(&lock, &[], &records[..1], 1, at, at, Some(0))
+                .append(&lock, Some(&[]), &records[..1], 1, at, at, Some(0))
                 .unwrap(),
             1
         );
@@ -301,7 +301,7 @@ mod tests {
         assert!(std::fs::metadata(outbox.path()).unwrap().len() > COMPACT_AT_BYTES);
         // The next publish folds them into one.
         outbox
-            .append(&lock, &[], &records, 39_999, at, at, None)
+            .append(&lock, Some(&[]), &records, 39_999, at, at, None)
             .unwrap();
         let size = std::fs::metadata(outbox.path()).unwrap().len();
         assert!(size <= COMPACT_AT_BYTES, "{size}");
