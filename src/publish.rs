@@ -31,6 +31,19 @@ pub enum PublishError {
     Outbox(#[from] OutboxError),
 }
 
+/// Why a version is published, as its changes are told.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cause {
+    /// Anything that changes records: an operator's action, a sync, a seed.
+    Change,
+    /// `resetctl restore`: the records are a backup's, whose data was last
+    /// changed at `backup_of`; what it withdraws is told as such.
+    Restore {
+        /// When the backup's data was last changed.
+        backup_of: Timestamp,
+    },
+}
+
 /// Publishes `draft` as a new version and makes it current; returns it.
 pub fn publish(
     store: &SnapshotStore,
@@ -38,6 +51,17 @@ pub fn publish(
     draft: Draft,
     now: Timestamp,
     keep: usize,
+) -> Result<Snapshot, PublishError> {
+    publish_as(store, lock, draft, (now, keep), Cause::Change)
+}
+
+/// [`publish`], telling its changes as `cause`.
+pub fn publish_as(
+    store: &SnapshotStore,
+    lock: &DataDirLock,
+    draft: Draft,
+    (now, keep): (Timestamp, usize),
+    cause: Cause,
 ) -> Result<Snapshot, PublishError> {
     let base = diff_base(store);
     // Nothing served or told before: a mirror's first sync, or history
@@ -51,7 +75,7 @@ pub fn publish(
     } else {
         Base::Told(base.as_ref())
     };
-    announce(store, lock, base, &snapshot, snapshot.published_at)?;
+    announce(store, lock, (base, cause), &snapshot, snapshot.published_at)?;
     store.set_pointer(lock, snapshot.sequence)?;
     crate::testhook::reached("publish:pointer-moved");
     store.prune(lock, keep)?;
@@ -69,7 +93,13 @@ pub fn rollback(
 ) -> Result<(), PublishError> {
     let target = store.load(sequence)?;
     let base = diff_base(store);
-    announce(store, lock, Base::Told(base.as_ref()), &target, now)?;
+    announce(
+        store,
+        lock,
+        (Base::Told(base.as_ref()), Cause::Change),
+        &target,
+        now,
+    )?;
     Ok(store.set_pointer(lock, sequence)?)
 }
 
@@ -109,10 +139,14 @@ enum Base<'a> {
 fn announce(
     store: &SnapshotStore,
     lock: &DataDirLock,
-    base: Base,
+    (base, cause): (Base, Cause),
     to: &Snapshot,
     published_at: Timestamp,
 ) -> Result<(), OutboxError> {
+    let restored = match cause {
+        Cause::Change => None,
+        Cause::Restore { backup_of } => Some(backup_of),
+    };
     let old = match base {
         Base::Baseline => None,
         Base::Told(base) => Some(base.map_or(&[][..], |b| &b.records[..])),
@@ -124,7 +158,7 @@ fn announce(
             &to.records,
             to.sequence,
             to.generated_at,
-            published_at,
+            (published_at, restored),
             crate::webhook::needed(store.data_dir()),
         )
         .map(|_| ())

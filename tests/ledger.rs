@@ -995,3 +995,53 @@ fn record_move_changes_a_schedules_window_and_undo_puts_it_back() {
     );
     assert_eq!(entries(), before + 1, "only the unlink was recorded");
 }
+
+/// `restore` refuses what it cannot use, by name, and changes nothing: a
+/// directory with no backup in it, the data dir itself, a backup whose
+/// ledger is damaged, a mirror.
+#[test]
+fn restore_refuses_what_it_cannot_use_and_changes_nothing() {
+    let w = World::new();
+    record(
+        &w,
+        "2026-12-01T08:00:00Z",
+        &[
+            "schedule",
+            "--post-url",
+            &post("2090000000000000041"),
+            "--at",
+            "2026-12-02T10:00:00Z",
+        ],
+    );
+    let ledger = std::fs::read(w.data_dir().join("ledger.jsonl")).unwrap();
+    let empty = w.path("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let damaged = w.path("damaged");
+    std::fs::create_dir(&damaged).unwrap();
+    let mut bad = ledger.clone();
+    let at = bad.windows(4).position(|w| w == b"2026").unwrap();
+    bad[at + 3] = b'7';
+    std::fs::write(damaged.join("ledger.jsonl"), &bad).unwrap();
+    let data = w.data_dir();
+    for (dir, code, needle) in [
+        (&empty, 66, "holds no ledger.jsonl or history.json of a standalone instance; extract the backup there first (tar -C DIR -xzf ARCHIVE)"),
+        (&data, 64, "is the data dir itself; name the directory a backup was extracted into"),
+        (&damaged, 65, "ledger.jsonl"),
+    ] {
+        let out = w.run(&["restore", dir.to_str().unwrap()]);
+        assert_eq!(out.code, code, "{}: {}", dir.display(), out.stderr);
+        assert!(out.stderr.contains(needle), "{needle:?} not in {:?}", out.stderr);
+        assert_eq!(std::fs::read(w.data_dir().join("ledger.jsonl")).unwrap(), ledger);
+    }
+    // A mirror is rebuilt by its next sync, never restored.
+    let mirror = World::new();
+    mirror.publish_records(&[], "2026-12-01T08:00:00.000Z");
+    std::fs::write(mirror.data_dir().join("sync-state.json"), b"{}").unwrap();
+    let out = mirror.run(&["restore", data.to_str().unwrap()]);
+    assert_eq!(out.code, 64, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("is an upstream mirror"),
+        "{}",
+        out.stderr
+    );
+}

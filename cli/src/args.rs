@@ -16,7 +16,8 @@ Examples:
   resetctl snapshots rollback 41
 
 Exit codes: 0 ok, 1 status: served but stale, 64 usage, 65 bad data,
-69 nothing published (serve: a quota store that refuses TLS or the credentials),
+66 no input (restore: no backup in the directory), 69 nothing published
+(serve: a quota store that refuses TLS or the credentials),
 71 cannot listen (serve: the address is in use or not ours), 74 I/O error,
 75 temporary failure (locked; try again).";
 
@@ -179,6 +180,24 @@ pub enum Command {
     },
     /// Republish a standalone instance's records at the current time (re-evaluates states).
     Publish,
+    /// Put a standalone instance's ledger and seeded history back from a backup.
+    ///
+    /// DIR is a backup extracted (tar -C DIR -xzf ARCHIVE): its ledger.jsonl and history.json
+    /// replace the data dir's, and the records they hold are published as a new version. What
+    /// subscribers were told stays the data dir's own: a record the backup no longer has is
+    /// told once as withdrawn ("restored from a backup of …"), none is told again under another
+    /// id, and entry numbers go on past every one the ledger held.
+    #[command(
+        after_help = "Examples:\n  mkdir /tmp/restore && tar -C /tmp/restore -xzf resetctl-20261120-0300.tar.gz\n  resetctl restore /tmp/restore"
+    )]
+    Restore {
+        /// The directory a backup of the data dir was extracted into.
+        #[arg(value_name = "DIR")]
+        backup: PathBuf,
+        /// Who records it. Default: $USER@hostname.
+        #[arg(long, env = "RESETCTL_ACTOR", value_name = "NAME")]
+        actor: Option<String>,
+    },
     /// Write the current snapshot as a records document (the upstream format).
     #[command(
         after_help = "Examples:\n  resetctl export -o /var/www/records.json   # let nginx serve it as an upstream"

@@ -23,6 +23,8 @@ pub enum Code {
     Usage = 64,
     /// Input data is invalid: a seed file, a snapshot, an upstream body (EX_DATAERR).
     DataErr = 65,
+    /// An input named does not exist or holds nothing to read (EX_NOINPUT).
+    NoInput = 66,
     /// Nothing to serve or report: no snapshot published yet (EX_UNAVAILABLE).
     Unavailable = 69,
     /// Reading or writing a file failed (EX_IOERR).
@@ -200,6 +202,7 @@ impl From<StandaloneError> for CliError {
             | StandaloneError::Invalid(_)) => CliError::new(Code::DataErr, e.to_string()),
             StandaloneError::Ledger(e) => e.into(),
             StandaloneError::Refused(message) => CliError::new(Code::Usage, message),
+            StandaloneError::NoBackup(message) => CliError::new(Code::NoInput, message),
         }
     }
 }

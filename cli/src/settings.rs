@@ -162,7 +162,9 @@ pub fn flags_layer(cli: &Cli) -> FileConfig {
         Command::Serve(args) => serve(&mut layer, args),
         Command::Sync(args) => sync(&mut layer, args),
         Command::Status { limits, .. } => limiter(&mut layer, limits),
-        Command::MarkChecked { actor, .. } => layer.actor = actor.clone(),
+        Command::MarkChecked { actor, .. } | Command::Restore { actor, .. } => {
+            layer.actor = actor.clone()
+        }
         Command::Record(command) => layer.actor = record_actor(command),
         Command::Webhook(WebhookCommand::Add { delivery, .. }) => deliveries(&mut layer, delivery),
         _ => {}

@@ -206,7 +206,7 @@ fn fold_entry(
                 r.announced_by = Some(entry.entry);
             }
         }
-        Action::Undo { .. } => {}
+        Action::Undo { .. } | Action::Restore { .. } => {}
         Action::Checked { at } => {
             derived.last_successful_check_at = derived.last_successful_check_at.max(Some(*at));
         }

@@ -95,6 +95,14 @@ pub enum Action {
         /// The entry reverted.
         entry: u64,
     },
+    /// The ledger was put back from a backup (`resetctl restore`): the
+    /// entries before this one are the backup's, numbered as they were;
+    /// this one is numbered past every entry the ledger held before, so no
+    /// number (nor a `manual:entry-N` id made from it) is issued twice.
+    Restore {
+        /// When the backup's data was last changed.
+        backup_of: Timestamp,
+    },
     /// A successful monitor check (`meta.lastSuccessfulCheckAt`).
     Checked {
         /// When the check succeeded.
@@ -138,6 +146,7 @@ impl Action {
             Action::Edit { id, .. } => format!("edit {id}"),
             Action::Undo { entry } => format!("undo entry {entry}"),
             Action::Checked { at } => format!("monitor check at {at}"),
+            Action::Restore { backup_of } => format!("restore from a backup of {backup_of}"),
         }
     }
 }

@@ -272,19 +272,21 @@ pub fn append(
     Ok(())
 }
 
-/// The rewrite of a ledger with unchecked lines: every entry, and `entry`,
-/// each on a checked line, replacing the file
-/// atomically (a torn last line, which no command reported done, is left
-/// out as an append would cut it).
-fn rewrite_checked(
+/// Replaces the ledger whole, atomically, with `entries`, each on a
+/// checked line (`resetctl restore`); the caller holds the lock.
+pub fn replace(lock: &DataDirLock, data_dir: &Path, entries: &[Entry]) -> Result<(), LedgerError> {
+    write_lines(lock, data_dir, entries.iter())
+}
+
+/// Every entry of `entries` on a checked line, replacing the file atomically.
+fn write_lines<'a>(
     _lock: &DataDirLock,
     data_dir: &Path,
-    earlier: &[Entry],
-    entry: &Entry,
+    entries: impl Iterator<Item = &'a Entry>,
 ) -> Result<(), LedgerError> {
     let path = crate::data_dir::DataDir::of(data_dir).ledger();
     let mut bytes = Vec::new();
-    for e in earlier.iter().chain(std::iter::once(entry)) {
+    for e in entries {
         bytes.extend_from_slice(&super::line::encode(e));
         bytes.push(b'\n');
     }
@@ -294,6 +296,21 @@ fn rewrite_checked(
         source: e.source,
     })?;
     crate::testhook::reached("append:done");
+    Ok(())
+}
+
+/// The rewrite of a ledger with unchecked lines: every entry, and `entry`,
+/// each on a checked line, replacing the file
+/// atomically (a torn last line, which no command reported done, is left
+/// out as an append would cut it).
+fn rewrite_checked(
+    lock: &DataDirLock,
+    data_dir: &Path,
+    earlier: &[Entry],
+    entry: &Entry,
+) -> Result<(), LedgerError> {
+    write_lines(lock, data_dir, earlier.iter().chain(std::iter::once(entry)))?;
+    let path = crate::data_dir::DataDir::of(data_dir).ledger();
     tracing::info!(
         "{}: had lines without a check (written before checks, or by hand); rewritten with a check on each of its {} lines",
         path.display(),

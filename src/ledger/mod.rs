@@ -15,4 +15,4 @@ pub mod line;
 
 pub use derive::{derive_records, Derived, DerivedRecord, RecordStatus};
 pub use entry::{Action, Edit, Entry};
-pub use file::{append, read_ledger, BadLine, LedgerError, LedgerRead};
+pub use file::{append, read_ledger, replace, BadLine, LedgerError, LedgerRead};

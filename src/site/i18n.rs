@@ -435,7 +435,7 @@ pub static NOTIFY_ZH: Notify = Notify {
     digest_page: "状态页：",
     zone_names: Some(ZONE_NAMES_ZH),
     utc_around: ("（", " UTC）"),
-    restored: "不再公布：已从 {at} 的备份恢复",
+    restored: "不再公布：已从备份恢复，备份时间 {at}",
 };
 
 /// A `q` value in thousandths; `None` when malformed.

@@ -70,7 +70,7 @@ pub(super) fn check_action(
             Ok(())
         }
         Action::Undo { entry } => check_undo(instance, *entry),
-        Action::Checked { .. } => Ok(()),
+        Action::Checked { .. } | Action::Restore { .. } => Ok(()),
     }
 }
 
@@ -175,6 +175,11 @@ fn check_undo(instance: &Instance, entry: u64) -> Result<(), StandaloneError> {
     if matches!(target.action, Action::Undo { .. }) {
         return refuse(format!(
             "entry {entry} is itself an undo; undo entries cannot be undone"
+        ));
+    }
+    if matches!(target.action, Action::Restore { .. }) {
+        return refuse(format!(
+            "entry {entry} is a restore; restore another backup instead (resetctl restore DIR)"
         ));
     }
     if let Some(by) = instance

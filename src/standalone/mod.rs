@@ -19,6 +19,7 @@
 
 pub mod actions;
 mod check;
+pub mod restore;
 
 use std::time::Duration;
 
@@ -28,6 +29,7 @@ use crate::history::{
 };
 use crate::model::validate::validate_records;
 use crate::model::Timestamp;
+use crate::publish::Cause;
 use crate::snapshot::{Draft, Mode, Snapshot, SnapshotError, SnapshotStore};
 
 use crate::durable::DataDirLock;
@@ -83,6 +85,9 @@ pub enum StandaloneError {
     /// The data dir belongs to upstream-sync mode.
     #[error("{0}")]
     WrongMode(String),
+    /// The directory named as a backup holds none (`resetctl restore`).
+    #[error("{0}")]
+    NoBackup(String),
     /// The entry is in the ledger but the snapshot could not be written.
     #[error("entry {entry} recorded; publishing failed: {source}; run `resetctl publish` (or any standalone command) to publish it")]
     Unpublished {
@@ -280,16 +285,25 @@ pub fn publish_locked(
     lock: &DataDirLock,
     settings: PublishSettings,
 ) -> Result<Snapshot, StandaloneError> {
+    publish_records_as(store, lock, settings, Cause::Change)
+}
+
+/// [`publish_locked`], telling its changes as `cause`.
+fn publish_records_as(
+    store: &SnapshotStore,
+    lock: &DataDirLock,
+    settings: PublishSettings,
+    cause: Cause,
+) -> Result<Snapshot, StandaloneError> {
     let instance = load_instance(store, &settings)?;
     let records = instance.derived.published();
     validate_records(&records)?;
     publish_records(
         store,
         lock,
-        records,
-        &instance.derived,
-        &instance.entries,
+        (records, &instance.derived, &instance.entries),
         settings,
+        cause,
     )
 }
 
@@ -298,10 +312,9 @@ pub fn publish_locked(
 fn publish_records(
     store: &SnapshotStore,
     lock: &DataDirLock,
-    records: Vec<crate::model::Record>,
-    derived: &Derived,
-    entries: &[Entry],
+    (records, derived, entries): (Vec<crate::model::Record>, &Derived, &[Entry]),
     settings: PublishSettings,
+    cause: Cause,
 ) -> Result<Snapshot, StandaloneError> {
     let draft = Draft {
         mode: Mode::Standalone,
@@ -311,12 +324,12 @@ fn publish_records(
         sync: None,
         records,
     };
-    Ok(crate::publish::publish(
+    Ok(crate::publish::publish_as(
         store,
         lock,
         draft,
-        settings.now,
-        settings.keep,
+        (settings.now, settings.keep),
+        cause,
     )?)
 }
 
@@ -355,13 +368,17 @@ pub fn record_action(
         &entry,
         instance.unchecked_lines.then_some(&instance.entries[..]),
     )?;
-    let snapshot =
-        publish_records(store, &lock, records, &derived, &entries, settings).map_err(|e| {
-            StandaloneError::Unpublished {
-                entry: entry.entry,
-                source: Box::new(e),
-            }
-        })?;
+    let snapshot = publish_records(
+        store,
+        &lock,
+        (records, &derived, &entries),
+        settings,
+        Cause::Change,
+    )
+    .map_err(|e| StandaloneError::Unpublished {
+        entry: entry.entry,
+        source: Box::new(e),
+    })?;
     Ok((entry, snapshot))
 }
 

@@ -443,6 +443,12 @@ impl Story<'_> {
                 lines.extend(window_line(words.as_scheduled, schedule));
             }
         }
+        if let (Some(backup_of), Some(Transition::Withdrawn)) =
+            (self.primary.restored, self.transition())
+        {
+            let at = times.at(backup_of);
+            lines.push(Line::Text(words.restored.replace("{at}", &at)));
+        }
         if let Some(text) = record.text.as_deref().filter(|t| !t.is_empty()) {
             lines.push(Line::Text(clip(text, 280)));
         }

@@ -39,6 +39,7 @@ pub fn dispatch(cli: Cli) -> Result<(), CliError> {
             match cli.command {
                 Command::Seed { file } => data::seed(&settings, file.as_deref()),
                 Command::Publish => data::publish(&settings),
+                Command::Restore { ref backup, .. } => record::restore(&settings, backup),
                 Command::Export { output } => data::export(&settings, output.as_deref()),
                 Command::Status { json, .. } => data::status(&settings, json),
                 Command::Snapshots(sub) => snapshots::run(&settings, sub),

@@ -230,6 +230,26 @@ pub fn run(settings: &Settings, command: RecordCommand) -> Result<(), CliError> 
     }
 }
 
+/// `resetctl restore DIR`.
+pub fn restore(settings: &Settings, backup: &std::path::Path) -> Result<(), CliError> {
+    let report = resetctl::standalone::restore::restore(
+        &settings.store(),
+        backup,
+        &actor(settings),
+        settings.publish(),
+    )?;
+    let count =
+        |n: usize, one: &str, other: &str| format!("{n} {}", if n == 1 { one } else { other });
+    print(&format!(
+        "restored {} and {} from a backup of {}; published snapshot {} ({})\n",
+        count(report.entries, "ledger entry", "ledger entries"),
+        count(report.history, "seeded record", "seeded records"),
+        report.backup_of,
+        report.snapshot.sequence,
+        count(report.snapshot.records.len(), "record", "records"),
+    ))
+}
+
 pub fn mark_checked(settings: &Settings, at: Option<Timestamp>) -> Result<(), CliError> {
     apply(
         settings,

@@ -12,7 +12,8 @@ use super::*;
 
 impl Outbox {
     /// Appends the transitions from `old` to `new` (snapshot `sequence`;
-    /// `old` none: `new` is a baseline, only its commit is written)
+    /// `old` none: `new` is a baseline, only its commit is written;
+    /// `restored`: the changes a restore from a backup of then made)
     /// and makes them durable, then compacts the file when it has grown
     /// past [`COMPACT_AT_BYTES`]. `needed` is the lowest change number an
     /// endpoint still needs ([`crate::webhook::needed`]), or `None` when
@@ -29,7 +30,7 @@ impl Outbox {
         new: &[Record],
         sequence: u64,
         generated_at: Timestamp,
-        published_at: Timestamp,
+        (published_at, restored): (Timestamp, Option<Timestamp>),
         needed: Option<u64>,
     ) -> Result<usize, OutboxError> {
         let committed = self.index()?;
@@ -76,6 +77,7 @@ impl Outbox {
                 moment: Some(committed.next),
                 changed: change.fields,
                 previous_time: change.previous_time,
+                restored,
             };
             entry.id = message_id(&outbox, &entry);
             push_line(&mut out, &Line::Change(Box::new(entry)));
@@ -140,6 +142,7 @@ impl Outbox {
                 moment: Some(committed.next),
                 changed: Vec::new(),
                 previous_time: None,
+                restored: None,
             };
             entry.id = message_id(&outbox, &entry);
             push_line(&mut out, &Line::Change(Box::new(entry)));

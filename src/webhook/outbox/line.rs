@@ -121,6 +121,10 @@ pub struct OutboxEntry {
     /// A completion whose time changed: its time before.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub previous_time: Option<Timestamp>,
+    /// A change a restore made (`resetctl restore`): when the backup's
+    /// data was last changed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restored: Option<Timestamp>,
 }
 
 impl OutboxEntry {

@@ -239,7 +239,7 @@ mod tests {
                     &records[..=i],
                     i as u64 + 1,
                     at,
-                    at,
+                    (at, None),
                     Some(0),
                 )
                 .unwrap();
@@ -269,6 +269,7 @@ mod tests {
             moment: None,
             changed: Vec::new(),
             previous_time: None,
+            restored: None,
         };
         let line = line_bytes(&Line::Change(Box::new(entry)));
         assert!(
@@ -285,7 +286,7 @@ mod tests {
         let at = Timestamp::MAX;
         assert_eq!(
             outbox
-                .append(&lock, Some(&[]), &records[..1], 1, at, at, Some(0))
+                .append(&lock, Some(&[]), &records[..1], 1, at, (at, None), Some(0))
                 .unwrap(),
             1
         );
@@ -301,7 +302,7 @@ mod tests {
         assert!(std::fs::metadata(outbox.path()).unwrap().len() > COMPACT_AT_BYTES);
         // The next publish folds them into one.
         outbox
-            .append(&lock, Some(&[]), &records, 39_999, at, at, None)
+            .append(&lock, Some(&[]), &records, 39_999, at, (at, None), None)
             .unwrap();
         let size = std::fs::metadata(outbox.path()).unwrap().len();
         assert!(size <= COMPACT_AT_BYTES, "{size}");
