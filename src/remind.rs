@@ -114,6 +114,14 @@ impl ReminderKind {
         Self::ALL.into_iter().find(|k| k.event_type() == event_type)
     }
 
+    /// Its place in a schedule's life (upcoming first, not confirmed last).
+    pub fn rank(self) -> usize {
+        Self::ALL
+            .iter()
+            .position(|k| *k == self)
+            .unwrap_or(usize::MAX)
+    }
+
     /// Whether only subscribers that asked for reminders get it.
     pub const fn is_reminder(self) -> bool {
         !matches!(self, ReminderKind::Elapsed)

@@ -143,9 +143,8 @@ pub fn message(entries: &[OutboxEntry], told: &[usize], audience: &Audience) -> 
                     .as_deref()
                     .is_none_or(|root| root == e.record.id || !told_ids.contains(&root))
         })
-        .map(|primary| Story {
-            primary,
-            with: entries
+        .map(|primary| {
+            let mut with: Vec<&OutboxEntry> = entries
                 .iter()
                 .filter(|e| {
                     e.reminder.is_none()
@@ -153,7 +152,10 @@ pub fn message(entries: &[OutboxEntry], told: &[usize], audience: &Audience) -> 
                         && primary.reminder.is_none()
                         && e.told_with.as_deref() == Some(primary.record.id.as_str())
                 })
-                .collect(),
+                .collect();
+            // What the story names, in the records' id order.
+            with.sort_by(|a, b| crate::model::compare_ids(&a.record.id, &b.record.id));
+            Story { primary, with }
         })
         .collect();
     let reminder = stories.iter().all(|s| s.primary.reminder.is_some());
@@ -271,6 +273,16 @@ impl Story<'_> {
             && record.schedule_state != Some(ScheduleState::Fulfilled)
     }
 
+    /// A schedule an update fulfilled by another completion (a link that
+    /// replaces an automatic match): told as completed.
+    fn refulfilled(&self) -> bool {
+        let record = &self.primary.record;
+        self.transition() == Some(Transition::Updated)
+            && record.kind == Kind::Scheduled
+            && self.primary.changed.contains(&Field::Fulfilment)
+            && record.schedule_state == Some(ScheduleState::Fulfilled)
+    }
+
     /// The headline: what happened, in words.
     fn headline(&self, audience: &Audience) -> &'static str {
         let words = audience.language.notify();
@@ -293,6 +305,7 @@ impl Story<'_> {
             Some(Transition::Created) => words.completed,
             Some(Transition::Moved) => words.moved,
             Some(Transition::Fulfilled) => words.fulfilled,
+            _ if self.refulfilled() => words.fulfilled,
             Some(Transition::Withdrawn) if scheduled => words.schedule_withdrawn,
             Some(Transition::Withdrawn) => words.completion_withdrawn,
             _ if self.unfulfilled() => words.unfulfilled,
@@ -338,6 +351,7 @@ impl Story<'_> {
                 window.map(|w| self.announced(w, audience, &times))
             }
             (None, Some(Transition::Fulfilled)) => completed.map(|at| times.at(at)),
+            _ if self.refulfilled() => completed.map(|at| times.at(at)),
             (None, Some(Transition::Moved | Transition::Withdrawn)) if window.is_some() => {
                 window.map(|w| times.window(w))
             }
@@ -414,6 +428,7 @@ impl Story<'_> {
             (None, Some(Transition::Fulfilled)) => {
                 lines.extend(window_line(words.as_scheduled, record));
             }
+            _ if self.refulfilled() => lines.extend(window_line(words.as_scheduled, record)),
             (None, Some(Transition::Updated))
                 if self.corrected().is_none() && !self.unfulfilled() =>
             {

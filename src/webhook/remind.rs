@@ -55,7 +55,9 @@ pub fn lead_lists(endpoints: &[Endpoint]) -> Vec<Option<&crate::remind::Leads>> 
 
 /// The time events due at `now` for every endpoint's own leads (of each
 /// schedule, the latest of *its* leads: one endpoint's 10 minutes never
-/// hides another's 20), each once.
+/// hides another's 20), each once, in the order a person is told them:
+/// by the instant they fell due, then by the records' order (the order
+/// they were recorded or synced), then by the order of a schedule's life.
 fn due_for<'a>(
     records: &'a [crate::model::Record],
     lists: &[Option<&crate::remind::Leads>],
@@ -72,6 +74,13 @@ fn due_for<'a>(
             }
         }
     }
+    let position = |r: &crate::remind::Reminder| {
+        records
+            .iter()
+            .position(|x| std::ptr::eq(x, r.record))
+            .unwrap_or(usize::MAX)
+    };
+    due.sort_by_key(|r| (r.due_at, position(r), r.kind.rank()));
     due
 }
 
