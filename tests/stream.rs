@@ -52,6 +52,14 @@ impl Client {
         Client { child, lines }
     }
 
+    /// The next event as (event, id, data) within `wait`, if one comes.
+    pub(crate) fn try_event(&self, wait: Duration) -> Option<(String, String, Value)> {
+        let e = self.lines.recv_timeout(wait).ok()?;
+        let event = e["event"].as_str()?.to_owned();
+        let data = serde_json::from_str(e["data"].as_str()?).ok()?;
+        Some((event, e["id"].as_str().unwrap_or_default().to_owned(), data))
+    }
+
     /// The next line, or a panic naming what was awaited.
     fn next(&self, what: &str) -> Value {
         self.lines

@@ -70,6 +70,7 @@ mod sync;
 mod sync_integrity;
 mod system_config;
 mod timelines;
+mod told;
 mod topology;
 mod troubleshooting;
 mod util;

@@ -21,7 +21,7 @@ const B: &str = "2090000000000000002";
 const C: &str = "2090000000000000003";
 
 /// The ready-made formats people read, each with a receiver path.
-const PEOPLE: [(&str, &str); 6] = [
+pub(crate) const PEOPLE: [(&str, &str); 6] = [
     ("discord", "/api/webhooks/1/tok"),
     ("ntfy", "/ntfy/resets"),
     ("slack", "/services/T0/B0/X"),
@@ -86,7 +86,7 @@ fn header_words(value: &str) -> String {
 }
 
 /// The path part of a receiver target (no query).
-fn path_of(target: &str) -> &str {
+pub(crate) fn path_of(target: &str) -> &str {
     target.split('?').next().unwrap()
 }
 
@@ -100,7 +100,7 @@ fn add_people(w: &World, r: &Receiver, prefix: &str, extra: &[&str]) {
 }
 
 /// What each people endpoint at `prefix` was told, by format, in order.
-fn people_told(r: &Receiver, prefix: &str) -> Vec<(&'static str, Vec<String>)> {
+pub(crate) fn people_told(r: &Receiver, prefix: &str) -> Vec<(&'static str, Vec<String>)> {
     PEOPLE
         .iter()
         .map(|(format, target)| {
@@ -174,7 +174,7 @@ fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
 
 /// A link as `format` writes it: Discord's angle brackets keep a preview
 /// from unfurling.
-fn link(format: &str, url: &str) -> String {
+pub(crate) fn link(format: &str, url: &str) -> String {
     if format == "discord" {
         format!("<{url}>")
     } else {
@@ -203,7 +203,7 @@ fn deliver_trusting(w: &World, smtp: &Smtp, now: &str) {
 }
 
 /// (subject, plain text) of each mail to `to`.
-fn mailed(smtp: &Smtp, to: &str) -> Vec<(String, String)> {
+pub(crate) fn mailed(smtp: &Smtp, to: &str) -> Vec<(String, String)> {
     smtp.messages_to(to)
         .iter()
         .map(|m| {

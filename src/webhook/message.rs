@@ -194,9 +194,12 @@ pub fn message(entries: &[OutboxEntry], told: &[usize], audience: &Audience) -> 
 /// Many stories: how many of each headline, and the status page.
 fn digest(stories: &[Story], audience: &Audience, reminder: bool) -> Message {
     let words = audience.language.notify();
-    let mut counts: Vec<(&'static str, usize)> = Vec::new();
+    let colon = audience.language.strings().colon;
+    let mut counts: Vec<(String, usize)> = Vec::new();
     for story in stories {
-        let headline = story.headline(audience);
+        // What happened, as its title says it (before the time it is about).
+        let title = story.tell(audience).title;
+        let headline = title.split(colon).next().unwrap_or_default().to_owned();
         match counts.iter_mut().find(|(h, _)| *h == headline) {
             Some((_, n)) => *n += 1,
             None => counts.push((headline, 1)),

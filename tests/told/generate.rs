@@ -1,0 +1,119 @@
+//! Random days for the model check: seeded, so a run is replayed by its
+//! seed, and shrunk to a smallest day that still differs.
+//!
+//! A day: schedules announced some minutes to hours ahead (inside and
+//! outside the leads; exact times and 20-minute windows), completions
+//! early, on time, late or never (some recorded before the schedule they
+//! would match, some with seconds), corrected times, links, moves,
+//! withdrawals, a seed of history (more than ten records: a digest), and
+//! restarts of `serve`. Actions fall on half minutes, time events on whole
+//! minutes, so no action and time event share an instant.
+
+use super::model::{accepted, Instance, Op, Timeline, MINUTE};
+use crate::util::Rng;
+
+/// 2026-12-01T06:00:00Z.
+pub const DAY: i64 = 1_796_104_800_000;
+
+/// A random day from `rng`: up to `max_ops` actions the product accepts.
+pub fn day(rng: &mut Rng, max_ops: usize) -> Timeline {
+    let mut instance = Instance::default();
+    let mut ops = Vec::new();
+    let mut now = DAY + 30_000;
+    let (mut schedules, mut completions, mut seeded) = (0u8, 0u8, false);
+    let count = 2 + rng.below(max_ops.max(3) as u64 - 1) as usize;
+    let mut tries = 0;
+    while ops.len() < count && tries < count * 20 {
+        tries += 1;
+        now += (1 + rng.below(40) as i64) * MINUTE;
+        let (s_known, c_known) = instance.recorded();
+        let pick_s = |rng: &mut Rng| s_known[rng.below(s_known.len().max(1) as u64) as usize];
+        let pick_c = |rng: &mut Rng| c_known[rng.below(c_known.len().max(1) as u64) as usize];
+        let minute = |ms: i64| ms.div_euclid(MINUTE) * MINUTE;
+        let op = match rng.below(100) {
+            0..=29 => {
+                schedules += 1;
+                let lead = [2, 5, 9, 30, 55, 90, 150][rng.below(7) as usize];
+                let start = minute(now) + lead * MINUTE;
+                let end = if rng.below(10) < 3 {
+                    start + 20 * MINUTE
+                } else {
+                    start
+                };
+                Op::Announce {
+                    s: schedules - 1,
+                    start,
+                    end,
+                }
+            }
+            30..=54 => {
+                completions += 1;
+                // Near a known window (early, on time, late), or anywhere.
+                let base = match s_known.is_empty() {
+                    true => now,
+                    false => instance.window(pick_s(rng)).map_or(now, |(s, _)| s),
+                };
+                let shift = [-200, -170, -30, 0, 0, 1, 12, 170, 190][rng.below(9) as usize];
+                let at = base + shift * MINUTE + rng.below(60) as i64 * 1000;
+                Op::Complete {
+                    c: completions - 1,
+                    at: at.min(now),
+                }
+            }
+            55..=62 if !c_known.is_empty() => {
+                let c = pick_c(rng);
+                let seconds = rng.below(60) as i64 * 1000;
+                Op::Correct {
+                    c,
+                    at: minute(now) - rng.below(200) as i64 * MINUTE + seconds,
+                }
+            }
+            63..=70 if !c_known.is_empty() && !s_known.is_empty() => Op::Link {
+                c: pick_c(rng),
+                s: pick_s(rng),
+            },
+            71..=78 if !s_known.is_empty() => {
+                let start = minute(now) + [3, 20, 45, 120][rng.below(4) as usize] * MINUTE;
+                Op::Move {
+                    s: pick_s(rng),
+                    start,
+                    end: start,
+                }
+            }
+            79..=84 if !s_known.is_empty() => Op::DismissSchedule { s: pick_s(rng) },
+            85..=89 if !c_known.is_empty() => Op::DismissCompletion { c: pick_c(rng) },
+            90..=93 if !seeded => {
+                seeded = true;
+                Op::Seed {
+                    n: [3, 12][rng.below(2) as usize],
+                    at: DAY - 30 * 24 * 60 * MINUTE,
+                }
+            }
+            94..=99 => Op::Restart,
+            _ => continue,
+        };
+        if instance.apply(now, &op) {
+            ops.push((now, op));
+        }
+    }
+    Timeline { start: DAY, ops }
+}
+
+/// The smallest day found that `differs` still holds for: each action
+/// removed in turn while it keeps differing (the actions the product
+/// would then refuse go with it).
+pub fn shrink(timeline: &Timeline, differs: impl Fn(&Timeline) -> bool) -> Timeline {
+    let mut smallest = timeline.clone();
+    let mut i = 0;
+    while i < smallest.ops.len() {
+        let mut candidate = smallest.clone();
+        candidate.ops.remove(i);
+        let candidate = accepted(&candidate);
+        if candidate.ops.len() < smallest.ops.len() && differs(&candidate) {
+            smallest = candidate;
+        } else {
+            i += 1;
+        }
+    }
+    smallest
+}
