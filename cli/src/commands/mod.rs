@@ -39,6 +39,8 @@ pub fn dispatch(cli: Cli) -> Result<(), CliError> {
             if needs_existing_data_dir(&cli.command) {
                 data::require_data_dir(&settings)?;
             }
+            // A data dir whose directories are links is no command's.
+            resetctl::data_dir::DataDir::of(&settings.data_dir).refuse_links()?;
             match cli.command {
                 Command::Seed { file } => data::seed(&settings, file.as_deref()),
                 Command::Publish => data::publish(&settings),
