@@ -96,7 +96,7 @@ pub enum RenderError {
 pub fn render(endpoint: &Endpoint, event: &Event, signed_at: i64) -> Result<Request, RenderError> {
     let url = Url::parse(&endpoint.url).map_err(|e| TargetError::Url(e.to_string()))?;
     // The human message of the ready-made formats, in the endpoint's words.
-    let message = || message(event, endpoint.language, endpoint.zone());
+    let message = || message(event, endpoint.language, endpoint.zone()).neutralised();
     match endpoint.format {
         Format::Standard => {
             let secret = endpoint.secret.as_deref().ok_or(RenderError::Secret)?;
@@ -327,6 +327,14 @@ pub struct Message {
 }
 
 impl Message {
+    /// The message with its title and every line neutralised
+    /// ([`super::markup::neutralise`]): what every format and e-mail send.
+    pub fn neutralised(mut self) -> Self {
+        super::markup::neutralise(&mut self.title);
+        self.lines.iter_mut().for_each(super::markup::neutralise);
+        self
+    }
+
     /// The links, labelled: the record's page first, then the source post.
     pub fn links(&self) -> impl Iterator<Item = (&'static str, &Link)> {
         let page = self.page.iter().map(|l| (self.words.details, l));
