@@ -635,3 +635,23 @@ fn every_json_answer_says_nosniff() {
         "{raw}"
     );
 }
+
+/// A path is matched byte for byte: another letter case is a 404, on the
+/// API's paths, the documents, `/mcp` and `/healthz` alike.
+#[test]
+fn a_path_in_another_letter_case_is_not_found() {
+    let w = seeded();
+    let s = Server::start(&w, &["--now", NOW, "--no-rate-limit"], &[]);
+    assert_eq!(s.get("/openapi/v1/records/latest").status, 200);
+    for path in [
+        "/OPENAPI/V1/RECORDS/LATEST",
+        "/openapi/v1/Records",
+        "/openapi/v1/OPENAPI.json",
+        "/HEALTHZ",
+        "/MCP",
+    ] {
+        let reply = s.get(path);
+        assert_eq!(reply.status, 404, "{path}");
+        assert_eq!(reply.json()["error"], "not_found", "{path}");
+    }
+}
