@@ -70,6 +70,44 @@ fn lintian_finds_no_error_and_no_warning_in_the_package() {
     );
 }
 
+/// The config directory and file as the package holds them, before any
+/// script has run: never readable by others (the config may hold a Redis
+/// password or an upstream token).
+#[test]
+fn the_package_holds_its_config_unreadable_by_others() {
+    let dir = tempfile::tempdir().unwrap();
+    let deb = build(&crate::util::bin_version(), dir.path());
+    let out = Command::new("dpkg-deb")
+        .arg("-c")
+        .arg(&deb)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let listing = String::from_utf8_lossy(&out.stdout).into_owned();
+    let mode_of = |path: &str| {
+        listing
+            .lines()
+            .find(|l| l.ends_with(path))
+            .map(|l| l.split_whitespace().take(2).collect::<Vec<_>>().join(" "))
+            .unwrap_or_else(|| panic!("{path} is not in the package:\n{listing}"))
+    };
+    assert_eq!(mode_of(" ./etc/resetctl/"), "drwxr-x--- root/root");
+    assert_eq!(
+        mode_of(" ./etc/resetctl/config.toml"),
+        "-rw-r----- root/root"
+    );
+}
+
+/// The modes and owners of the config directory and file, one line each.
+fn config_modes(dir: &Path) -> String {
+    sh(
+        "the config's modes",
+        "stat -c '%a %U:%G %n' /etc/resetctl /etc/resetctl/config.toml > modes",
+        dir,
+    );
+    read(&dir.join("modes"))
+}
+
 #[test]
 fn the_package_installs_upgrades_removes_and_purges_in_a_throwaway_root() {
     if let Some(dir) = std::env::var_os(INSIDE_VAR) {
@@ -162,13 +200,19 @@ fn inside(dir: &Path) {
     );
     let owner = sh("the owner", "stat -c %U:%G /var/lib/resetctl", dir);
     assert!(owner.contains("resetctl:resetctl"), "{owner}");
+    // The config, which may hold secrets: root writes, the group reads.
+    let secret = "750 root:resetctl /etc/resetctl\n640 root:resetctl /etc/resetctl/config.toml\n";
+    assert_eq!(config_modes(dir), secret, "as installed");
+    // An upgrade that replaces the unchanged conffile leaves it so.
+    let ours = dir.join(format!("resetctl_{version}_amd64.deb"));
+    sh("upgrade", &format!("dpkg -i {}", ours.display()), dir);
+    assert_eq!(config_modes(dir), secret, "after an upgrade");
     sh("purge", "dpkg --purge resetctl", dir);
     for gone in ["/usr/bin/resetctl", "/etc/resetctl", "/var/lib/resetctl"] {
         assert!(!Path::new(gone).exists(), "{gone} is left after a purge");
     }
 
     // The guide's blocks, as pasted, with the package of the binary under test.
-    let ours = dir.join(format!("resetctl_{version}_amd64.deb"));
     let package_blocks: Vec<_> = blocks()
         .into_iter()
         .filter(|b| b.kind == "sh" && b.tags.iter().any(|t| t == PACKAGE))
@@ -218,6 +262,12 @@ fn inside(dir: &Path) {
     let config = Path::new("/etc/resetctl/config.toml");
     let changed = format!("{}site-name = \"Ops resets\"\n", read(config));
     fs::write(config, &changed).unwrap();
+    // And makes it stricter than the package does: an upgrade keeps that.
+    sh(
+        "stricter",
+        "chmod 0600 /etc/resetctl/config.toml && chmod 0700 /etc/resetctl",
+        dir,
+    );
     let snapshots_before = sh("snapshots", "ls /var/lib/resetctl/snapshots", dir);
     sh(
         "downgrade then upgrade",
@@ -232,6 +282,11 @@ fn inside(dir: &Path) {
         read(config),
         changed,
         "the upgrade kept the changed conffile"
+    );
+    assert_eq!(
+        config_modes(dir),
+        "700 root:resetctl /etc/resetctl\n600 root:resetctl /etc/resetctl/config.toml\n",
+        "the upgrade kept the operator's stricter modes"
     );
     assert_eq!(
         sh("snapshots", "ls /var/lib/resetctl/snapshots", dir),
