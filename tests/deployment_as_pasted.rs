@@ -238,6 +238,10 @@ fn throwaway_root(scratch: &Path) {
         let name = dir.trim_start_matches('/').replace('/', "_");
         crate::util::namespace::overlay(dir, &scratch.join(name));
     }
+    // A fresh machine, also where resetctl is deployed (the package's
+    // /usr/bin/resetctl stays: the guide's /usr/local/bin comes first).
+    crate::util::namespace::forget_a_deployed_resetctl();
+    let _ = fs::remove_file("/usr/local/bin/resetctl");
     sh(Command::new("ip").args(["link", "set", "lo", "up"]));
     sh(Command::new("ip").args(["addr", "add", "10.0.0.20/32", "dev", "lo"]));
     let hosts = read(Path::new("/etc/hosts"));

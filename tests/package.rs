@@ -117,6 +117,7 @@ fn the_package_installs_upgrades_removes_and_purges_in_a_throwaway_root() {
     build(PREVIOUS, &dir.path().join("previous"));
     build(&crate::util::bin_version(), dir.path());
     let host_dpkg = read(Path::new("/var/lib/dpkg/status"));
+    let host_binary = fs::read("/usr/bin/resetctl").ok();
     let (passed, log) = crate::util::namespace::run_test_as_machine(
         "package::the_package_installs_upgrades_removes_and_purges_in_a_throwaway_root",
         &[(INSIDE_VAR, dir.path().as_os_str())],
@@ -127,7 +128,7 @@ fn the_package_installs_upgrades_removes_and_purges_in_a_throwaway_root() {
         "the host's dpkg database changed"
     );
     assert!(
-        !Path::new("/usr/bin/resetctl").exists(),
+        fs::read("/usr/bin/resetctl").ok() == host_binary,
         "the package reached the host"
     );
     assert!(
@@ -187,6 +188,14 @@ fn inside(dir: &Path) {
     );
     let previous = dir.join(format!("previous/resetctl_{PREVIOUS}_amd64.deb"));
     let version = crate::util::bin_version();
+    // A machine with the package installed is this test's host too: here,
+    // it starts without it.
+    sh(
+        "a fresh machine",
+        "if dpkg -s resetctl > /dev/null 2>&1; then dpkg --purge resetctl; fi",
+        dir,
+    );
+    crate::util::namespace::forget_a_deployed_resetctl();
 
     // A first install and purge with nothing stored: nothing of it is left.
     sh("install", &format!("dpkg -i {}", previous.display()), dir);

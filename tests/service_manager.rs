@@ -67,6 +67,10 @@ fn passing(w: &World, socket: OwnedFd, name: &str, listen_pid: Option<&str>) -> 
     cmd.env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("HOME", w.path("home"))
+        .env(
+            "RESETCTL_CONFIG",
+            crate::util::own_config_path(w.tmp.path()),
+        )
         .env("LISTEN_FDS", "1")
         .env("LISTEN_FDNAMES", name)
         .args(["-c", &script, "sh", bin(), "--data-dir"])
