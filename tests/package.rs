@@ -2,17 +2,17 @@
 //! on the release build), built here from the binary under test: lintian
 //! finds nothing to warn about, and in a throwaway root (a mount namespace
 //! with overlays on `/etc`, `/usr`, `/var` and `/run`, only loopback, a pid
-//! namespace, `systemctl` stubbed as in tests/deployment_as_pasted.rs) the
-//! guide's `sh package` blocks run as pasted, an upgrade keeps the data and
-//! a changed conffile, `remove` keeps both, and `purge` removes what the
-//! package made and keeps the records.
+//! namespace, `systemctl` stubbed as in tests/deployment_as_pasted.rs) it
+//! installs what it says, an upgrade keeps the data and a changed conffile,
+//! `remove` keeps both, and `purge` removes what the package made and keeps
+//! the records. (The guide's package blocks run in
+//! tests/deployment_as_pasted.rs, on a package host.)
 
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use crate::deployment::{blocks, read, GUIDE};
-use crate::deployment_as_pasted::PACKAGE;
+use crate::deployment::read;
 use crate::util::{bin, repo_root};
 
 /// Set (to the scratch dir holding the packages) in the run inside.
@@ -221,25 +221,18 @@ fn inside(dir: &Path) {
         assert!(!Path::new(gone).exists(), "{gone} is left after a purge");
     }
 
-    // The guide's blocks, as pasted, with the package of the binary under test.
-    let package_blocks: Vec<_> = blocks()
-        .into_iter()
-        .filter(|b| b.kind == "sh" && b.tags.iter().any(|t| t == PACKAGE))
-        .collect();
-    assert!(
-        !package_blocks.is_empty(),
-        "{GUIDE} has no `sh package` block"
+    // The package of the binary under test, installed as the guide does,
+    // and a first snapshot served by its units.
+    sh(
+        "install",
+        &format!(
+            "apt install ./{} && sudo -u resetctl resetctl --config /etc/resetctl/config.toml \
+             --data-dir /var/lib/resetctl seed && systemctl enable --now resetctl-serve.socket \
+             resetctl-serve.service && curl -fsS http://127.0.0.1:8080/openapi/v1/records/latest",
+            ours.file_name().unwrap().to_string_lossy()
+        ),
+        dir,
     );
-    for block in &package_blocks {
-        assert!(
-            block
-                .text
-                .contains(&format!("resetctl_{version}_amd64.deb")),
-            "{}: the guide installs another version than {version}",
-            block.at()
-        );
-        sh(&block.at(), &block.text, dir);
-    }
     let status = sh(
         "status",
         "sudo -u resetctl resetctl --config /etc/resetctl/config.toml --data-dir /var/lib/resetctl status --json",
