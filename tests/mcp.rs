@@ -397,11 +397,13 @@ fn the_python_sdk_shows_each_error_replys_own_message() {
         .arg(s.url("/mcp"))
         .output()
         .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        out.status.success(),
-        "tests/mcp_python_client.py: {}",
-        String::from_utf8_lossy(&out.stderr)
+        !stderr.contains("ModuleNotFoundError"),
+        "the official MCP Python SDK is not installed: run `make test-deps` (mcp, pinned in \
+         tests/requirements.txt):\n{stderr}"
     );
+    assert!(out.status.success(), "tests/mcp_python_client.py: {stderr}");
     let shown: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(
         shown,
