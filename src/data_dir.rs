@@ -65,6 +65,21 @@ pub enum Watched {
     Deliveries,
 }
 
+/// A directory of the data dir that is a symbolic link. resetctl makes
+/// each of them itself, never as a link, so one there was put by someone
+/// else and may lead reads and writes (a prune's removals among them) to
+/// files that are not the data dir's: it is refused, as a link in place of
+/// a file of the data dir (`CURRENT`) is.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{path} is a symbolic link; the data dir's directories are never links, so it is not \
+     followed: put the directory itself there"
+)]
+pub struct LinkedDir {
+    /// The directory.
+    pub path: PathBuf,
+}
+
 /// The paths of one data dir.
 #[derive(Clone, Copy, Debug)]
 pub struct DataDir<'a> {
@@ -206,6 +221,19 @@ impl<'a> DataDir<'a> {
     /// Endpoint `id`'s delivery state.
     pub fn endpoint_state(self, id: &str) -> PathBuf {
         self.endpoint_states().join(format!("{id}.json"))
+    }
+
+    /// Refuses the data dir when one of its directories (`snapshots/`,
+    /// `webhooks/`, `webhooks/state/`) is a symbolic link ([`LinkedDir`]);
+    /// one that is missing is fine (it is made when needed). The data dir
+    /// itself may be a link: an operator names it.
+    pub fn refuse_links(self) -> Result<(), LinkedDir> {
+        for path in [self.snapshots(), self.webhooks(), self.endpoint_states()] {
+            if std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) {
+                return Err(LinkedDir { path });
+            }
+        }
+        Ok(())
     }
 
     /// Takes the writers' lock within `timeout` (`purpose` names the holder

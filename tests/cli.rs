@@ -84,14 +84,8 @@ fn flags_beat_env_beats_config_file() {
         status_dir(base().args(["status", "--json"])),
         from_file.to_str().unwrap()
     );
-    // And the platform data dir is the last resort.
-    std::fs::remove_file(w.path("home/.config/resetctl/config.toml")).unwrap();
-    let default = status_dir(
-        base()
-            .env("XDG_DATA_HOME", w.path("xdg-data"))
-            .args(["status", "--json"]),
-    );
-    assert_eq!(default, w.path("xdg-data/resetctl").to_str().unwrap());
+    // (Without one, the system-wide file is read, then the platform data
+    // dir is the last resort: system_config::, where /etc is the test's.)
 }
 
 #[test]
@@ -505,4 +499,65 @@ fn man_pages_show_value_placeholders_and_refer_only_to_pages_that_exist() {
     ] {
         assert!(synopsis.contains(option), "no {option} in {synopsis}");
     }
+}
+
+#[test]
+fn every_command_that_reads_a_data_dir_names_one_that_does_not_exist() {
+    let w = World::new();
+    let missing = format!(
+        "resetctl: the data dir {} does not exist: is the path right? (`--data-dir`, `RESETCTL_DATA_DIR` or `data-dir` in the config file){}\n",
+        w.data_dir().display(),
+        w.machine_hint().unwrap_or_default()
+    );
+    // What reads a data dir, or changes what is already in one: a mistyped
+    // path is named, never answered "none" (or made, by taking its lock).
+    let readers: &[&[&str]] = &[
+        &["export"],
+        &["snapshots", "list"],
+        &["snapshots", "show", "1"],
+        &["snapshots", "prune", "--keep", "3"],
+        &["snapshots", "rollback", "1"],
+        &["record", "list"],
+        &["record", "show", "x"],
+        &["record", "log"],
+        &["record", "link", "x", "y", "--actor", "a"],
+        &["record", "unlink", "x", "y", "--actor", "a"],
+        &["record", "dismiss", "x", "--actor", "a"],
+        &["record", "undo", "1", "--actor", "a"],
+        &["record", "edit", "x", "--text", "t", "--actor", "a"],
+        &["webhook", "list"],
+        &["webhook", "show", "x"],
+        &["webhook", "remove", "x"],
+        &["webhook", "disable", "x"],
+        &["webhook", "enable", "x"],
+        &["webhook", "test", "x"],
+        &["webhook", "set", "x", "--webhook-timeout", "5"],
+        &["webhook", "deliveries", "x"],
+        &["webhook", "deliver", "--once"],
+    ];
+    for args in readers {
+        let run = w.run(args);
+        assert_eq!(
+            (run.code, run.stderr.as_str(), run.stdout.as_str()),
+            (69, missing.as_str(), ""),
+            "resetctl {}",
+            args.join(" ")
+        );
+        assert!(
+            !w.data_dir().exists(),
+            "resetctl {} made the data dir",
+            args.join(" ")
+        );
+    }
+    // `status` reports it too, after what it can say.
+    let status = w.run(&["status"]).code(69);
+    assert!(status.stderr.ends_with(&missing), "{}", status.stderr);
+    // What makes an instance makes its data dir.
+    w.run(&["record", "list"]).code(69);
+    w.seed_bundled();
+    assert!(w
+        .run(&["record", "list"])
+        .success()
+        .stdout
+        .contains("seed:"));
 }

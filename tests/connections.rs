@@ -389,6 +389,7 @@ fn an_open_file_limit_below_the_connection_cap_is_raised_or_named() {
         .env("HOME", w.path("home"))
         .arg("--data-dir")
         .arg(w.data_dir());
+    crate::util::own_config(&mut cmd, w.tmp.path());
     let s = Server::start_with(cmd, &["--max-connections", "10000"]);
     assert_eq!(s.get("/healthz").status, 200);
     let limits = std::fs::read_to_string(format!("/proc/{}/limits", s.child.id())).unwrap();

@@ -4,15 +4,18 @@
 //! with overlays on `/etc`, `/var`, `/usr/local` and `/run`, a network
 //! namespace with only loopback, a pid namespace that ends every process the
 //! blocks started. Each run is one machine set up from scratch: `mirror`
-//! (with `systemd-sysusers`, the timer, then the daemon) and `standalone`
-//! (with `useradd`); a block tagged with runs (```` ```sh mirror ````) runs
-//! only in those, an untagged one in both, and the one tagged `build` (the
-//! release build) in neither, nor those tagged `package` (tests/package.rs
-//! runs them) or `image` (tests/image.rs).
+//! (from source, with `systemd-sysusers`, the timer, then the daemon),
+//! `standalone` (from source, with `useradd`) and `package` (a mirror on a
+//! package host: the Debian package installed from where `make deb` leaves
+//! it, `/usr` overlaid too); a block tagged with runs (```` ```sh mirror
+//! standalone ````) runs only in those, an untagged one in every run, and the
+//! one tagged `build` (the release build) in none, nor those tagged `image`
+//! (tests/image.rs).
 //!
 //! What the test supplies, and nothing else:
 //! - a checkout (`deploy/`, `man/`, and the binary under test at
-//!   `target/release/resetctl`, in place of the build);
+//!   `target/release/resetctl`, in place of the build; for the package run,
+//!   its package at `target/debian/`, as `make deb` leaves it);
 //! - `systemctl`: tests/util/systemctl-stub.sh bind-mounted over
 //!   `/usr/bin/systemctl`; it records each call (asserted below to be the
 //!   guide's, in order), starts and stops the services the guide installed
@@ -60,8 +63,21 @@ const BUILD: &str = "build";
 const BACKUP_TIME: &str = "20261120-0300";
 /// Where the guide's backups go.
 const BACKUPS: &str = "/var/backups/resetctl";
-/// The directories the throwaway root lays an overlay on.
+/// The directories the throwaway root lays an overlay on (`/usr/local`
+/// within `/usr`, which the package run overlays whole).
 const OVERLAID: [&str; 4] = ["/etc", "/var", "/usr/local", "/run"];
+/// The run of a package host.
+const PACKAGE_RUN: &str = PACKAGE;
+
+/// What the `run` overlays: `/usr` whole on a package host (the package
+/// installs there), else [`OVERLAID`].
+fn overlaid(run: &str) -> Vec<&'static str> {
+    if run == PACKAGE_RUN {
+        vec!["/etc", "/var", "/usr", "/run"]
+    } else {
+        OVERLAID.to_vec()
+    }
+}
 /// The mirror's upstream in the guide's config, replaced by the loopback copy.
 const PUBLIC_UPSTREAM: &str = "upstream = \"public\"";
 /// Set (to the run) in the process that runs inside the namespaces.
@@ -74,6 +90,17 @@ const STUB_CALLS: &str = "/run/systemctl-stub/calls";
 #[test]
 fn the_guide_runs_as_pasted_for_a_mirror() {
     as_pasted("mirror", "the_guide_runs_as_pasted_for_a_mirror");
+}
+
+/// Issue 50, item 6: the guide as a package user follows it: the package
+/// from `target/debian/`, then a mirror (the config, the first sync, the
+/// units, nginx, operations, backups, the package's upgrade, a reload).
+#[test]
+fn the_guide_runs_as_pasted_for_a_mirror_on_a_package_host() {
+    as_pasted(
+        PACKAGE_RUN,
+        "the_guide_runs_as_pasted_for_a_mirror_on_a_package_host",
+    );
 }
 
 #[test]
@@ -109,9 +136,10 @@ fn as_pasted(run: &str, test: &str) {
     let before = states(&watched);
     let scratch = tempfile::tempdir().unwrap();
     assert!(
-        !OVERLAID.iter().any(|d| scratch.path().starts_with(d)),
+        !overlaid(run).iter().any(|d| scratch.path().starts_with(d)),
         "the overlays' upper directories cannot be under what they cover: set TMPDIR \
-         outside {OVERLAID:?} (it is {})",
+         outside {:?} (it is {})",
+        overlaid(run),
         scratch.path().display()
     );
     // bash as the namespace's init reaps the services the blocks leave
@@ -154,7 +182,7 @@ fn inside(run: &str) {
         names.contains(&format!("`{BACKUP_TIME}`")),
         "{GUIDE}: the restore's `{BACKUP_TIME}` is not among the names to replace:{names}"
     );
-    throwaway_root(&scratch);
+    throwaway_root(&scratch, run);
     // The outside world the guide assumes.
     let redis = crate::util::tool(&["redis-server"], "--version", "redis-server");
     sh(Command::new(redis)
@@ -173,7 +201,7 @@ fn inside(run: &str) {
     let upstream = Upstream::start_on("127.0.0.1", crate::util::upstream::Behavior::Status(500));
     upstream.serve(&feed, "\"feed-1\"");
     let upstream_url = upstream.url("/api/status.json");
-    let checkout = checkout(&scratch);
+    let checkout = checkout(&scratch, run);
     let editor = editor(&scratch, run, &upstream_url);
     wait_for_port("10.0.0.20:6379");
 
@@ -189,6 +217,17 @@ fn inside(run: &str) {
         if !block.tags.is_empty() && !block.tags.iter().any(|t| t == run) {
             continue;
         }
+        if block.tags.iter().any(|t| t == PACKAGE) {
+            let version = crate::util::bin_version();
+            assert!(
+                !block.text.contains("resetctl_")
+                    || block
+                        .text
+                        .contains(&format!("./target/debian/resetctl_{version}_amd64.deb")),
+                "{}: the guide installs another package than target/debian/'s of {version}",
+                block.at()
+            );
+        }
         let mut text = block.text.clone();
         if text.contains(BACKUP_TIME) {
             text = text.replace(BACKUP_TIME, &newest_backup_time(&block));
@@ -196,7 +235,8 @@ fn inside(run: &str) {
         run_block(&block, &text, &scratch, &checkout, &editor);
         ran.push(block);
     }
-    assert!(ran.len() >= 15, "only {} blocks ran", ran.len());
+    let least = if run == PACKAGE_RUN { 12 } else { 15 };
+    assert!(ran.len() >= least, "only {} blocks ran", ran.len());
 
     // The stub was the systemctl the blocks ran, and saw exactly their calls.
     let expected: Vec<String> = ran
@@ -209,8 +249,11 @@ fn inside(run: &str) {
         })
         .map(str::to_owned)
         .collect();
+    // (The package's maintainer scripts call `systemctl --system …`; the
+    // guide's calls are the rest.)
     let calls: Vec<String> = read(Path::new(STUB_CALLS))
         .lines()
+        .filter(|call| !call.starts_with("--"))
         .map(str::to_owned)
         .collect();
     assert!(
@@ -233,11 +276,22 @@ fn inside(run: &str) {
 
 /// Overlays on the directories the guide writes, loopback up with the
 /// private Redis address, the public host name at home, systemctl stubbed.
-fn throwaway_root(scratch: &Path) {
-    for dir in OVERLAID {
+fn throwaway_root(scratch: &Path, run: &str) {
+    for dir in overlaid(run) {
         let name = dir.trim_start_matches('/').replace('/', "_");
         crate::util::namespace::overlay(dir, &scratch.join(name));
     }
+    // A fresh machine, also where resetctl is deployed: its package purged
+    // where /usr is the run's, and on the source runs the guide's
+    // /usr/local/bin coming first in PATH.
+    if run == PACKAGE_RUN {
+        sh(Command::new("sh").args([
+            "-c",
+            "if dpkg -s resetctl > /dev/null 2>&1; then dpkg --purge resetctl > /dev/null; fi",
+        ]));
+    }
+    crate::util::namespace::forget_a_deployed_resetctl();
+    let _ = fs::remove_file("/usr/local/bin/resetctl");
     sh(Command::new("ip").args(["link", "set", "lo", "up"]));
     sh(Command::new("ip").args(["addr", "add", "10.0.0.20/32", "dev", "lo"]));
     let hosts = read(Path::new("/etc/hosts"));
@@ -252,21 +306,30 @@ fn throwaway_root(scratch: &Path) {
         .arg("/usr/bin/systemctl"));
 }
 
-/// A checkout as the guide's commands expect it in the current directory.
-fn checkout(scratch: &Path) -> PathBuf {
+/// A checkout as the guide's commands expect it in the current directory;
+/// on a package host, with the package of the binary under test where
+/// `make deb` leaves it.
+fn checkout(scratch: &Path, run: &str) -> PathBuf {
     let dir = scratch.join("checkout");
     fs::create_dir_all(dir.join("target/release")).unwrap();
     for name in ["deploy", "man"] {
         std::os::unix::fs::symlink(repo_root().join(name), dir.join(name)).unwrap();
     }
     std::os::unix::fs::symlink(bin(), dir.join("target/release/resetctl")).unwrap();
+    if run == PACKAGE_RUN {
+        sh(Command::new(repo_root().join("deploy/debian/build-deb.sh"))
+            .env("RESETCTL_DEB_COMPRESS", "gzip")
+            .arg(bin())
+            .arg(crate::util::bin_version())
+            .arg(dir.join("target/debian")));
+    }
     dir
 }
 
 /// The editor `sudoedit` runs: it writes the guide's block for the file
 /// (sudoedit hands it a temp copy, named like the file with a random middle).
 fn editor(scratch: &Path, run: &str, upstream_url: &str) -> PathBuf {
-    let config = if run == "mirror" {
+    let config = if run == "mirror" || run == PACKAGE_RUN {
         main_config()
     } else {
         blocks()
@@ -418,6 +481,10 @@ fn watched_paths() -> Vec<PathBuf> {
         "/etc/shadow",
         "/etc/hosts",
         "/usr/bin/systemctl",
+        // What the package run's dpkg writes.
+        "/usr/bin/resetctl",
+        "/var/lib/dpkg/status",
+        "/lib/systemd/system/resetctl-serve.service",
         // What the stub and the services it starts write.
         "/run/systemctl-stub",
         "/run/nginx.pid",

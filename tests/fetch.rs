@@ -306,6 +306,10 @@ fn a_compressed_body_that_inflates_past_the_limit_is_refused_while_decoding() {
         ])
         .env_clear()
         .env("HOME", w.path("home"))
+        .env(
+            "RESETCTL_CONFIG",
+            crate::util::own_config_path(w.tmp.path()),
+        )
         .output()
         .expect("prlimit (util-linux)");
     let run = crate::util::Run::from(out).code(69);

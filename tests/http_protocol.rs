@@ -509,3 +509,149 @@ fn an_http_1_1_request_needs_exactly_one_host() {
     let answer = raw_bytes(&s, b"GET /openapi/v1/docs HTTP/1.0\r\n\r\n");
     assert!(answer.starts_with(b"HTTP/1.0 200 ") || answer.starts_with(b"HTTP/1.1 200 "));
 }
+
+// Issue 50, item 10 -----------------------------------------------------------
+
+/// `curl --http2-prior-knowledge` (h2c, as a proxy speaks to the server)
+/// with one header of `pad` bytes: the status line, the headers and the body.
+fn h2_get(s: &Server, path: &str, pad: usize) -> (String, String) {
+    let curl = crate::util::tool(&["curl"], "--version", "curl");
+    let out = std::process::Command::new(curl)
+        .args(["-sS", "--http2-prior-knowledge", "-D", "-", "-H"])
+        .arg(format!("X-Pad: {}", "a".repeat(pad)))
+        .arg(s.url(path))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let (head, body) = text.split_once("\r\n\r\n").expect("a head");
+    (head.to_ascii_lowercase(), body.to_owned())
+}
+
+#[test]
+fn an_http2_head_over_the_limit_is_the_json_431() {
+    let w = seeded();
+    let s = Server::start(&w, &["--now", NOW, "--no-rate-limit"], &[]);
+    // (curl's HTTP/2 library sends no header block over 64 KiB.)
+    for pad in [40_000, 60_000] {
+        let (head, body) = h2_get(&s, "/openapi/v1/records/latest", pad);
+        assert!(head.starts_with("http/2 431"), "{pad}: {head}");
+        assert!(
+            head.contains("\r\ncontent-type: application/json"),
+            "{head}"
+        );
+        assert_eq!(
+            serde_json::from_str::<Value>(&body).unwrap_or(Value::Null),
+            json!({"ok": false, "error": "headers_too_large",
+                "detail": "the request head (its target and headers) is larger than the server accepts, or has more than 100 headers",
+                "retryAfter": null}),
+            "a {pad}-byte header over HTTP/2: {body:?}"
+        );
+    }
+    let (head, _) = h2_get(&s, "/openapi/v1/records/latest", 20_000);
+    assert!(head.starts_with("http/2 200"), "{head}");
+}
+
+#[test]
+fn a_422_quotes_a_long_parameter_name_only_in_part() {
+    let w = seeded();
+    let s = Server::start(&w, &["--now", NOW, "--no-rate-limit"], &[]);
+    let name = "n".repeat(5000);
+    let reply = s.get(&format!("/openapi/v1/records?{name}=1"));
+    assert_eq!(reply.status, 422);
+    let detail = reply.json()["detail"].as_str().unwrap().to_owned();
+    let expected = format!(
+        "unknown query parameter \"{}\"… (5000 characters); this endpoint accepts kind, page, pageSize",
+        "n".repeat(64)
+    );
+    assert!(
+        detail == expected,
+        "a detail of {} characters: {}…",
+        detail.chars().count(),
+        detail.chars().take(120).collect::<String>()
+    );
+    // A short one is quoted whole, as before.
+    assert_eq!(
+        s.get("/openapi/v1/records?limit=5").json()["detail"],
+        "unknown query parameter \"limit\"; this endpoint accepts kind, page, pageSize"
+    );
+}
+
+#[test]
+fn every_json_answer_says_nosniff() {
+    let w = seeded();
+    let s = Server::start(
+        &w,
+        &[
+            "--now",
+            NOW,
+            "--rate-limit",
+            "2/3600",
+            "--admin-listen",
+            "127.0.0.1:0",
+        ],
+        &[],
+    );
+    let mut answers: Vec<(String, Reply)> = [
+        "/openapi/v1/records/latest",
+        "/openapi/v1/records?bogus=1",
+        "/openapi/v1/records/latest",
+        "/openapi/v1/nowhere",
+        "/openapi/v1/openapi.json",
+        "/openapi/v1/badge.json",
+        "/healthz",
+        "/en/",
+    ]
+    .iter()
+    .map(|path| (path.to_string(), s.get(path)))
+    .collect();
+    answers.push(("POST /mcp".into(), raw_request(s.addr, "POST", "/mcp", &[])));
+    answers.push(("admin /healthz".into(), s.admin_get("/healthz", &[])));
+    answers.push((
+        "admin /export.json".into(),
+        s.admin_get("/export.json", &[]),
+    ));
+    let statuses: Vec<u16> = answers.iter().map(|(_, r)| r.status).collect();
+    assert_eq!(
+        statuses,
+        [200, 422, 429, 404, 200, 200, 200, 200, 400, 200, 200]
+    );
+    for (what, reply) in &answers {
+        assert_eq!(
+            reply.header("x-content-type-options"),
+            Some("nosniff"),
+            "{what}: {:?}",
+            reply.headers
+        );
+    }
+    // hyper's own 400/414/431, with the JSON body they are given.
+    let raw = String::from_utf8_lossy(&raw_bytes(&s, b"GARBAGE\r\n\r\n")).into_owned();
+    assert!(
+        raw.contains("\r\nx-content-type-options: nosniff\r\n"),
+        "{raw}"
+    );
+}
+
+/// A path is matched byte for byte: another letter case is a 404, on the
+/// API's paths, the documents, `/mcp` and `/healthz` alike.
+#[test]
+fn a_path_in_another_letter_case_is_not_found() {
+    let w = seeded();
+    let s = Server::start(&w, &["--now", NOW, "--no-rate-limit"], &[]);
+    assert_eq!(s.get("/openapi/v1/records/latest").status, 200);
+    for path in [
+        "/OPENAPI/V1/RECORDS/LATEST",
+        "/openapi/v1/Records",
+        "/openapi/v1/OPENAPI.json",
+        "/HEALTHZ",
+        "/MCP",
+    ] {
+        let reply = s.get(path);
+        assert_eq!(reply.status, 404, "{path}");
+        assert_eq!(reply.json()["error"], "not_found", "{path}");
+    }
+}

@@ -715,6 +715,10 @@ fn a_record_command_reads_history_and_ledger_once() {
             .env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("HOME", w.path("home"))
+            .env(
+                "RESETCTL_CONFIG",
+                crate::util::own_config_path(w.tmp.path()),
+            )
             .output()
             .unwrap(),
     )

@@ -588,3 +588,38 @@ fn a_changed_byte_fails_its_lines_check_and_unchecked_lines_get_one() {
     .unwrap();
     w.run(&["--now", NOW, "publish"]).code(65);
 }
+
+/// A line whose check member is damaged (a digit that is not hex) is
+/// corruption, never read as a line without a check: otherwise a changed
+/// byte plus a damaged check would publish the changed entry.
+#[test]
+fn a_damaged_check_member_is_corruption_not_an_unchecked_line() {
+    let w = World::new();
+    record(
+        &w,
+        &["schedule", "--operator", "--at", "2026-12-21 12:00 +00:00"],
+    )
+    .success();
+    let path = w.data_dir().join("ledger.jsonl");
+    let text = String::from_utf8(ledger(&w)).unwrap();
+    let at = text.find(",\"check\":\"").unwrap() + ",\"check\":\"".len();
+    let mut damaged = text.replacen("2026-12-21T12", "2026-12-28T12", 1);
+    damaged.replace_range(at..at + 1, "g");
+    std::fs::write(&path, damaged).unwrap();
+    for args in [&["--now", NOW, "publish"][..], &["record", "list"]] {
+        let refused = w.run(args).code(65);
+        assert!(
+            refused.stderr.contains("ledger.jsonl line 1 is corrupt")
+                && refused
+                    .stderr
+                    .contains("it has no valid check, and a member \"check\" no entry has"),
+            "{args:?}: {}",
+            refused.stderr
+        );
+    }
+    let served = w.run(&["export"]).success().stdout;
+    assert!(
+        !served.contains("2026-12-28"),
+        "the changed date was published"
+    );
+}

@@ -21,6 +21,10 @@ fn demo_data(w: &World, now: &str) -> String {
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("HOME", w.path("home"))
+        .env(
+            "RESETCTL_CONFIG",
+            crate::util::own_config_path(w.tmp.path()),
+        )
         .env("RESETCTL_NOW", now)
         .output()
         .expect("run make (apt-get install make)");
@@ -75,8 +79,11 @@ fn make_run_shows_a_yes_or_no_on_its_first_page_and_a_day_later() {
 #[test]
 fn make_run_lets_a_newcomer_try_every_example_and_says_its_quota() {
     use std::io::BufRead;
+    use std::os::unix::process::CommandExt;
     let w = World::new();
     w.seed_bundled();
+    // In a process group of its own: make runs `resetctl serve` as its
+    // child, which killing make alone would leave running.
     let mut make = Command::new("make")
         .arg("-C")
         .arg(repo_root())
@@ -87,14 +94,21 @@ fn make_run_lets_a_newcomer_try_every_example_and_says_its_quota() {
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("HOME", w.path("home"))
+        .env(
+            "RESETCTL_CONFIG",
+            crate::util::own_config_path(w.tmp.path()),
+        )
+        .process_group(0)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
         .spawn()
         .expect("run make (apt-get install make)");
+    /// Ends make and what it runs (its whole process group), then reaps make.
     struct Kill(std::process::Child);
     impl Drop for Kill {
         fn drop(&mut self) {
-            let _ = self.0.kill();
+            let group = format!("-{}", self.0.id());
+            let _ = Command::new("kill").args(["-KILL", "--", &group]).status();
             let _ = self.0.wait();
         }
     }

@@ -382,3 +382,58 @@ fn the_latest_tools_text_names_the_record_it_returns_for_what_it_is() {
     );
     assert!(text.contains("latest date"), "{text}");
 }
+
+/// Issue 50, item 9: every error reply of `/mcp` carries `"id"` (`null`
+/// when the request's id is unknown), as JSON-RPC 2.0 requires, so the
+/// official Python SDK shows the server's own message: without it, it
+/// showed `-32603 Server returned an error response` for a refused
+/// origin and a body too large.
+#[test]
+fn the_python_sdk_shows_each_error_replys_own_message() {
+    let w = seeded();
+    let s = Server::start(&w, &["--no-rate-limit"], &[]);
+    let out = std::process::Command::new(crate::util::python())
+        .arg(crate::util::repo_root().join("tests/mcp_python_client.py"))
+        .arg(s.url("/mcp"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !stderr.contains("ModuleNotFoundError"),
+        "the official MCP Python SDK is not installed: run `make test-deps` (mcp, pinned in \
+         tests/requirements.txt):\n{stderr}"
+    );
+    assert!(out.status.success(), "tests/mcp_python_client.py: {stderr}");
+    let shown: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        shown,
+        json!({
+            "refusedOrigin": {
+                "code": -32031,
+                "message": "origin \"https://evil.example\" is not allowed (see --mcp-allow-origin)",
+            },
+            "oversizedBody": {
+                "code": -32600,
+                "message": "the request body must be at most 65536 bytes",
+            },
+            "notJson": {
+                "status": 400,
+                "id": null,
+                "code": -32700,
+                "message": "parse error: key must be a string at line 1 column 2",
+            },
+        })
+    );
+    // The same on the wire, for any client: "id" is there, null.
+    let refused = post(
+        &s,
+        r#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#,
+        &[("Origin", "https://evil.example")],
+    );
+    assert_eq!(refused.status, 403);
+    assert_eq!(
+        refused.json(),
+        json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32031,
+            "message": "origin \"https://evil.example\" is not allowed (see --mcp-allow-origin)"}})
+    );
+}

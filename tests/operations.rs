@@ -383,3 +383,71 @@ fn version_names_the_commit_and_the_features() {
         format!("resetctl {}", env!("CARGO_PKG_VERSION"))
     );
 }
+
+/// Every file of the relative paths under `dir`, sorted.
+fn files_under(dir: &std::path::Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_owned()];
+    while let Some(at) = todo.pop() {
+        for entry in std::fs::read_dir(&at).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                todo.push(path);
+            } else {
+                out.push(
+                    path.strip_prefix(dir)
+                        .unwrap()
+                        .to_string_lossy()
+                        .into_owned(),
+                );
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The manual's list of a data dir's files (operations.md, "Data dir")
+/// names every file a data dir in use holds, so what its backup keeps and
+/// leaves out (backup-and-upgrade.md names them from that list) is true.
+#[test]
+fn every_file_of_a_data_dir_in_use_is_one_the_manual_lists() {
+    let manual = std::fs::read_to_string(repo_root().join("docs/manual/operations.md")).unwrap();
+    let listed = manual
+        .split_once("\n## Data dir\n")
+        .and_then(|(_, rest)| rest.split("\n## ").next())
+        .expect("operations.md has a Data dir section")
+        .to_owned();
+    // A standalone instance with a webhook endpoint that was delivered to.
+    let standalone = World::new();
+    standalone.seed_bundled();
+    let r = crate::util::receiver::Receiver::start();
+    crate::webhooks::add(&standalone, &r.url("/hook"), &[]);
+    crate::webhooks::schedule(&standalone, NOW, "2090000000000000001", "pro");
+    crate::webhooks::deliver_at(&standalone, NOW).success();
+    // A mirror.
+    let mirror = World::new();
+    let up = upstream();
+    sync(&mirror, &up, NOW).success();
+    for w in [&standalone, &mirror] {
+        for file in files_under(&w.data_dir()) {
+            let name = std::path::Path::new(&file);
+            let shown = match name.parent().and_then(|p| p.to_str()) {
+                Some("snapshots") if file.ends_with(".json") => {
+                    "snapshots/000000000042.json".to_owned()
+                }
+                Some("webhooks/state") => "webhooks/state/ID.json".to_owned(),
+                _ => file.clone(),
+            };
+            assert!(
+                listed.contains(&format!(" {shown} ")),
+                "{file} is in a data dir in use, but the manual's Data dir list does not name it"
+            );
+        }
+    }
+    let delivered = files_under(&standalone.data_dir().join("webhooks"));
+    assert!(
+        delivered.iter().any(|f| f == "deliveries.jsonl"),
+        "{delivered:?}"
+    );
+}

@@ -2,17 +2,17 @@
 //! on the release build), built here from the binary under test: lintian
 //! finds nothing to warn about, and in a throwaway root (a mount namespace
 //! with overlays on `/etc`, `/usr`, `/var` and `/run`, only loopback, a pid
-//! namespace, `systemctl` stubbed as in tests/deployment_as_pasted.rs) the
-//! guide's `sh package` blocks run as pasted, an upgrade keeps the data and
-//! a changed conffile, `remove` keeps both, and `purge` removes what the
-//! package made and keeps the records.
+//! namespace, `systemctl` stubbed as in tests/deployment_as_pasted.rs) it
+//! installs what it says, an upgrade keeps the data and a changed conffile,
+//! `remove` keeps both, and `purge` removes what the package made and keeps
+//! the records. (The guide's package blocks run in
+//! tests/deployment_as_pasted.rs, on a package host.)
 
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use crate::deployment::{blocks, read, GUIDE};
-use crate::deployment_as_pasted::PACKAGE;
+use crate::deployment::read;
 use crate::util::{bin, repo_root};
 
 /// Set (to the scratch dir holding the packages) in the run inside.
@@ -70,6 +70,44 @@ fn lintian_finds_no_error_and_no_warning_in_the_package() {
     );
 }
 
+/// The config directory and file as the package holds them, before any
+/// script has run: never readable by others (the config may hold a Redis
+/// password or an upstream token).
+#[test]
+fn the_package_holds_its_config_unreadable_by_others() {
+    let dir = tempfile::tempdir().unwrap();
+    let deb = build(&crate::util::bin_version(), dir.path());
+    let out = Command::new("dpkg-deb")
+        .arg("-c")
+        .arg(&deb)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let listing = String::from_utf8_lossy(&out.stdout).into_owned();
+    let mode_of = |path: &str| {
+        listing
+            .lines()
+            .find(|l| l.ends_with(path))
+            .map(|l| l.split_whitespace().take(2).collect::<Vec<_>>().join(" "))
+            .unwrap_or_else(|| panic!("{path} is not in the package:\n{listing}"))
+    };
+    assert_eq!(mode_of(" ./etc/resetctl/"), "drwxr-x--- root/root");
+    assert_eq!(
+        mode_of(" ./etc/resetctl/config.toml"),
+        "-rw-r----- root/root"
+    );
+}
+
+/// The modes and owners of the config directory and file, one line each.
+fn config_modes(dir: &Path) -> String {
+    sh(
+        "the config's modes",
+        "stat -c '%a %U:%G %n' /etc/resetctl /etc/resetctl/config.toml > modes",
+        dir,
+    );
+    read(&dir.join("modes"))
+}
+
 #[test]
 fn the_package_installs_upgrades_removes_and_purges_in_a_throwaway_root() {
     if let Some(dir) = std::env::var_os(INSIDE_VAR) {
@@ -79,6 +117,7 @@ fn the_package_installs_upgrades_removes_and_purges_in_a_throwaway_root() {
     build(PREVIOUS, &dir.path().join("previous"));
     build(&crate::util::bin_version(), dir.path());
     let host_dpkg = read(Path::new("/var/lib/dpkg/status"));
+    let host_binary = fs::read("/usr/bin/resetctl").ok();
     let (passed, log) = crate::util::namespace::run_test_as_machine(
         "package::the_package_installs_upgrades_removes_and_purges_in_a_throwaway_root",
         &[(INSIDE_VAR, dir.path().as_os_str())],
@@ -89,7 +128,7 @@ fn the_package_installs_upgrades_removes_and_purges_in_a_throwaway_root() {
         "the host's dpkg database changed"
     );
     assert!(
-        !Path::new("/usr/bin/resetctl").exists(),
+        fs::read("/usr/bin/resetctl").ok() == host_binary,
         "the package reached the host"
     );
     assert!(
@@ -149,6 +188,14 @@ fn inside(dir: &Path) {
     );
     let previous = dir.join(format!("previous/resetctl_{PREVIOUS}_amd64.deb"));
     let version = crate::util::bin_version();
+    // A machine with the package installed is this test's host too: here,
+    // it starts without it.
+    sh(
+        "a fresh machine",
+        "if dpkg -s resetctl > /dev/null 2>&1; then dpkg --purge resetctl; fi",
+        dir,
+    );
+    crate::util::namespace::forget_a_deployed_resetctl();
 
     // A first install and purge with nothing stored: nothing of it is left.
     sh("install", &format!("dpkg -i {}", previous.display()), dir);
@@ -162,31 +209,30 @@ fn inside(dir: &Path) {
     );
     let owner = sh("the owner", "stat -c %U:%G /var/lib/resetctl", dir);
     assert!(owner.contains("resetctl:resetctl"), "{owner}");
+    // The config, which may hold secrets: root writes, the group reads.
+    let secret = "750 root:resetctl /etc/resetctl\n640 root:resetctl /etc/resetctl/config.toml\n";
+    assert_eq!(config_modes(dir), secret, "as installed");
+    // An upgrade that replaces the unchanged conffile leaves it so.
+    let ours = dir.join(format!("resetctl_{version}_amd64.deb"));
+    sh("upgrade", &format!("dpkg -i {}", ours.display()), dir);
+    assert_eq!(config_modes(dir), secret, "after an upgrade");
     sh("purge", "dpkg --purge resetctl", dir);
     for gone in ["/usr/bin/resetctl", "/etc/resetctl", "/var/lib/resetctl"] {
         assert!(!Path::new(gone).exists(), "{gone} is left after a purge");
     }
 
-    // The guide's blocks, as pasted, with the package of the binary under test.
-    let ours = dir.join(format!("resetctl_{version}_amd64.deb"));
-    let package_blocks: Vec<_> = blocks()
-        .into_iter()
-        .filter(|b| b.kind == "sh" && b.tags.iter().any(|t| t == PACKAGE))
-        .collect();
-    assert!(
-        !package_blocks.is_empty(),
-        "{GUIDE} has no `sh package` block"
+    // The package of the binary under test, installed as the guide does,
+    // and a first snapshot served by its units.
+    sh(
+        "install",
+        &format!(
+            "apt install ./{} && sudo -u resetctl resetctl --config /etc/resetctl/config.toml \
+             --data-dir /var/lib/resetctl seed && systemctl enable --now resetctl-serve.socket \
+             resetctl-serve.service && curl -fsS http://127.0.0.1:8080/openapi/v1/records/latest",
+            ours.file_name().unwrap().to_string_lossy()
+        ),
+        dir,
     );
-    for block in &package_blocks {
-        assert!(
-            block
-                .text
-                .contains(&format!("resetctl_{version}_amd64.deb")),
-            "{}: the guide installs another version than {version}",
-            block.at()
-        );
-        sh(&block.at(), &block.text, dir);
-    }
     let status = sh(
         "status",
         "sudo -u resetctl resetctl --config /etc/resetctl/config.toml --data-dir /var/lib/resetctl status --json",
@@ -218,6 +264,12 @@ fn inside(dir: &Path) {
     let config = Path::new("/etc/resetctl/config.toml");
     let changed = format!("{}site-name = \"Ops resets\"\n", read(config));
     fs::write(config, &changed).unwrap();
+    // And makes it stricter than the package does: an upgrade keeps that.
+    sh(
+        "stricter",
+        "chmod 0600 /etc/resetctl/config.toml && chmod 0700 /etc/resetctl",
+        dir,
+    );
     let snapshots_before = sh("snapshots", "ls /var/lib/resetctl/snapshots", dir);
     sh(
         "downgrade then upgrade",
@@ -232,6 +284,11 @@ fn inside(dir: &Path) {
         read(config),
         changed,
         "the upgrade kept the changed conffile"
+    );
+    assert_eq!(
+        config_modes(dir),
+        "700 root:resetctl /etc/resetctl\n600 root:resetctl /etc/resetctl/config.toml\n",
+        "the upgrade kept the operator's stricter modes"
     );
     assert_eq!(
         sh("snapshots", "ls /var/lib/resetctl/snapshots", dir),

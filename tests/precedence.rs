@@ -447,7 +447,8 @@ fn run(w: &World, env: &[(String, String)], args: &[&str]) -> Run {
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("HOME", w.path("home"))
         .env("XDG_CONFIG_HOME", w.path("home/.config"))
-        .env("XDG_DATA_HOME", w.path("home/.local/share"))
+        .env("XDG_DATA_HOME", w.path("home/.local/share"));
+    crate::util::own_config(&mut cmd, w.tmp.path())
         .envs(env.iter().map(|(k, v)| (k, v)))
         .args(args)
         .stdin(std::process::Stdio::null());

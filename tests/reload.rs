@@ -181,6 +181,7 @@ fn when_the_watch_cannot_be_set_up_the_server_polls_and_says_so() {
         .env("HOME", w.path("home"))
         .arg("--data-dir")
         .arg(&data_dir);
+    crate::util::own_config(&mut cmd, w.tmp.path());
     let s = crate::util::server::Server::start_with(cmd, &[]);
     let deadline = Instant::now() + Duration::from_secs(5);
     while !s.log_text().contains("polling every 200ms instead") {

@@ -277,8 +277,9 @@ fn export_with_nothing_published_exits_69() {
     assert_eq!(
         run.stderr,
         format!(
-            "resetctl: the data dir {} does not exist: is the path right? (`--data-dir`, `RESETCTL_DATA_DIR` or `data-dir` in the config file)\n",
-            w.data_dir().display()
+            "resetctl: the data dir {} does not exist: is the path right? (`--data-dir`, `RESETCTL_DATA_DIR` or `data-dir` in the config file){}\n",
+            w.data_dir().display(),
+            w.machine_hint().unwrap_or_default()
         )
     );
     // One that exists but is empty: the plain advice.
@@ -287,8 +288,9 @@ fn export_with_nothing_published_exits_69() {
     assert_eq!(
         run.stderr,
         format!(
-            "resetctl: nothing is published yet in {}; run `resetctl seed` (a standalone instance) or `resetctl sync --upstream URL --once` (a mirror)\n",
-            w.data_dir().display()
+            "resetctl: nothing is published yet in {}{}\n",
+            w.data_dir().display(),
+            w.machine_hint().unwrap_or_else(|| "; run `resetctl seed` (a standalone instance) or `resetctl sync --upstream URL --once` (a mirror)".to_owned())
         )
     );
     assert_eq!(run.stdout, "");

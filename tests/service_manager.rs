@@ -9,11 +9,11 @@ use std::os::unix::net::UnixDatagram;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::util::nginx::Nginx;
 use crate::util::server::Server;
-use crate::util::{bin, World};
+use crate::util::{bin, Run, World};
 
 const LATEST: &str = "/openapi/v1/records/latest";
 
@@ -52,26 +52,36 @@ fn serve_says_it_is_ready_once_it_answers_and_says_it_stops() {
     );
 }
 
-/// `resetctl … serve ARGS` with `listener` passed as a service manager
-/// passes it: fd 3, `LISTEN_FDS=1`, `LISTEN_FDNAMES=api` and `LISTEN_PID`
-/// naming the process (a shell sets it to its own pid and execs, so the
-/// pid is resetctl's; the socket arrives as the shell's stdin).
-fn serve_on_passed(w: &World, listener: &std::net::TcpListener, args: &[&str]) -> Server {
+/// `resetctl --data-dir DIR` (a subcommand to add) with `socket` passed
+/// as a service manager passes it: fd 3, `LISTEN_FDS=1`,
+/// `LISTEN_FDNAMES=name` and `LISTEN_PID` naming the process (a shell sets
+/// it to its own pid and execs, so the pid is resetctl's; the socket
+/// arrives as the shell's stdin), or `listen_pid` when given (another
+/// process's, as a wrapper that runs resetctl without `exec` passes it).
+fn passing(w: &World, socket: OwnedFd, name: &str, listen_pid: Option<&str>) -> Command {
+    let script = match listen_pid {
+        None => r#"LISTEN_PID=$$; export LISTEN_PID; exec "$@" 3<&0 </dev/null"#.to_owned(),
+        Some(pid) => format!(r#"LISTEN_PID={pid}; export LISTEN_PID; exec "$@" 3<&0 </dev/null"#),
+    };
     let mut cmd = Command::new("sh");
     cmd.env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("HOME", w.path("home"))
+        .env(
+            "RESETCTL_CONFIG",
+            crate::util::own_config_path(w.tmp.path()),
+        )
         .env("LISTEN_FDS", "1")
-        .env("LISTEN_FDNAMES", "api")
-        .args([
-            "-c",
-            r#"LISTEN_PID=$$; export LISTEN_PID; exec "$@" 3<&0 </dev/null"#,
-            "sh",
-            bin(),
-            "--data-dir",
-        ])
+        .env("LISTEN_FDNAMES", name)
+        .args(["-c", &script, "sh", bin(), "--data-dir"])
         .arg(w.data_dir())
-        .stdin(Stdio::from(OwnedFd::from(listener.try_clone().unwrap())));
+        .stdin(Stdio::from(socket));
+    cmd
+}
+
+/// `resetctl … serve ARGS` with `listener` passed as the API's socket.
+fn serve_on_passed(w: &World, listener: &std::net::TcpListener, args: &[&str]) -> Server {
+    let cmd = passing(w, listener.try_clone().unwrap().into(), "api", None);
     let s = Server::start_with(cmd, args);
     assert_eq!(
         s.addr,
@@ -293,4 +303,278 @@ fn a_sighup_applies_a_new_quota_under_load_refuses_a_bad_file_and_names_what_wai
         seen.len()
     );
     assert!(s.child.try_wait().unwrap().is_none(), "serve still runs");
+}
+
+/// Runs `cmd` to its end, which must come within 20 s (else it is killed
+/// and reported as exit code -1: it served instead of refusing).
+fn finished(mut cmd: Command) -> Run {
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn resetctl");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while child.try_wait().unwrap().is_none() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    Run::from(child.wait_with_output().unwrap())
+}
+
+/// The line of `stderr` that is the exit message (`resetctl: …`).
+fn exit_message(run: &Run) -> &str {
+    run.stderr
+        .lines()
+        .find(|l| l.starts_with("resetctl: "))
+        .unwrap_or_else(|| panic!("no exit message (exit {}):\n{}", run.code, run.stderr))
+}
+
+/// `f()` on a thread of its own, which must return within `limit`; panics
+/// naming `what` otherwise.
+fn within<T: Send + 'static>(
+    limit: Duration,
+    what: &str,
+    f: impl FnOnce() -> T + Send + 'static,
+) -> T {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    rx.recv_timeout(limit)
+        .unwrap_or_else(|_| panic!("{what}: nothing within {limit:?}"))
+}
+
+#[test]
+fn socket_activation_variables_of_another_process_are_ignored() {
+    let w = World::new();
+    w.seed_bundled();
+    // A wrapper that runs resetctl without `exec`: LISTEN_PID is the
+    // wrapper's (here pid 1's), so fd 3 and the names are not ours.
+    let theirs = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let cmd = passing(&w, theirs.try_clone().unwrap().into(), "api", Some("1"));
+    let s = Server::start_with(cmd, &[]);
+    assert_ne!(
+        s.addr,
+        theirs.local_addr().unwrap(),
+        "serve listens on --listen, not on a socket passed to another process"
+    );
+    let reply = s.get(LATEST);
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    let log = s.log_text();
+    assert!(
+        log.contains(
+            "LISTEN_FDS=1 names process 1, not this one (",
+        ) && log.contains("): ignored, as sd_listen_fds(3) says; a wrapper script must `exec resetctl` for socket activation"),
+        "{log}"
+    );
+}
+
+/// What `serve` does with `socket` passed as the API's: it must refuse to
+/// start, with exit 71 (which `Restart=on-failure` retries; 64 is in the
+/// unit's `RestartPreventExitStatus=`), and never say READY=1.
+fn refused_socket(socket: OwnedFd) -> (Run, Option<String>) {
+    let w = World::new();
+    w.seed_bundled();
+    let notify = w.path("notify.sock");
+    let manager = UnixDatagram::bind(&notify).unwrap();
+    let mut cmd = passing(&w, socket, "api", None);
+    cmd.env("NOTIFY_SOCKET", &notify)
+        .args(["serve", "--listen", "127.0.0.1:0"]);
+    let run = finished(cmd);
+    manager.set_nonblocking(true).unwrap();
+    let mut buf = [0u8; 4096];
+    let notice = manager
+        .recv(&mut buf)
+        .ok()
+        .map(|n| String::from_utf8_lossy(&buf[..n]).into_owned());
+    (run, notice)
+}
+
+#[test]
+fn a_passed_connection_is_refused_not_served_on() {
+    // An Accept=yes socket unit passes each connection, not the listener.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let _client = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+    let (connection, _) = listener.accept().unwrap();
+    let (run, notice) = refused_socket(connection.into());
+    assert_eq!(run.code, 71, "{}", run.stderr);
+    assert_eq!(
+        exit_message(&run),
+        "resetctl: the socket passed as fd 3 (api) is a connection, not a listening socket: \
+         the .socket unit needs Accept=no (an Accept=yes unit passes each connection)"
+    );
+    assert_eq!(notice, None, "nothing is told to the service manager");
+}
+
+#[test]
+fn a_passed_socket_that_does_not_listen_is_refused_not_served_on() {
+    let socket = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    socket
+        .bind(
+            &"127.0.0.1:0"
+                .parse::<std::net::SocketAddr>()
+                .unwrap()
+                .into(),
+        )
+        .unwrap();
+    let (run, notice) = refused_socket(socket.into());
+    assert_eq!(run.code, 71, "{}", run.stderr);
+    assert_eq!(
+        exit_message(&run),
+        "resetctl: the socket passed as fd 3 (api) is not listening (no listen(2) on it): \
+         nothing could connect to it"
+    );
+    assert_eq!(notice, None, "nothing is told to the service manager");
+}
+
+#[test]
+fn a_passed_admin_socket_alone_is_the_admin_listener() {
+    let w = World::new();
+    w.seed_bundled();
+    let admin = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let admin_at = admin.local_addr().unwrap();
+    let mut cmd = passing(&w, admin.try_clone().unwrap().into(), "admin", None);
+    cmd.args(["serve", "--listen", "127.0.0.1:0"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    let mut s = Server {
+        child: cmd.spawn().expect("spawn resetctl serve"),
+        addr: "0.0.0.0:0".parse().unwrap(),
+        admin: None,
+        log: Default::default(),
+    };
+    let mut stdout = std::io::BufReader::new(s.child.stdout.take().unwrap());
+    let mut line = || {
+        let mut line = String::new();
+        std::io::BufRead::read_line(&mut stdout, &mut line).unwrap();
+        line
+    };
+    let api_line = line();
+    assert_ne!(
+        api_line,
+        format!("listening on http://{admin_at}\n"),
+        "the API listens on the socket named \"admin\""
+    );
+    s.addr = api_line
+        .trim()
+        .strip_prefix("listening on http://")
+        .unwrap_or_else(|| panic!("{api_line:?}"))
+        .parse()
+        .unwrap();
+    assert_eq!(line(), format!("admin listening on http://{admin_at}\n"));
+    s.admin = Some(admin_at);
+    assert_eq!(
+        s.admin_get("/export.json", &[]).status,
+        200,
+        "the admin routes on the admin socket"
+    );
+    assert_eq!(s.get("/export.json").status, 404, "and not on the API's");
+    assert_eq!(s.get(LATEST).status, 200);
+}
+
+#[test]
+fn ready_is_said_only_once_the_data_is_loaded() {
+    let w = World::new();
+    w.seed_bundled();
+    let notify = w.path("notify.sock");
+    let manager = UnixDatagram::bind(&notify).unwrap();
+    let trace = w.path("trace");
+    // The first load of the published snapshot stops where it has loaded
+    // it, before serve goes on.
+    let _s = Server::start(
+        &w,
+        &[],
+        &[
+            ("NOTIFY_SOCKET", notify.to_str().unwrap()),
+            ("RESETCTL_TEST_TRACE", trace.to_str().unwrap()),
+            ("RESETCTL_TEST_PAUSE_AT", "reload:applied"),
+        ],
+    );
+    crate::util::wait_until(Duration::from_secs(20), "the first load", || {
+        std::fs::read_to_string(&trace).is_ok_and(|t| t.contains("reload:applied"))
+    });
+    manager.set_nonblocking(true).unwrap();
+    let mut buf = [0u8; 4096];
+    if let Ok(n) = manager.recv(&mut buf) {
+        panic!(
+            "said before the data was loaded: {:?}",
+            String::from_utf8_lossy(&buf[..n])
+        );
+    }
+}
+
+#[test]
+fn a_service_manager_that_does_not_read_never_stops_serving() {
+    let w = World::new();
+    w.seed_bundled();
+    let notify = w.path("notify.sock");
+    let _manager = UnixDatagram::bind(&notify).unwrap();
+    // The manager's queue, filled up, as a stuck service manager's is.
+    let filler = UnixDatagram::unbound().unwrap();
+    filler.set_nonblocking(true).unwrap();
+    let mut queued = 0;
+    loop {
+        match filler.send_to(b"STATUS=filler\n", &notify) {
+            Ok(_) => queued += 1,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+            Err(e) => panic!("filling the queue: {e}"),
+        }
+    }
+    assert!(queued > 0);
+    let mut s = Server::start(&w, &[], &[("NOTIFY_SOCKET", notify.to_str().unwrap())]);
+    let addr = s.addr;
+    let reply = within(
+        Duration::from_secs(10),
+        "GET with NOTIFY_SOCKET's queue full",
+        move || crate::util::server::raw_request(addr, "GET", LATEST, &[]),
+    );
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    s.wait_for_log(
+        "cannot tell the service manager READY=1 (NOTIFY_SOCKET ",
+        Duration::from_secs(10),
+    );
+    assert!(
+        s.log_text().contains(
+            "notify.sock): its queue is full (the service manager is not reading); dropped, serving goes on"
+        ),
+        "{}",
+        s.log_text()
+    );
+    let pid = s.child.id().to_string();
+    assert!(Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .unwrap()
+        .success());
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let status = loop {
+        if let Some(status) = s.child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "serve did not stop within 15 s of SIGTERM with NOTIFY_SOCKET's queue full"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(status.success(), "{status}");
+}
+
+#[test]
+fn the_sync_daemon_refuses_a_standalone_data_dir_as_sync_once_does() {
+    let w = World::new();
+    w.seed_bundled();
+    let upstream = ["--upstream", "http://127.0.0.1:9/records.json"];
+    let once = w.run_refused(&[&["sync", "--once"][..], &upstream].concat());
+    let daemon = w.run_refused(&[&["sync", "--daemon"][..], &upstream].concat());
+    assert_eq!(once.code, 64, "{}", once.stderr);
+    assert_eq!(daemon.code, 64, "sync --daemon: {}", daemon.stderr);
+    assert_eq!(exit_message(&daemon), exit_message(&once));
+    assert!(
+        exit_message(&once).starts_with("resetctl: ")
+            && exit_message(&once)
+                .contains(" holds a standalone instance (seeded history or an operator ledger)"),
+        "{}",
+        once.stderr
+    );
 }

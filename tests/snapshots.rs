@@ -21,8 +21,14 @@ fn current(w: &World) -> u64 {
 #[test]
 fn a_data_dir_without_versions_lists_none() {
     let w = World::new();
-    let run = w.run(&["snapshots", "list"]).success();
-    assert_eq!(run.stdout, "no snapshots published\n");
+    // No data dir at all: a mistyped path, named (every reader's rule,
+    // tests/cli.rs), not "none".
+    let run = w.run(&["snapshots", "list"]).code(69);
+    assert!(
+        run.stderr.contains(" does not exist: is the path right?"),
+        "{}",
+        run.stderr
+    );
     // With the data dir there but no version yet (a sync that never succeeded).
     std::fs::create_dir_all(w.data_dir()).unwrap();
     let run = w.run(&["snapshots", "list"]).success();

@@ -234,3 +234,74 @@ fn a_server_logs_a_fifo_keeps_reloading_after_it_and_still_stops() {
         asked.elapsed()
     );
 }
+
+/// Issue 50, item 10: `snapshots/` or `webhooks/` that is a symbolic link
+/// is refused, as a link in place of `CURRENT` is: nothing is read through
+/// it, nothing written or removed where it leads.
+#[test]
+fn a_data_dir_directory_that_is_a_symbolic_link_is_refused() {
+    let w = World::new();
+    w.seed_bundled();
+    let data = w.data_dir();
+    // The versions moved elsewhere, a link left in their place.
+    let elsewhere = w.path("elsewhere");
+    std::fs::rename(data.join("snapshots"), &elsewhere).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, data.join("snapshots")).unwrap();
+    let before = std::fs::read_dir(&elsewhere).unwrap().count();
+    let message = format!(
+        "resetctl: {}/snapshots is a symbolic link; the data dir's directories are never links, so it is not followed: put the directory itself there\n",
+        data.display()
+    );
+    for args in [
+        &["status"][..],
+        &["snapshots", "list"],
+        &["snapshots", "prune", "--keep", "1"],
+        &["record", "list"],
+        &["--now", NOW, "publish"],
+        &["export"],
+    ] {
+        let run = bounded(&w, args).code(65);
+        assert_eq!(run.stderr, message, "{args:?}");
+    }
+    assert_eq!(
+        std::fs::read_dir(&elsewhere).unwrap().count(),
+        before,
+        "nothing written or removed where the link leads"
+    );
+    std::fs::remove_file(data.join("snapshots")).unwrap();
+    std::fs::rename(&elsewhere, data.join("snapshots")).unwrap();
+    w.run(&["status"]).success();
+    // webhooks/ as a link: every command refuses it too.
+    let hooks = w.path("hooks");
+    std::fs::create_dir_all(&hooks).unwrap();
+    std::os::unix::fs::symlink(&hooks, data.join("webhooks")).unwrap();
+    let run = bounded(&w, &["webhook", "list"]).code(65);
+    assert_eq!(
+        run.stderr,
+        format!(
+            "resetctl: {}/webhooks is a symbolic link; the data dir's directories are never links, so it is not followed: put the directory itself there\n",
+            data.display()
+        )
+    );
+    let run = bounded(
+        &w,
+        &[
+            "webhook",
+            "add",
+            "https://hooks.example.org/x",
+            "--format",
+            "slack",
+        ],
+    )
+    .code(65);
+    assert!(
+        run.stderr.contains("/webhooks is a symbolic link"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(
+        std::fs::read_dir(&hooks).unwrap().count(),
+        0,
+        "nothing written there"
+    );
+}

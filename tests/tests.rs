@@ -8,6 +8,7 @@
 
 mod api;
 mod architecture;
+mod bidi;
 mod cli;
 mod cli_io;
 mod clients;

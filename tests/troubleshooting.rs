@@ -101,6 +101,10 @@ struct Said {
 
 fn said(w: &World, run: Run, replace: &[(&str, &str)]) -> Said {
     let mut message = run.stderr.lines().next().unwrap_or("").to_owned();
+    // Where a deployed instance may be, on a machine that has one.
+    if let Some(hint) = w.machine_hint() {
+        message = message.replace(&hint, "");
+    }
     let data_dir = w.data_dir().display().to_string();
     message = message.replace(&data_dir, "/var/lib/resetctl");
     for (from, to) in replace {

@@ -116,6 +116,7 @@ fn sigkill_of_the_deliverer_loses_nothing_and_duplicates_share_the_id() {
                 let out = std::process::Command::new(crate::util::bin())
                     .env_clear()
                     .env("HOME", home.join("home"))
+                    .env("RESETCTL_CONFIG", crate::util::own_config_path(&home))
                     .arg("--data-dir")
                     .arg(&data_dir)
                     .args([

@@ -598,11 +598,8 @@ fn non_http_and_private_targets_are_refused_unless_allowed() {
             "{url}: {run:?}"
         );
     }
-    assert!(w
-        .run(&["webhook", "list"])
-        .success()
-        .stdout
-        .contains("no webhook endpoints"));
+    // A refused add leaves nothing behind, not even a data dir.
+    assert!(!w.data_dir().exists(), "a refused add made the data dir");
     // The environment and the config file allow them too.
     let mut cmd = w.cmd();
     let out = cmd
@@ -982,6 +979,10 @@ fn an_idle_deliverer_rests_and_wakes_on_a_publish() {
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("HOME", w.path("home"))
+        .env(
+            "RESETCTL_CONFIG",
+            crate::util::own_config_path(w.tmp.path()),
+        )
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()

@@ -154,7 +154,8 @@ pub fn snapshot_code(err: &SnapshotError) -> Code {
         | SnapshotError::BadPointer { .. }
         | SnapshotError::Unfit(_)
         | SnapshotError::SequenceExhausted(_)
-        | SnapshotError::BrokenPointer { .. } => Code::DataErr,
+        | SnapshotError::BrokenPointer { .. }
+        | SnapshotError::LinkedDir(_) => Code::DataErr,
         SnapshotError::NoSuchSequence(_) | SnapshotError::Refused(_) => Code::Usage,
     }
 }
@@ -171,6 +172,12 @@ pub fn publish_code(err: &resetctl::publish::PublishError) -> Code {
     match err {
         PublishError::Snapshot(e) => snapshot_code(e),
         PublishError::Outbox(_) => Code::IoErr,
+    }
+}
+
+impl From<resetctl::data_dir::LinkedDir> for CliError {
+    fn from(err: resetctl::data_dir::LinkedDir) -> Self {
+        CliError::new(Code::DataErr, err.to_string())
     }
 }
 

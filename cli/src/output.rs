@@ -17,7 +17,9 @@ use std::io::{self, Write};
 use crate::exit::CliError;
 
 /// `text` with every control character but newline and tab as `\uXXXX`
-/// (C0, DEL and C1, which terminals act on).
+/// (C0, DEL and C1, which terminals act on), and every bidirectional
+/// control ([`resetctl::model::is_bidi_control`]), which reorders what a
+/// terminal shows after it.
 pub fn escape_controls(text: &str) -> std::borrow::Cow<'_, str> {
     if !text.chars().any(is_unsafe) {
         return std::borrow::Cow::Borrowed(text);
@@ -34,11 +36,11 @@ pub fn escape_controls(text: &str) -> std::borrow::Cow<'_, str> {
 }
 
 fn is_unsafe(c: char) -> bool {
-    c.is_control() && c != '\n' && c != '\t'
+    (c.is_control() && c != '\n' && c != '\t') || resetctl::model::is_bidi_control(c)
 }
 
 /// A value inside a human-readable line: every control character, newline
-/// and tab included, written as `\uXXXX`.
+/// and tab included, and every bidirectional control, written as `\uXXXX`.
 pub struct Shown<T>(pub T);
 
 impl<T: std::fmt::Display> std::fmt::Display for Shown<T> {
@@ -46,7 +48,7 @@ impl<T: std::fmt::Display> std::fmt::Display for Shown<T> {
         let text = self.0.to_string();
         let mut escaped = String::with_capacity(text.len());
         for c in text.chars() {
-            if c.is_control() {
+            if c.is_control() || resetctl::model::is_bidi_control(c) {
                 escaped.push_str(&format!("\\u{:04x}", u32::from(c)));
             } else {
                 escaped.push(c);

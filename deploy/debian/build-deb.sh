@@ -9,7 +9,9 @@
 #   /lib/systemd/system/resetctl-*         the units of deploy/systemd, run from /usr/bin
 #   /usr/lib/sysusers.d/resetctl.conf      the resetctl user (deploy/systemd/resetctl.sysusers)
 #   /usr/lib/tmpfiles.d/resetctl.conf      /var/lib/resetctl, 0750, owned by it
-#   /etc/resetctl/config.toml              the config file, a conffile
+#   /etc/resetctl/config.toml              the config file, a conffile: 0640 in a 0750
+#                                          directory (it may hold secrets); postinst
+#                                          gives both to the resetctl group
 #   /usr/share/man/man1/resetctl*.1.gz     the man pages of man/
 #   bash, zsh and fish completions         from `resetctl completions`
 #   /usr/share/doc/resetctl/               copyright, changelogs
@@ -35,7 +37,7 @@ for unit in "$checkout"/deploy/systemd/*.service "$checkout"/deploy/systemd/*.so
 done
 install -D -m 0644 "$checkout/deploy/systemd/resetctl.sysusers" "$root/usr/lib/sysusers.d/resetctl.conf"
 install -D -m 0644 "$here/resetctl.tmpfiles" "$root/usr/lib/tmpfiles.d/resetctl.conf"
-install -D -m 0644 "$here/config.toml" "$root/etc/resetctl/config.toml"
+install -D -m 0640 "$here/config.toml" "$root/etc/resetctl/config.toml"
 
 man=$root/usr/share/man/man1
 mkdir -p "$man"
@@ -56,6 +58,10 @@ date=$(date -u -R -d "@${SOURCE_DATE_EPOCH:-$(git -C "$checkout" log -1 --format
 printf 'resetctl (%s) unstable; urgency=medium\n\n  * Built from the upstream release; see changelog.gz.\n\n -- resetctl developers <resetctl@example.org>  %s\n' \
 	"$version" "$date" | gzip -9n > "$doc/changelog.Debian.gz"
 find "$root" -type d -exec chmod 0755 {} +
+# The config may hold a Redis password or an upstream token: never readable
+# by others, not even between unpacking and postinst (which adds the group).
+chmod 0750 "$root/etc/resetctl"
+install -D -m 0644 "$here/lintian-overrides" "$root/usr/share/lintian/overrides/resetctl"
 
 install -m 0755 "$here/postinst" "$here/prerm" "$here/postrm" "$root/DEBIAN/"
 echo /etc/resetctl/config.toml > "$root/DEBIAN/conffiles"

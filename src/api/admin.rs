@@ -124,9 +124,7 @@ async fn metrics(accept: Option<&str>, state: &Admin) -> Response {
     } else {
         PROMETHEUS_TEXT
     };
-    response
-        .headers_mut()
-        .insert(header::CONTENT_TYPE, HeaderValue::from_static(kind));
+    super::responses::typed(response.headers_mut(), HeaderValue::from_static(kind));
     response
 }
 
@@ -244,8 +242,8 @@ async fn export(conditionals: &Conditionals, state: &Admin) -> Response {
         r
     } else {
         let mut r = Response::new(body.into());
-        r.headers_mut().insert(
-            header::CONTENT_TYPE,
+        super::responses::typed(
+            r.headers_mut(),
             HeaderValue::from_static("application/json"),
         );
         r

@@ -273,7 +273,7 @@ impl Representation {
     pub(crate) fn response(&self, coding: Coding) -> Response {
         let mut response = Response::new(self.body(coding).into());
         let headers = response.headers_mut();
-        headers.insert(header::CONTENT_TYPE, self.content_type.clone());
+        super::responses::typed(headers, self.content_type.clone());
         if coding != Coding::Identity {
             headers.insert(
                 header::CONTENT_ENCODING,

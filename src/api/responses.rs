@@ -13,9 +13,21 @@ pub fn with_body(status: StatusCode, content_type: &'static str, body: impl Repl
     let mut response = body.into_response();
     *response.status_mut() = status;
     let headers = response.headers_mut();
-    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    typed(headers, HeaderValue::from_static(content_type));
     cors(headers);
     response
+}
+
+/// Says what a body is: its `Content-Type`, and `X-Content-Type-Options:
+/// nosniff`, so no browser takes it for anything else (a JSON answer that
+/// quotes a client's text for HTML, say). Every answer with a body is
+/// typed here, whichever listener and route made it.
+pub fn typed(headers: &mut warp::http::HeaderMap, content_type: HeaderValue) {
+    headers.insert(header::CONTENT_TYPE, content_type);
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
 }
 
 /// A JSON response.

@@ -267,15 +267,12 @@ fn with_page_headers(mut response: Response, lang: Lang, negotiated: bool) -> Re
 const HTML: &str = "text/html; charset=utf-8";
 
 /// The headers of an HTML page: the pages' Content-Security-Policy and
-/// the rest of their safety headers.
+/// the rest of their safety headers (`nosniff` comes with every answer's
+/// type, [`super::responses::typed`]).
 fn page_headers(headers: &mut HeaderMap) {
     headers.insert(
         header::CONTENT_SECURITY_POLICY,
         HeaderValue::from_static(html::content_security_policy()),
-    );
-    headers.insert(
-        header::X_CONTENT_TYPE_OPTIONS,
-        HeaderValue::from_static("nosniff"),
     );
     headers.insert(
         header::REFERRER_POLICY,
@@ -295,9 +292,7 @@ fn notice_response(
 ) -> Response {
     let mut response = Response::new(html::notice_page(frame, notice).into());
     *response.status_mut() = status;
-    response
-        .headers_mut()
-        .insert(header::CONTENT_TYPE, HeaderValue::from_static(HTML));
+    super::responses::typed(response.headers_mut(), HeaderValue::from_static(HTML));
     page_headers(response.headers_mut());
     with_page_headers(response, lang, negotiated)
 }

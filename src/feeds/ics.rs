@@ -249,7 +249,9 @@ fn text_property(out: &mut Vec<u8>, name: &str, text: &str) {
 /// Appends `text` escaped as a TEXT value (RFC 5545 3.3.11): backslash,
 /// semicolon and comma get a backslash; a line break (CR-LF, LF or a lone
 /// CR) becomes `\n`; other control characters, which TEXT cannot carry,
-/// become U+FFFD.
+/// become U+FFFD, and so do bidirectional controls
+/// ([`crate::model::is_bidi_control`]), which would reorder what a
+/// calendar shows.
 fn escape_text(out: &mut String, text: &str) {
     let mut chars = text.chars().peekable();
     while let Some(c) = chars.next() {
@@ -265,6 +267,7 @@ fn escape_text(out: &mut String, text: &str) {
             }
             '\t' => out.push('\t'),
             c if c.is_control() && (c < ' ' || c == '\u{7f}') => out.push('\u{fffd}'),
+            c if crate::model::is_bidi_control(c) => out.push('\u{fffd}'),
             c => out.push(c),
         }
     }

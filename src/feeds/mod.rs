@@ -335,9 +335,14 @@ fn iso(at: Timestamp) -> String {
 
 /// `text` with every character XML 1.0 cannot carry (C0 controls but tab,
 /// line feed and carriage return; U+FFFE, U+FFFF) replaced by U+FFFD, so
-/// an upstream's stray control character cannot make a feed unreadable.
+/// an upstream's stray control character cannot make a feed unreadable;
+/// and every bidirectional control, so none can reorder what a feed reader
+/// shows ([`crate::model::is_bidi_control`]).
 fn xml_safe(text: &str) -> Cow<'_, str> {
-    let bad = |c: char| matches!(c, '\u{0}'..='\u{8}' | '\u{b}' | '\u{c}' | '\u{e}'..='\u{1f}' | '\u{fffe}' | '\u{ffff}');
+    let bad = |c: char| {
+        matches!(c, '\u{0}'..='\u{8}' | '\u{b}' | '\u{c}' | '\u{e}'..='\u{1f}' | '\u{fffe}' | '\u{ffff}')
+            || crate::model::is_bidi_control(c)
+    };
     if text.chars().any(bad) {
         Cow::Owned(
             text.chars()

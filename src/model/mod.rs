@@ -3,6 +3,7 @@
 //! Everything here is plain data with exact serde mappings; validation rules
 //! that span fields live in [`validate`].
 
+mod bidi;
 mod filter;
 mod link;
 mod meta;
@@ -12,6 +13,7 @@ mod sync_state;
 mod timestamp;
 pub mod validate;
 
+pub use bidi::{is_bidi_control, without_bidi_controls};
 pub use filter::{compare_ids, concerns_plan, visible_in, KindFilter, PlanId};
 pub use link::{record_page_path, record_pages_base, BaseUrl, BaseUrlError, Link};
 pub use meta::{DataSource, DataSourceStatus, Meta, TranslationStatus};

@@ -10,7 +10,7 @@ use super::{KindFilter, LatestQuery, ListQuery, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum ArgumentError {
     /// `kind` is not a kind filter.
-    #[error("argument \"kind\" must be one of all, reset_scheduled, reset_completed; got {0:?}")]
+    #[error("argument \"kind\" must be one of all, reset_scheduled, reset_completed; got {}", super::params::Quoted(.0))]
     Kind(String),
     /// `kind` is not a string.
     #[error("argument \"kind\" must be a string; got {0}")]
@@ -26,7 +26,7 @@ pub enum ArgumentError {
         got: Value,
     },
     /// An argument the tool does not define.
-    #[error("unknown argument {name:?}; this tool accepts {allowed}")]
+    #[error("unknown argument {}; this tool accepts {allowed}", super::params::Quoted(.name))]
     Unknown {
         /// The argument.
         name: String,

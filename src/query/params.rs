@@ -86,19 +86,45 @@ pub enum QueryError {
     },
 }
 
+/// The most of a client's text (a parameter's name or value) a message
+/// quotes: a request head may be tens of kilobytes, and a 422 that echoes
+/// it whole is an amplifier and a log flood.
+pub const QUOTED_CHARS: usize = 64;
+
+/// A client's text as a message quotes it: in quotes and escaped as `{:?}`
+/// writes it, cut after [`QUOTED_CHARS`] characters, with how long it was.
+pub struct Quoted<'a>(pub &'a str);
+
+impl fmt::Display for Quoted<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let length = self.0.chars().count();
+        if length <= QUOTED_CHARS {
+            return write!(f, "{:?}", self.0);
+        }
+        let cut: String = self.0.chars().take(QUOTED_CHARS).collect();
+        write!(f, "{cut:?}… ({length} characters)")
+    }
+}
+
 impl fmt::Display for QueryError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             QueryError::Unknown { name, allowed } => {
                 write!(
                     f,
-                    "unknown query parameter {name:?}; this endpoint accepts {allowed}"
+                    "unknown query parameter {}; this endpoint accepts {allowed}",
+                    Quoted(name)
                 )
             }
             QueryError::Duplicate(name) => {
                 write!(f, "query parameter {name:?} is given more than once")
             }
             QueryError::Empty(name) => write!(f, "query parameter {name:?} is empty"),
+            QueryError::NoValue(name) if name.chars().count() > QUOTED_CHARS => write!(
+                f,
+                "query parameter {} has no value (expected NAME=…)",
+                Quoted(name)
+            ),
             QueryError::NoValue(name) => write!(
                 f,
                 "query parameter {name:?} has no value (expected {name}=…)"
@@ -109,7 +135,8 @@ impl fmt::Display for QueryError {
             QueryError::BadEncoding(raw) => {
                 write!(
                     f,
-                    "query parameter {raw:?} is not valid percent-encoded UTF-8"
+                    "query parameter {} is not valid percent-encoded UTF-8",
+                    Quoted(raw)
                 )
             }
             QueryError::Invalid {
@@ -117,8 +144,9 @@ impl fmt::Display for QueryError {
                 value,
             } => write!(
                 f,
-                "query parameter \"remind\" must be {}; got {value:?}",
-                crate::remind::leads_rule()
+                "query parameter \"remind\" must be {}; got {}",
+                crate::remind::leads_rule(),
+                Quoted(value)
             ),
             QueryError::Invalid { name, value } => {
                 let rule = match *name {
@@ -132,7 +160,11 @@ impl fmt::Display for QueryError {
                     }
                     _ => "a whole number from 1 to 10, without sign, leading zeros or spaces",
                 };
-                write!(f, "query parameter {name:?} must be {rule}; got {value:?}")
+                write!(
+                    f,
+                    "query parameter {name:?} must be {rule}; got {}",
+                    Quoted(value)
+                )
             }
         }
     }

@@ -69,6 +69,10 @@ pub enum SnapshotError {
     /// only a regular file of bounded size is read.
     #[error(transparent)]
     Unfit(ReadError),
+    /// A directory of the data dir is a symbolic link: nothing in it is
+    /// read or written.
+    #[error(transparent)]
+    LinkedDir(#[from] crate::data_dir::LinkedDir),
     /// The newest sequence number is the largest there is: no version can follow it.
     #[error(
         "snapshot sequence {0} cannot be followed: it is the largest sequence number there is"
@@ -269,8 +273,15 @@ impl SnapshotStore {
         Ok(lock)
     }
 
+    /// Refuses a data dir whose directories are links ([`crate::data_dir::LinkedDir`]):
+    /// every read and write of the versions asks first.
+    fn refuse_links(&self) -> Result<(), SnapshotError> {
+        Ok(crate::data_dir::DataDir::of(&self.data_dir).refuse_links()?)
+    }
+
     /// The sequence the pointer names, or `None` before the first publish.
     pub fn current_sequence(&self) -> Result<Option<u64>, SnapshotError> {
+        self.refuse_links()?;
         let path = self.pointer_path();
         // Never through a link and never a FIFO or device: a damaged or
         // tampered data dir must not make a reader hang, exhaust memory or
@@ -306,6 +317,7 @@ impl SnapshotStore {
 
     /// Loads and validates version `sequence`.
     pub fn load(&self, sequence: u64) -> Result<Snapshot, SnapshotError> {
+        self.refuse_links()?;
         let path = self.path_of(sequence);
         let bytes = match read_data_file(&path, SNAPSHOT_CAP) {
             Ok(Some(bytes)) => bytes,
@@ -421,6 +433,7 @@ impl SnapshotStore {
         draft: Draft,
         now: Timestamp,
     ) -> Result<Snapshot, SnapshotError> {
+        self.refuse_links()?;
         crate::durable::create_dir_durable(&self.dir).map_err(|source| SnapshotError::Read {
             path: self.dir.clone(),
             source,
@@ -464,6 +477,7 @@ impl SnapshotStore {
     /// Makes version `sequence` current (the pointer, written atomically);
     /// the caller holds `_lock` and has made sure the version is durable.
     pub fn set_pointer(&self, _lock: &DataDirLock, sequence: u64) -> Result<(), SnapshotError> {
+        self.refuse_links()?;
         Ok(write_atomic(
             &self.pointer_path(),
             format!("{sequence}\n").as_bytes(),
@@ -472,6 +486,7 @@ impl SnapshotStore {
 
     /// Sequence numbers and files on disk, ascending.
     fn sequences(&self) -> Result<Vec<(u64, PathBuf)>, SnapshotError> {
+        self.refuse_links()?;
         let read_dir = match fs::read_dir(&self.dir) {
             Ok(rd) => rd,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),

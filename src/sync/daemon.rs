@@ -11,18 +11,23 @@ use super::run::{sync_once, SyncError, SyncOutcome, SyncSettings};
 use crate::clock::Clock;
 
 /// Syncs now and then every interval plus a small jitter (or when back-off allows) until
-/// `shutdown` resolves. Each outcome goes to `report`.
+/// `shutdown` resolves. Each outcome goes to `report`, except a refusal that no later
+/// attempt can change (a data dir that is not a mirror's), which ends the daemon with
+/// that error, as it ends `sync --once`.
 pub async fn run_daemon(
     data_dir: &Path,
     settings: &SyncSettings,
     clock: Arc<dyn Clock>,
     shutdown: impl Future<Output = ()>,
     mut report: impl FnMut(&Result<SyncOutcome, SyncError>),
-) {
+) -> Result<(), SyncError> {
     tokio::pin!(shutdown);
     let interval = Duration::from_secs(u64::from(settings.source.interval_minutes) * 60);
     loop {
-        let result = sync_once(data_dir, settings, clock.as_ref()).await;
+        let result = match sync_once(data_dir, settings, clock.as_ref()).await {
+            Err(e @ SyncError::WrongMode(_)) => return Err(e),
+            other => other,
+        };
         report(&result);
         let now = clock.now();
         let next = match &result {
@@ -35,7 +40,6 @@ pub async fn run_daemon(
                     next_attempt_at, ..
                 },
             ) => *next_attempt_at,
-            Err(SyncError::WrongMode(_)) => return,
             _ => now.add_millis(interval_with_jitter(interval, random_unit()).as_millis() as i64),
         };
         let wait = Duration::from_millis((next.as_millis() - now.as_millis()).max(1000) as u64);
@@ -45,7 +49,7 @@ pub async fn run_daemon(
         };
         tokio::select! {
             _ = tokio::time::sleep(wait) => {}
-            _ = &mut shutdown => return,
+            _ = &mut shutdown => return Ok(()),
         }
     }
 }

@@ -50,13 +50,15 @@ pub enum EmailError {
 /// HTML part (every line escaped), in `language`. Its Message-ID is the
 /// message id and the endpoint's: the same on every retry (a mail client
 /// shows a resent mail once), another for each endpoint (each mail is its
-/// own message, as RFC 5322 asks).
+/// own message, as RFC 5322 asks). Its words are neutralised first, as
+/// every format's are ([`Message::neutralised`]).
 pub fn compose(
     target: &EmailTarget,
     message: &Message,
     (id, endpoint): (&str, &str),
     language: Lang,
 ) -> Result<lettre::Message, EmailError> {
+    let message = &message.clone().neutralised();
     let mut builder = lettre::Message::builder()
         .from(target.from.clone())
         .subject(message.title.clone())

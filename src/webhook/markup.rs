@@ -15,6 +15,16 @@
 //! | Feishu | `<at user_id="all">` in `text` messages | the `post` message type, whose `text` elements are literal, and a zero-width space after every `<` |
 //! | ntfy, Bark | plain text unless asked for Markdown (never) | nothing to escape; links only in their link fields |
 
+/// A line of a message as every format and e-mail sends it (a record's
+/// text, a handle, a name), with each bidirectional control neutralised
+/// ([`crate::model::without_bidi_controls`]) before any format's own
+/// escaping, so no text reorders what a person reads.
+pub fn neutralise(text: &mut String) {
+    if let std::borrow::Cow::Owned(safe) = crate::model::without_bidi_controls(text) {
+        *text = safe;
+    }
+}
+
 /// The zero-width space: invisible, and it ends a mention's word.
 const ZWSP: char = '\u{200B}';
 

@@ -65,6 +65,18 @@ pub struct Message {
 }
 
 impl Message {
+    /// The message with its title and every line of words neutralised
+    /// ([`super::markup::neutralise`]): what every format and e-mail send.
+    pub fn neutralised(mut self) -> Self {
+        super::markup::neutralise(&mut self.title);
+        for line in &mut self.lines {
+            if let Line::Text(text) = line {
+                super::markup::neutralise(text);
+            }
+        }
+        self
+    }
+
     /// The links, labelled, in order.
     pub fn links(&self) -> impl Iterator<Item = (&'static str, &Link)> {
         self.lines.iter().filter_map(|line| match line {

@@ -98,6 +98,7 @@ pub fn render(endpoint: &Endpoint, event: &Event, signed_at: i64) -> Result<Requ
 /// its service documents).
 pub fn render_message(endpoint: &Endpoint, message: &Message) -> Result<Request, RenderError> {
     let url = Url::parse(&endpoint.url).map_err(|e| TargetError::Url(e.to_string()))?;
+    let message = &message.clone().neutralised();
     match endpoint.format {
         Format::Ntfy => Ok(ntfy(url, message)),
         Format::Discord => Ok(discord(url, message)),

@@ -53,6 +53,28 @@ pub fn release_bin() -> &'static str {
     })
 }
 
+/// Makes `cmd` (a `resetctl` to run) read the config file of the test's
+/// own, `dir/own-config.toml` (made empty unless the test wrote one), by
+/// `RESETCTL_CONFIG`: so no `resetctl` a test starts reads the machine's
+/// `/etc/resetctl/config.toml` or a user's, whatever is installed there
+/// (`--config` on its command line, or a later `RESETCTL_CONFIG`, still
+/// wins). The tests of which file is read by default run in a mount
+/// namespace of their own instead (system_config::, which also proves this
+/// with a hostile `/etc/resetctl/config.toml` present).
+pub fn own_config<'a>(cmd: &'a mut Command, dir: &Path) -> &'a mut Command {
+    cmd.env("RESETCTL_CONFIG", own_config_path(dir))
+}
+
+/// The config file of [`own_config`], made (empty) when missing.
+pub fn own_config_path(dir: &Path) -> PathBuf {
+    let path = dir.join("own-config.toml");
+    if !path.exists() {
+        std::fs::create_dir_all(dir).expect("the test's dir");
+        std::fs::write(&path, "").expect("the test's own config file");
+    }
+    path
+}
+
 /// A test's private world: a data dir and a home (so no user config leaks in).
 pub struct World {
     pub tmp: tempfile::TempDir,
@@ -89,7 +111,18 @@ impl World {
             .arg("--data-dir")
             .arg(self.data_dir())
             .stdin(Stdio::null());
+        own_config(&mut cmd, self.tmp.path());
         cmd
+    }
+
+    /// What a command adds to "the data dir … does not exist" or "nothing
+    /// is published yet in …" on this machine: where a deployed instance
+    /// may be ("; is the instance elsewhere? …", by the library's own rule,
+    /// which looks at `/etc/resetctl/config.toml` and `/var/lib/resetctl`),
+    /// or nothing where none is deployed. The suite runs on both.
+    pub fn machine_hint(&self) -> Option<String> {
+        resetctl::config::elsewhere_hint(&self.data_dir(), Some(&own_config_path(self.tmp.path())))
+            .map(|hint| format!("; is the instance elsewhere? {hint}"))
     }
 
     /// Runs `resetctl ARGS…` to completion.

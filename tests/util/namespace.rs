@@ -72,6 +72,47 @@ fn rerun(
     (out.status.success() && log.contains("1 passed"), log)
 }
 
+/// Forgets, in the overlays on `/etc` and `/var` of a mount namespace of
+/// the test's own, a resetctl deployed on this machine (by the package or
+/// by the guide's steps): its config, data dir, units and sysusers file,
+/// and its user and group. A test that deploys one (the guide as pasted,
+/// the package) then starts from a machine without it, as on a fresh
+/// one; the host keeps its own.
+pub fn forget_a_deployed_resetctl() {
+    for path in [
+        "/etc/resetctl",
+        "/var/lib/resetctl",
+        "/var/backups/resetctl",
+        "/etc/sysusers.d/resetctl.conf",
+    ] {
+        let path = Path::new(path);
+        let _ = if path.is_dir() {
+            std::fs::remove_dir_all(path)
+        } else {
+            std::fs::remove_file(path)
+        };
+    }
+    if let Ok(units) = std::fs::read_dir("/etc/systemd/system") {
+        for unit in units.flatten() {
+            if unit.file_name().to_string_lossy().starts_with("resetctl-") {
+                let _ = std::fs::remove_file(unit.path());
+            }
+        }
+    }
+    let known = |what: &str| {
+        Command::new("getent")
+            .args([what, "resetctl"])
+            .output()
+            .is_ok_and(|out| out.status.success())
+    };
+    if known("passwd") {
+        let _ = Command::new("userdel").arg("resetctl").status();
+    }
+    if known("group") {
+        let _ = Command::new("groupdel").arg("resetctl").status();
+    }
+}
+
 /// A throwaway overlay on `dir`: writes land in `scratch` (which must not
 /// be under `dir`), reads see `dir` beneath them. Only inside a mount
 /// namespace of the test's own.

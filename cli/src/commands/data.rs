@@ -165,6 +165,24 @@ fn render_webhooks(webhooks: &[resetctl::webhook::EndpointSummary]) -> String {
     out
 }
 
+/// The data dir exists; else the error that names it (exit 69), and,
+/// when a deployed instance's config or data dir exists elsewhere, where.
+pub fn require_data_dir(settings: &Settings) -> Result<(), CliError> {
+    if settings.data_dir.exists() {
+        return Ok(());
+    }
+    let mut message = format!(
+        "the data dir {} does not exist: is the path right? (`--data-dir`, `RESETCTL_DATA_DIR` or `data-dir` in the config file)",
+        settings.data_dir.display()
+    );
+    if let Some(hint) =
+        resetctl::config::elsewhere_hint(&settings.data_dir, settings.config_path.as_deref())
+    {
+        message.push_str(&format!("; is the instance elsewhere? {hint}"));
+    }
+    Err(CliError::unavailable(message))
+}
+
 /// Nothing is published in the data dir: what to run, or, when a deployed
 /// instance's config or data dir exists elsewhere, where to look instead.
 /// Exit 69 with what to do, in words that fit the data dir: one that does
@@ -173,16 +191,8 @@ fn render_webhooks(webhooks: &[resetctl::webhook::EndpointSummary]) -> String {
 /// empty one, or an instance that may be elsewhere.
 fn nothing_published(settings: &Settings, report: Option<&StatusReport>) -> CliError {
     let dir = settings.data_dir.display();
-    if !settings.data_dir.exists() {
-        let mut message = format!(
-            "the data dir {dir} does not exist: is the path right? (`--data-dir`, `RESETCTL_DATA_DIR` or `data-dir` in the config file)"
-        );
-        if let Some(hint) =
-            resetctl::config::elsewhere_hint(&settings.data_dir, settings.config_path.as_deref())
-        {
-            message.push_str(&format!("; is the instance elsewhere? {hint}"));
-        }
-        return CliError::unavailable(message);
+    if let Err(missing) = require_data_dir(settings) {
+        return missing;
     }
     let what = format!("nothing is published yet in {dir}");
     let sync = report.and_then(|r| r.sync.as_ref());

@@ -8,7 +8,7 @@ mod snapshots;
 mod sync;
 mod webhook;
 
-use crate::args::{Cli, Command};
+use crate::args::{Cli, Command, RecordCommand, SnapshotsCommand, WebhookCommand};
 use crate::exit::CliError;
 use crate::output::print;
 use crate::settings::Settings;
@@ -36,6 +36,11 @@ pub fn dispatch(cli: Cli) -> Result<(), CliError> {
             // Every setting of every subcommand, validated before anything runs.
             let settings = Settings::resolve(&cli)?;
             crate::logging::init(settings.log.as_deref(), settings.log_format);
+            if needs_existing_data_dir(&cli.command) {
+                data::require_data_dir(&settings)?;
+            }
+            // A data dir whose directories are links is no command's.
+            resetctl::data_dir::DataDir::of(&settings.data_dir).refuse_links()?;
             match cli.command {
                 Command::Seed { file } => data::seed(&settings, file.as_deref()),
                 Command::Publish => data::publish(&settings),
@@ -52,6 +57,59 @@ pub fn dispatch(cli: Cli) -> Result<(), CliError> {
                 Command::Completions { .. } | Command::Man { .. } => unreachable!("handled above"),
             }
         }
+    }
+}
+
+/// Whether `command` reads a data dir, or changes what is already in one:
+/// on a data dir that does not exist it names it (a mistyped path, exit
+/// 69) instead of answering "none" or making the dir. The commands that
+/// make an instance (`seed`, `sync`, a first `record schedule`,
+/// `publish`, `mark-checked`, `webhook add`) make it; `serve` makes it to
+/// watch for the first snapshot and `status` reports it, both naming it.
+fn needs_existing_data_dir(command: &Command) -> bool {
+    match command {
+        Command::Export { .. } | Command::Restore { .. } => true,
+        Command::Snapshots(sub) => match sub {
+            SnapshotsCommand::List { .. }
+            | SnapshotsCommand::Show { .. }
+            | SnapshotsCommand::Prune { .. }
+            | SnapshotsCommand::Rollback { .. } => true,
+        },
+        Command::Record(sub) => match sub {
+            RecordCommand::Schedule { .. }
+            | RecordCommand::Completion { .. }
+            | RecordCommand::Complete { .. } => false,
+            RecordCommand::Link { .. }
+            | RecordCommand::Unlink { .. }
+            | RecordCommand::Dismiss { .. }
+            | RecordCommand::Undo { .. }
+            | RecordCommand::Move { .. }
+            | RecordCommand::Edit { .. }
+            | RecordCommand::List { .. }
+            | RecordCommand::Show { .. }
+            | RecordCommand::Log { .. } => true,
+        },
+        Command::Webhook(sub) => match sub {
+            WebhookCommand::Add { .. } => false,
+            WebhookCommand::List { .. }
+            | WebhookCommand::Show { .. }
+            | WebhookCommand::Remove { .. }
+            | WebhookCommand::Disable { .. }
+            | WebhookCommand::Enable { .. }
+            | WebhookCommand::Test { .. }
+            | WebhookCommand::Set(_)
+            | WebhookCommand::Deliveries { .. }
+            | WebhookCommand::Deliver { .. } => true,
+        },
+        Command::Seed { .. }
+        | Command::Publish
+        | Command::Status { .. }
+        | Command::Serve(_)
+        | Command::Sync(_)
+        | Command::Convert { .. }
+        | Command::MarkChecked { .. }
+        | Command::Completions { .. }
+        | Command::Man { .. } => false,
     }
 }
 

@@ -146,11 +146,12 @@ pub fn run(
     let delivery = settings.delivery();
     // `--now` freezes the server's clock (tests and demos); otherwise the system clock.
     let clock = settings.clock();
+    // Before any thread starts: it unsets the socket-activation variables.
+    let passed = service_manager::passed_listeners()?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .map_err(|e| CliError::io(format!("cannot start the runtime: {e}")))?;
-    let passed = service_manager::passed_listeners()?;
     let started = settings.clone();
     let served = runtime.block_on(async move {
         // From here on a SIGHUP reloads (it no longer ends the process).

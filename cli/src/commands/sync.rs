@@ -66,7 +66,7 @@ pub fn run(settings: &Settings, args: &SyncArgs) -> Result<(), CliError> {
     );
     args.moved.warn();
     let delivery = settings.delivery();
-    runtime.block_on(async {
+    let ended = runtime.block_on(async {
         // The webhook deliverer, when this process holds the data dir's deliverer lock.
         let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
         let deliverer = tokio::spawn(resetctl::webhook::deliver::run(
@@ -75,7 +75,7 @@ pub fn run(settings: &Settings, args: &SyncArgs) -> Result<(), CliError> {
             "resetctl sync --daemon".to_owned(),
             stop_rx,
         ));
-        run_daemon(
+        let ended = run_daemon(
             &data_dir,
             &sync,
             clock,
@@ -88,7 +88,11 @@ pub fn run(settings: &Settings, args: &SyncArgs) -> Result<(), CliError> {
         .await;
         let _ = stop_tx.send(true);
         deliverer.abort();
+        ended
     });
+    // A refusal no attempt can change ends the daemon as it ends `--once`
+    // (its exit code, so a unit fails instead of ending quietly).
+    ended.map_err(CliError::from)?;
     tracing::info!("sync daemon stopped");
     Ok(())
 }

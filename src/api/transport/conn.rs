@@ -112,6 +112,39 @@ pub(crate) fn one_host(headers: &hyper::HeaderMap) -> bool {
     hosts.next().is_some() && hosts.next().is_none()
 }
 
+/// The header list HTTP/2 decodes (RFC 9113 `SETTINGS_MAX_HEADER_LIST_SIZE`,
+/// which also counts 32 bytes a field): four times the head limit, so a
+/// head over `max_head` reaches [`RequestContext::answer`], which answers
+/// the documented JSON 431 as HTTP/1.1 does. h2 itself answers a list past
+/// this cap with an empty 431 (it resets the stream below hyper); the cap
+/// bounds what one request's head may hold in memory.
+fn h2_header_list_cap(max_head: usize) -> u32 {
+    u32::try_from(max_head.saturating_mul(4)).unwrap_or(u32::MAX)
+}
+
+/// The size of `request`'s head as HTTP/1.1 writes it (request line,
+/// `Host` from the authority, each header line, the blank line): what
+/// `--max-head-bytes` limits on every path and in either protocol.
+fn head_size<B>(request: &hyper::Request<B>) -> usize {
+    let target = request
+        .uri()
+        .path_and_query()
+        .map_or(1, |p| p.as_str().len());
+    let line = request.method().as_str().len() + 1 + target + " HTTP/1.1\r\n".len();
+    let host = match request.uri().authority() {
+        Some(authority) if !request.headers().contains_key(hyper::header::HOST) => {
+            "host: \r\n".len() + authority.as_str().len()
+        }
+        _ => 0,
+    };
+    let fields: usize = request
+        .headers()
+        .iter()
+        .map(|(name, value)| name.as_str().len() + ": \r\n".len() + value.len())
+        .sum();
+    line + host + fields + "\r\n".len()
+}
+
 /// Serves `routes` on `listener` until `shutdown` resolves, then
 /// waits for in-flight connections to finish. Connections past the caps of
 /// `limits` are refused at accept ([`ConnectionGate`]); a connection must
@@ -136,7 +169,9 @@ pub(crate) async fn run(
     builder
         .http2()
         .timer(TokioTimer::new())
-        .max_header_list_size(limits.max_head_bytes.max(MIN_HEAD_BYTES) as u32)
+        .max_header_list_size(h2_header_list_cap(
+            limits.max_head_bytes.max(MIN_HEAD_BYTES),
+        ))
         .keep_alive_interval(Some(Duration::from_secs(20)))
         .keep_alive_timeout(limits.header_timeout);
     let builder = Arc::new(builder);
@@ -228,6 +263,7 @@ impl<S: Routes> Connection<S> {
                 prepare(&self.keys, peer, &mut request);
                 let client = request.extensions().get::<ClientKey>().map(|k| k.0);
                 let path = request.uri().path().to_owned();
+                let close = stream_conn::asks_close(request.headers());
                 // Boxed: the routes' future is large, and a stream's task
                 // lives for hours after it has finished.
                 let mut service = self.service.clone();
@@ -243,7 +279,7 @@ impl<S: Routes> Connection<S> {
                         client,
                     );
                 }
-                match stream_conn::write_answer(&mut stream, response).await {
+                match stream_conn::write_answer(&mut stream, response, close).await {
                     Ok(Answered::KeepAlive) => {
                         // The next request gets the whole header timeout again.
                         deadline = tokio::time::Instant::now() + self.header_timeout;
@@ -277,8 +313,8 @@ impl<S: Routes> Connection<S> {
             peer,
             header_timeout,
             body_timeout,
+            max_head,
             ticket,
-            ..
         } = self;
         // Bytes of a request already read: the shutdown waits for it to be
         // answered (a restart drops no request a client has sent).
@@ -291,6 +327,7 @@ impl<S: Routes> Connection<S> {
             keys,
             peer,
             body_timeout,
+            max_head,
             activity: activity.clone(),
         };
         let per_request = hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
@@ -358,6 +395,9 @@ struct RequestContext<S> {
     keys: Arc<ClientKeys>,
     peer: SocketAddr,
     body_timeout: Duration,
+    /// The largest request head (HTTP/1.1's is hyper's buffer; HTTP/2's is
+    /// measured here, [`head_size`]).
+    max_head: usize,
     /// The connection's requests in flight (its idle deadline).
     activity: Arc<Activity>,
 }
@@ -366,7 +406,8 @@ impl<S: Routes> RequestContext<S> {
     /// One request: prepared, its body read under the body timeout (an
     /// expired body is a 408 that closes the connection; an unread one
     /// closes an HTTP/1.1 connection after the answer), answered by the
-    /// routes and logged.
+    /// routes and logged. An HTTP/2 head over the head limit is the JSON
+    /// 431 that hyper's HTTP/1.1 answer gets, and no route sees it.
     fn answer(
         &self,
         mut request: hyper::Request<Incoming>,
@@ -389,6 +430,7 @@ impl<S: Routes> RequestContext<S> {
         let client = request.extensions().get::<ClientKey>().map(|k| k.0);
         let method = request.method().clone();
         let http1 = request.version() < hyper::Version::HTTP_2;
+        let too_large = !http1 && head_size(&request) > self.max_head;
         let path = request.uri().path().to_owned();
         let started = Instant::now();
         let body_timeout = self.body_timeout;
@@ -400,7 +442,11 @@ impl<S: Routes> RequestContext<S> {
         let mut service = self.service.clone();
         let requests = self.activity.clone();
         async move {
-            let mut response = tower_service::Service::call(&mut service, request).await?;
+            let mut response = if too_large {
+                ApiError::HeadersTooLarge.response()
+            } else {
+                tower_service::Service::call(&mut service, request).await?
+            };
             if let Some(outcome) = outcome {
                 if outcome.expired() {
                     // Whatever the handler made of the broken body.

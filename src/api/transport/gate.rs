@@ -56,6 +56,7 @@ pub const REPORT_EVERY: Duration = Duration::from_secs(10);
 /// The answer to a connection past a cap, written once without waiting.
 pub const BUSY_RESPONSE: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\n\
 content-type: application/json\r\n\
+x-content-type-options: nosniff\r\n\
 access-control-allow-origin: *\r\n\
 retry-after: 1\r\n\
 connection: close\r\n\

@@ -160,7 +160,7 @@ fn with_json_body(head: &[u8]) -> Option<Vec<u8>> {
     let mut out = String::with_capacity(text.len() + body.len() + 128);
     out.push_str(&text[..at]);
     out.push_str(&format!(
-        "\r\ncontent-length: {}\r\ncontent-type: application/json\r\naccess-control-allow-origin: *\r\n",
+        "\r\ncontent-length: {}\r\ncontent-type: application/json\r\nx-content-type-options: nosniff\r\naccess-control-allow-origin: *\r\n",
         body.len()
     ));
     out.push_str(&text[at + EMPTY.len()..]);
@@ -179,7 +179,7 @@ mod tests {
         let body = r#"{"ok":false,"error":"headers_too_large","detail":"the request head (its target and headers) is larger than the server accepts, or has more than 100 headers","retryAfter":null}"#;
         assert_eq!(
             String::from_utf8(with_json_body(head.as_bytes()).unwrap()).unwrap(),
-            format!("HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-length: {}\r\ncontent-type: application/json\r\naccess-control-allow-origin: *\r\ndate: x\r\n\r\n{body}", body.len())
+            format!("HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-length: {}\r\ncontent-type: application/json\r\nx-content-type-options: nosniff\r\naccess-control-allow-origin: *\r\ndate: x\r\n\r\n{body}", body.len())
         );
         for other in [
             "HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n",

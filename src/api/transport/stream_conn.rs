@@ -19,7 +19,10 @@
 //! comes from the same warp routes every request goes through. A stream's
 //! answer is chunked and ends the connection when the stream ends; any
 //! other answer (429, 422, 503) has a length and the connection goes on
-//! under hyper, keep-alive as usual.
+//! under hyper, keep-alive as usual, unless the request said
+//! `Connection: close` (then it ends after the answer, as hyper's would).
+//! The head is read up to `--max-head-bytes`, like every other path's: a
+//! larger one is hyper's, which answers 431.
 
 use std::io;
 
@@ -59,15 +62,19 @@ pub(crate) enum Opening {
 /// Reads the first request head of `stream`, as far as needed to tell
 /// whether it is a stream request: one read for nearly every other
 /// request, since its first bytes already differ from a stream's request line.
-/// At most `max_head` bytes are read.
+/// At most `max_head` bytes are read (a buffer's spare room may be
+/// larger than asked for, so each read is limited to what is left): a
+/// head that does not fit is hyper's, which answers 431 as for any path.
 pub(crate) async fn read_opening(stream: &TcpStream, max_head: usize) -> io::Result<Opening> {
+    use bytes::BufMut;
     let mut buf = BytesMut::with_capacity(1024.min(max_head));
     loop {
         stream.readable().await?;
         if buf.len() == buf.capacity() {
             buf.reserve(max_head.saturating_sub(buf.len()).clamp(1, 4096));
         }
-        match stream.try_read_buf(&mut buf) {
+        let room = max_head.saturating_sub(buf.len()).max(1);
+        match stream.try_read_buf(&mut (&mut buf).limit(room)) {
             Ok(0) if buf.is_empty() => return Ok(Opening::Closed),
             Ok(0) => return Ok(Opening::Other(buf.freeze())),
             Ok(_) => {}
@@ -142,6 +149,17 @@ fn parse_stream_request(bytes: &[u8]) -> Parsed {
     Parsed::Stream(Box::new(request))
 }
 
+/// Whether a request's `Connection` headers ask to close the connection
+/// after the answer (RFC 9112 section 9.6: the `close` option, in any case).
+pub(crate) fn asks_close(headers: &http::HeaderMap) -> bool {
+    headers
+        .get_all(header::CONNECTION)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(','))
+        .any(|option| option.trim().eq_ignore_ascii_case("close"))
+}
+
 /// How a stream connection's answer ended.
 pub(crate) enum Answered {
     /// A whole answer with a length: the connection can go on (under hyper).
@@ -153,10 +171,13 @@ pub(crate) enum Answered {
 /// Writes `response` to `stream` as HTTP/1.1: chunked when its length is
 /// not known in advance (the stream), with `content-length` otherwise. A
 /// chunked answer ends when the body ends (the server shuts down) or when
-/// the peer closes the connection or sends anything more.
+/// the peer closes the connection or sends anything more; one with a
+/// length ends the connection too when `close` (the request asked so),
+/// saying `connection: close`.
 pub(crate) async fn write_answer(
     stream: &mut TcpStream,
     response: warp::reply::Response,
+    close: bool,
 ) -> io::Result<Answered> {
     let (parts, mut body) = response.into_parts();
     let length = http_body::Body::size_hint(&body).exact();
@@ -180,6 +201,9 @@ pub(crate) async fn write_answer(
         Some(length) => push_header(&mut head, "content-length", length.to_string().as_bytes()),
         None => push_header(&mut head, "transfer-encoding", b"chunked"),
     }
+    if close && length.is_some() {
+        push_header(&mut head, "connection", b"close");
+    }
     head.extend_from_slice(b"\r\n");
     if let Some(length) = length {
         let body = body
@@ -190,6 +214,10 @@ pub(crate) async fn write_answer(
         debug_assert_eq!(body.len() as u64, length);
         head.extend_from_slice(&body);
         stream.write_all(&head).await?;
+        if close {
+            stream.shutdown().await?;
+            return Ok(Answered::Done);
+        }
         return Ok(Answered::KeepAlive);
     }
     stream.write_all(&head).await?;

@@ -36,7 +36,7 @@ pub fn index(ctx: &PageContext, filter: KindFilter) -> String {
             }
         }
     };
-    page.into_string()
+    finish(page)
 }
 
 fn verdict_section(ctx: &PageContext, verdict: &Verdict) -> Markup {

@@ -41,6 +41,18 @@ pub use record::record_page;
 const CSS: &str = include_str!("../assets/page.css");
 const JS: &str = include_str!("../assets/page.js");
 
+/// A page as it is served: HTML that `maud` escaped, with every
+/// bidirectional control in it (from a record's text, a handle, a name, a
+/// requested id) neutralised ([`crate::model::without_bidi_controls`]),
+/// so none reorders what the page shows. The templates write none.
+fn finish(page: Markup) -> String {
+    let page = page.into_string();
+    match crate::model::without_bidi_controls(&page) {
+        std::borrow::Cow::Borrowed(_) => page,
+        std::borrow::Cow::Owned(neutralised) => neutralised,
+    }
+}
+
 /// How many records the history shows.
 pub const HISTORY_LEN: usize = 50;
 

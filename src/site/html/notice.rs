@@ -47,5 +47,5 @@ pub fn notice_page(frame: &Frame, notice: Notice) -> String {
             }
         }
     };
-    page.into_string()
+    finish(page)
 }

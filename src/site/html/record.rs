@@ -78,5 +78,5 @@ pub fn record_page(ctx: &PageContext, index: u32) -> String {
             }
         }
     };
-    page.into_string()
+    finish(page)
 }
