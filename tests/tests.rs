@@ -73,6 +73,7 @@ mod timelines;
 mod topology;
 mod troubleshooting;
 mod util;
+mod webhook_answers;
 mod webhook_delivery;
 mod webhook_formats;
 mod webhooks;

@@ -30,7 +30,7 @@ use super::endpoint::{Endpoint, Endpoints};
 use super::log::{self, Attempt, Outcome};
 use super::outbox::{Committed, Outbox, OutboxEntry};
 use super::request::Event;
-use super::send::{is_delivered, send};
+use super::send::{send, verdict, Answer, SendError};
 use super::state::{load_state, save_state, EndpointState};
 
 /// How often a running deliverer looks for new outbox entries, endpoints
@@ -89,7 +89,7 @@ impl Shared {
         &self,
         endpoint: &Endpoint,
         entry: &OutboxEntry,
-    ) -> (Result<u16, super::send::SendError>, u64) {
+    ) -> (Result<Answer, SendError>, u64) {
         let contact = self.settings.contact.as_deref();
         if !endpoint.format.is_for_people() {
             return (send(contact, endpoint, &Event::of(entry)).await, entry.n);
@@ -465,7 +465,7 @@ async fn work(shared: Arc<Shared>, id: String, once: bool, report: Arc<Mutex<Pas
         }
         let (answer, last) = shared.attempt(&endpoint, &entry).await;
         crate::testhook::reached("deliver:answered");
-        match settle(&shared, &id, st, (&entry, last), answer, &report) {
+        match settle(&shared, &endpoint, st, (&entry, last), answer, &report) {
             Settled::Next => continue,
             Settled::Disabled => return,
             Settled::Retrying if once => return,
@@ -489,28 +489,29 @@ enum Settled {
 /// and says what comes next.
 fn settle(
     shared: &Shared,
-    id: &str,
+    endpoint: &Endpoint,
     st: &mut EndpointState,
     (entry, last): (&OutboxEntry, u64),
-    answer: Result<u16, super::send::SendError>,
+    answer: Result<Answer, SendError>,
     report: &Mutex<PassReport>,
 ) -> Settled {
-    let data_dir = &shared.data_dir;
+    let (data_dir, id) = (&shared.data_dir, endpoint.id.as_str());
     let now = shared.settings.clock.now();
     let attempt_no = st.attempts + 1;
+    let verdict = verdict(endpoint.format, &answer);
     let mut attempt = Attempt {
         endpoint: id.to_owned(),
         event: entry.event_type.clone(),
         message: entry.id.clone(),
         at: now,
         attempt: attempt_no,
-        status: answer.as_ref().ok().copied(),
-        error: answer.as_ref().err().map(ToString::to_string),
+        status: verdict.status,
+        error: verdict.error,
         outcome: Outcome::Delivered,
         next_retry_at: None,
     };
-    match answer {
-        Ok(status) if is_delivered(status) => {
+    match verdict.status {
+        Some(_) if verdict.delivered => {
             st.move_to(last + 1);
             st.delivered += 1;
             save_state(data_dir, id, st);
@@ -527,7 +528,7 @@ fn settle(
             }
             return Settled::Next;
         }
-        Ok(410) => {
+        Some(410) => {
             attempt.outcome = Outcome::Disabled;
             save_state(data_dir, id, st);
             log::append(data_dir, &attempt);

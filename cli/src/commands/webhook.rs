@@ -271,15 +271,20 @@ fn test(
         settings.now,
     ))?;
     let message = &sent.message;
-    match &sent.answer {
-        Ok(status) if sent.delivered() => {
+    let verdict = &sent.verdict;
+    match (verdict.status, &verdict.error) {
+        (Some(status), _) if verdict.delivered => {
             print(&format!("{id}: {TEST_EVENT} {message} answered {status}\n"))
         }
-        Ok(status) => Err(CliError::unavailable(format!(
+        (Some(status), Some(why)) => Err(CliError::unavailable(format!(
+            "{id}: {TEST_EVENT} {message} answered {status}, {why}"
+        ))),
+        (Some(status), None) => Err(CliError::unavailable(format!(
             "{id}: {TEST_EVENT} {message} answered {status}"
         ))),
-        Err(e) => Err(CliError::unavailable(format!(
-            "{id}: {TEST_EVENT} {message} failed: {e}"
+        (None, why) => Err(CliError::unavailable(format!(
+            "{id}: {TEST_EVENT} {message} failed: {}",
+            why.as_deref().unwrap_or("no answer")
         ))),
     }
 }
@@ -313,7 +318,8 @@ fn deliveries(
     let mut out = String::new();
     for a in attempts {
         let answer = match (a.status, &a.error) {
-            (Some(status), _) => status.to_string(),
+            (Some(status), Some(why)) => shown!("{} {}", status, why),
+            (Some(status), None) => status.to_string(),
             (None, Some(e)) => shown!("error: {}", e),
             (None, None) => "-".to_owned(),
         };
