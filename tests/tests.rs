@@ -76,4 +76,5 @@ mod util;
 mod webhook_answers;
 mod webhook_delivery;
 mod webhook_formats;
+mod webhook_pacing;
 mod webhooks;

@@ -449,15 +449,17 @@ async fn work(shared: Arc<Shared>, id: String, once: bool, report: Arc<Mutex<Pas
             // Entries this endpoint does not want were passed over.
             st.move_to(entry.n);
         }
-        let now = shared.settings.clock.now();
-        if let Some(due) = st.next_attempt_at.filter(|due| *due > now) {
-            if once {
+        let clock = &shared.settings.clock;
+        if let Some(wait) = st.wait(endpoint.format, clock.now()) {
+            // A pass leaves a retry to the next one, and a pace to it too
+            // when its clock stands still (`--now`).
+            if once && (wait.retry || clock.stands_still()) {
                 return;
             }
             // Until the retry is due by the clock, or something changed
             // (the endpoint disabled, a later change that cancels it).
             tokio::select! {
-                _ = shared.settings.clock.sleep_until(due) => {}
+                _ = clock.sleep_until(wait.until) => {}
                 _ = changes.changed() => {}
                 _ = stop_of(&shared) => {}
             }
@@ -498,6 +500,7 @@ fn settle(
     let (data_dir, id) = (&shared.data_dir, endpoint.id.as_str());
     let now = shared.settings.clock.now();
     let attempt_no = st.attempts + 1;
+    st.paced(endpoint.format, now);
     let verdict = verdict(endpoint.format, &answer);
     let mut attempt = Attempt {
         endpoint: id.to_owned(),

@@ -23,6 +23,7 @@ pub mod manage;
 pub mod markup;
 pub mod message;
 pub mod outbox;
+pub mod pace;
 pub mod remind;
 pub mod request;
 pub mod retry;

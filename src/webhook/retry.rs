@@ -4,6 +4,7 @@
 
 use crate::model::Timestamp;
 
+use super::format::Format;
 use super::log::{Attempt, Outcome};
 use super::outbox::OutboxEntry;
 use super::state::{EndpointState, FailedMessage};
@@ -65,6 +66,30 @@ impl EndpointState {
         attempt.outcome = Outcome::Retrying;
         attempt.next_retry_at = Some(next);
         false
+    }
+}
+
+/// What the message at an endpoint's cursor waits for before it is tried.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Wait {
+    /// The instant it may be tried.
+    pub until: Timestamp,
+    /// Whether its own retry is not due yet (a one-shot pass leaves it to
+    /// the next pass; the pace alone it waits out while its clock runs).
+    pub retry: bool,
+}
+
+impl EndpointState {
+    /// What the message at the cursor waits for at `now`, if anything: its
+    /// retry when it failed, the endpoint's pace ([`super::pace`]),
+    /// whichever is later.
+    pub(super) fn wait(&self, format: Format, now: Timestamp) -> Option<Wait> {
+        let retry = self.next_attempt_at.filter(|at| *at > now);
+        let until = retry.max(self.pace_ready_at(format, now))?;
+        Some(Wait {
+            until,
+            retry: retry.is_some(),
+        })
     }
 }
 
