@@ -166,3 +166,81 @@ fn webhook_test_reports_a_refusal_in_the_body_as_a_failure() {
         "{run:?}"
     );
 }
+
+/// The time of the next retry `webhook deliveries` names on `line`.
+fn next_retry(line: &str) -> &str {
+    line.split("next retry ").nth(1).map_or("-", str::trim)
+}
+
+#[test]
+fn a_429_or_503_with_retry_after_is_tried_again_no_sooner_than_it_asks() {
+    let r = Receiver::start();
+    let w = World::new();
+    let seconds = add_standard(&w, &r, "/seconds", &[]);
+    let date = add_standard(&w, &r, "/date", &[]);
+    let telegram_target = format!("{}?chat_id=5", r.url(TELEGRAM));
+    let (telegram, _) = add(&w, &telegram_target, &["--format", "telegram"]);
+    let far = add_standard(&w, &r, "/far", &[]);
+    // Two minutes in seconds; an HTTP date; Telegram's flood control says
+    // it in the body only (`parameters.retry_after`, in seconds).
+    r.answer(
+        "/seconds",
+        &[Answer::new(429, "slow down").header("retry-after", "120")],
+        Answer::new(200, ""),
+    );
+    r.answer(
+        "/date",
+        &[Answer::new(503, "").header("retry-after", "Fri, 20 Nov 2026 10:05:00 GMT")],
+        Answer::new(200, ""),
+    );
+    r.answer(
+        TELEGRAM,
+        &[Answer::new(
+            429,
+            r#"{"ok":false,"error_code":429,"description":"Too Many Requests: retry after 30","parameters":{"retry_after":30}}"#,
+        )],
+        Answer::new(200, r#"{"ok":true,"result":{}}"#),
+    );
+    // Longer than the message's retry window: honoured up to its end.
+    r.answer(
+        "/far",
+        &[Answer::new(429, "").header("retry-after", "200000")],
+        Answer::new(200, ""),
+    );
+    schedule(&w, T0, A, "pro");
+    deliver_at(&w, T0).success();
+    let first = |id: &str| next_retry(&deliveries(&w, id)[0]).to_owned();
+    assert_eq!(first(&seconds), "2026-11-20T10:02:00.000Z");
+    assert_eq!(first(&date), "2026-11-20T10:05:00.000Z");
+    assert_eq!(first(&telegram), "2026-11-20T10:00:30.000Z");
+    assert_eq!(first(&far), "2026-11-21T10:00:00.000Z");
+    // Not before each instant (the schedule alone would retry after 5 s).
+    let mut got = Vec::new();
+    for now in [
+        "2026-11-20T10:00:29.999Z",
+        "2026-11-20T10:00:30.000Z",
+        "2026-11-20T10:01:59.999Z",
+        "2026-11-20T10:02:00.000Z",
+        "2026-11-20T10:04:59.999Z",
+        "2026-11-20T10:05:00.000Z",
+    ] {
+        deliver_at(&w, now).success();
+        got.push(["/seconds", "/date", TELEGRAM, "/far"].map(|p| r.requests_to(p).len()));
+    }
+    assert_eq!(
+        got,
+        [
+            [1, 1, 1, 1],
+            [1, 1, 2, 1],
+            [1, 1, 2, 1],
+            [2, 1, 2, 1],
+            [2, 1, 2, 1],
+            [2, 2, 2, 1],
+        ],
+        "requests to /seconds, /date, Telegram, /far after each pass"
+    );
+    for id in [&seconds, &date, &telegram] {
+        let lines = deliveries(&w, id);
+        assert!(lines[1].contains("  delivered  200"), "{lines:?}");
+    }
+}

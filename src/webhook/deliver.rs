@@ -543,7 +543,12 @@ fn settle(
         _ => {}
     }
     report.lock().expect("not poisoned").failed += 1;
-    let gave_up = st.failed_attempt(entry, last, &mut attempt, attempt_no, now);
+    // A receiver's Retry-After holds the endpoint, not only this message.
+    let asked = st.asked_retry_at(&answer, now);
+    if let Some(at) = asked {
+        st.hold_until(endpoint.format, at);
+    }
+    let gave_up = st.failed_attempt(entry, last, &mut attempt, (attempt_no, asked), now);
     save_state(data_dir, id, st);
     log::append(data_dir, &attempt);
     if gave_up {

@@ -10,7 +10,9 @@
 //! `paced_to` one interval on. One instant survives a restart and the
 //! separate processes of `webhook deliver --once`, on the deliverer's
 //! injectable clock. Every request counts, answered or not: the services
-//! count failed requests too.
+//! count failed requests too. A receiver's `Retry-After`
+//! ([`EndpointState::asked_retry_at`]) holds the pace back to its instant,
+//! for every message after the one it answered too.
 
 use crate::model::Timestamp;
 
@@ -99,6 +101,14 @@ impl EndpointState {
         let from = self.paced_to.map_or(at, |to| to.max(at));
         self.paced_to = Some(from.add_millis(pace.interval_ms));
     }
+
+    /// The receiver asked for no request before `until` (`Retry-After`):
+    /// the pace is held back so the next one goes at `until`, and those
+    /// after it one interval apart (no burst straight after a 429).
+    pub(super) fn hold_until(&mut self, format: Format, until: Timestamp) {
+        let held = until.add_millis(Pace::of(format).slack_ms());
+        self.paced_to = Some(self.paced_to.map_or(held, |to| to.max(held)));
+    }
 }
 
 #[cfg(test)]
@@ -127,5 +137,20 @@ mod tests {
             more += 1;
         }
         assert_eq!(more, 10);
+    }
+
+    #[test]
+    fn a_hold_puts_the_next_request_at_its_instant_and_no_burst_after_it() {
+        let mut st = EndpointState::default();
+        let f = Format::Slack;
+        st.paced(f, at(0));
+        st.hold_until(f, at(30_000));
+        assert_eq!(st.pace_ready_at(f, at(0)), Some(at(30_000)));
+        assert_eq!(st.pace_ready_at(f, at(30_000)), None);
+        st.paced(f, at(30_000));
+        assert_eq!(st.pace_ready_at(f, at(30_000)), Some(at(31_000)));
+        // An earlier hold does not shorten a longer one.
+        st.hold_until(f, at(5_000));
+        assert_eq!(st.pace_ready_at(f, at(30_000)), Some(at(31_000)));
     }
 }

@@ -1,12 +1,14 @@
 //! When a message that failed is tried again, and when it is given up:
 //! the retry schedule of the message at an endpoint's cursor, kept in its
-//! state ([`super::state`]) by the deliverer ([`super::deliver`]).
+//! state ([`super::state`]) by the deliverer ([`super::deliver`]), and the
+//! wait a receiver asks for (`Retry-After`).
 
 use crate::model::Timestamp;
 
 use super::format::Format;
 use super::log::{Attempt, Outcome};
 use super::outbox::OutboxEntry;
+use super::send::{Answer, SendError};
 use super::state::{EndpointState, FailedMessage};
 
 /// The retry delays after the 1st, 2nd, … failure (the last repeats), in seconds.
@@ -24,15 +26,32 @@ impl EndpointState {
         self.next_attempt_at = None;
     }
 
+    /// When the receiver asked, in `answer` to an attempt at `now`, not to
+    /// be asked again before ([`asked_retry_at`]), no later than the end of
+    /// the retry window of the message at the cursor: a receiver cannot
+    /// keep a message past its window, nor an endpoint waiting longer.
+    pub(super) fn asked_retry_at(
+        &self,
+        answer: &Result<Answer, SendError>,
+        now: Timestamp,
+    ) -> Option<Timestamp> {
+        let end = self
+            .first_attempt_at
+            .unwrap_or(now)
+            .add_millis(RETRY_WINDOW_MS);
+        Some(asked_retry_at(answer.as_ref().ok()?, now)?.min(end))
+    }
+
     /// A failed attempt (number `attempt_no`) of `entry` at `now`: gives up
     /// once the retry window is over (the message joins the failed ones and
-    /// the cursor moves on; `true`), else schedules the next try.
+    /// the cursor moves on; `true`), else schedules the next try, no sooner
+    /// than `asked` (the receiver's `Retry-After`).
     pub(super) fn failed_attempt(
         &mut self,
         entry: &OutboxEntry,
         last: u64,
         attempt: &mut Attempt,
-        attempt_no: u32,
+        (attempt_no, asked): (u32, Option<Timestamp>),
         now: Timestamp,
     ) -> bool {
         let first = *self.first_attempt_at.get_or_insert(now);
@@ -61,12 +80,46 @@ impl EndpointState {
             .fold(0u64, |acc, b| (acc << 8) | u64::from(*b));
         let next = now
             .add_millis(retry_delay_ms(attempt_no, jitter))
+            .max(asked.unwrap_or(now))
             .min(deadline);
         self.next_attempt_at = Some(next);
         attempt.outcome = Outcome::Retrying;
         attempt.next_retry_at = Some(next);
         false
     }
+}
+
+/// The instant a receiver asked not to be asked again before, in an
+/// answer at `now` of 429 Too Many Requests or 503 Service Unavailable: its
+/// `Retry-After`, a number of seconds or an HTTP date in any of the forms
+/// RFC 9110 (sections 10.2.3 and 5.6.7) makes a recipient accept, else the
+/// seconds its body names where the service puts them there: Telegram's
+/// `parameters.retry_after` ("the number of seconds left to wait before the
+/// request can be repeated", <https://core.telegram.org/bots/api#responseparameters>)
+/// and Discord's `retry_after` (<https://discord.com/developers/docs/topics/rate-limits#exceeding-a-rate-limit>).
+/// A date already past asks for nothing more than now.
+pub fn asked_retry_at(answer: &Answer, now: Timestamp) -> Option<Timestamp> {
+    if !matches!(answer.status, 429 | 503) {
+        return None;
+    }
+    let longest = RETRY_WINDOW_MS as f64 / 1000.0;
+    let after = |seconds: f64| now.add_millis((seconds.clamp(0.0, longest) * 1000.0) as i64);
+    if let Some(value) = answer.retry_after.as_deref().map(str::trim) {
+        if let Ok(seconds) = value.parse::<u64>() {
+            return Some(after(seconds as f64));
+        }
+        if let Ok(at) = httpdate::parse_http_date(value) {
+            let millis = at
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis() as i64);
+            return Some(Timestamp::from_millis(millis).max(now));
+        }
+    }
+    let body: serde_json::Value = serde_json::from_slice(&answer.body).ok()?;
+    let seconds = body["parameters"]["retry_after"]
+        .as_f64()
+        .or_else(|| body["retry_after"].as_f64())?;
+    Some(after(seconds))
 }
 
 /// What the message at an endpoint's cursor waits for before it is tried.
@@ -100,4 +153,47 @@ pub fn retry_delay_ms(failures: u32, jitter: u64) -> i64 {
     let base = RETRY_DELAYS[index] * 1000;
     let spread = base / 5;
     base - spread + (jitter % (2 * spread as u64 + 1)) as i64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn answer(status: u16, retry_after: Option<&str>, body: &str) -> Answer {
+        Answer {
+            status,
+            body: body.as_bytes().to_vec(),
+            retry_after: retry_after.map(str::to_owned),
+        }
+    }
+
+    #[test]
+    fn retry_after_is_read_in_every_form_a_recipient_must_accept() {
+        let now = Timestamp::parse("1994-11-06T08:49:00.000Z").unwrap();
+        let at = Timestamp::parse("1994-11-06T08:49:37.000Z").unwrap();
+        for value in [
+            "37",
+            "Sun, 06 Nov 1994 08:49:37 GMT",
+            "Sunday, 06-Nov-94 08:49:37 GMT",
+            "Sun Nov  6 08:49:37 1994",
+        ] {
+            assert_eq!(
+                asked_retry_at(&answer(429, Some(value), ""), now),
+                Some(at),
+                "{value}"
+            );
+        }
+        // A date already past: now; a 500 asks for nothing; junk neither.
+        let past = answer(503, Some("Sat, 05 Nov 1994 08:49:37 GMT"), "");
+        assert_eq!(asked_retry_at(&past, now), Some(now));
+        assert_eq!(asked_retry_at(&answer(500, Some("37"), ""), now), None);
+        assert_eq!(asked_retry_at(&answer(429, Some("soon"), ""), now), None);
+        // Discord's body says it in seconds, with a fraction.
+        let discord = answer(
+            429,
+            None,
+            r#"{"message":"You are being rate limited.","retry_after":0.25,"global":false}"#,
+        );
+        assert_eq!(asked_retry_at(&discord, now), Some(now.add_millis(250)));
+    }
 }
