@@ -76,5 +76,6 @@ mod util;
 mod webhook_answers;
 mod webhook_delivery;
 mod webhook_formats;
+mod webhook_outages;
 mod webhook_pacing;
 mod webhooks;

@@ -450,7 +450,7 @@ async fn work(shared: Arc<Shared>, id: String, once: bool, report: Arc<Mutex<Pas
             st.move_to(entry.n);
         }
         let clock = &shared.settings.clock;
-        if let Some(wait) = st.wait(endpoint.format, clock.now()) {
+        if let Some(wait) = st.wait(endpoint.format, &entry, clock.now()) {
             // A pass leaves a retry to the next one, and a pace to it too
             // when its clock stands still (`--now`).
             if once && (wait.retry || clock.stands_still()) {

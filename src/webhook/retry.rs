@@ -11,8 +11,19 @@ use super::outbox::OutboxEntry;
 use super::send::{Answer, SendError};
 use super::state::{EndpointState, FailedMessage};
 
-/// The retry delays after the 1st, 2nd, … failure (the last repeats), in seconds.
-pub const RETRY_DELAYS: [i64; 5] = [5, 60, 600, 3600, 6 * 3600];
+/// The retry delays, in seconds, by how long the message has failed:
+/// after its first failure, then until the first hour is over, the second,
+/// the sixth, and after that. A receiver that is back gets its backlog
+/// within a minute through the first hour of an outage (the common one: a
+/// restart, a deploy), and a long one costs it a request an hour, then
+/// four a day.
+pub const RETRY_DELAYS: [(i64, i64); 5] = [
+    (0, 5),
+    (3_600, 60),
+    (2 * 3_600, 600),
+    (6 * 3_600, 3_600),
+    (i64::MAX, 6 * 3_600),
+];
 /// How long a message is retried before it is marked failed.
 pub const RETRY_WINDOW_MS: i64 = 24 * 3600 * 1000;
 /// Failed messages remembered per endpoint (for `status`).
@@ -78,8 +89,9 @@ impl EndpointState {
         let jitter = crate::webhook::random_bytes(8)
             .iter()
             .fold(0u64, |acc, b| (acc << 8) | u64::from(*b));
+        let failing_ms = now.as_millis() - first.as_millis();
         let next = now
-            .add_millis(retry_delay_ms(attempt_no, jitter))
+            .add_millis(retry_delay_ms(attempt_no, failing_ms, jitter))
             .max(asked.unwrap_or(now))
             .min(deadline);
         self.next_attempt_at = Some(next);
@@ -133,26 +145,41 @@ pub(super) struct Wait {
 }
 
 impl EndpointState {
-    /// What the message at the cursor waits for at `now`, if anything: its
-    /// retry when it failed, the endpoint's pace ([`super::pace`]),
-    /// whichever is later.
-    pub(super) fn wait(&self, format: Format, now: Timestamp) -> Option<Wait> {
+    /// What the message `entry` at the cursor waits for at `now`, if
+    /// anything: its retry when it failed, the endpoint's pace
+    /// ([`super::pace`]), whichever is later; but no later than the
+    /// message lives (a reminder's expiry). Each message expires on its
+    /// own: woken then, the deliverer drops it and tries the next at once,
+    /// whose time has not passed, instead of sleeping to the expired one's
+    /// retry and finding both gone.
+    pub(super) fn wait(&self, format: Format, entry: &OutboxEntry, now: Timestamp) -> Option<Wait> {
         let retry = self.next_attempt_at.filter(|at| *at > now);
         let until = retry.max(self.pace_ready_at(format, now))?;
+        let expires = entry.reminder.as_ref().map(|r| r.expires_at);
         Some(Wait {
-            until,
+            until: expires.map_or(until, |e| e.min(until)),
             retry: retry.is_some(),
         })
     }
 }
 
-/// The retry delay after `failures` failures, with ±20 % jitter (`jitter`
-/// is a random number), in milliseconds.
-pub fn retry_delay_ms(failures: u32, jitter: u64) -> i64 {
-    let index = (failures.max(1) as usize - 1).min(RETRY_DELAYS.len() - 1);
-    let base = RETRY_DELAYS[index] * 1000;
+/// The retry delay after `failures` failures of a message failing for
+/// `failing_ms` since its first attempt, in milliseconds: [`RETRY_DELAYS`],
+/// up to 20 % sooner by `jitter` (a random number).
+/// The jitter only shortens a delay, so "every minute" is never more than
+/// a minute, and endpoints that failed together do not retry in step.
+pub fn retry_delay_ms(failures: u32, failing_ms: i64, jitter: u64) -> i64 {
+    let base = if failures <= 1 {
+        RETRY_DELAYS[0].1
+    } else {
+        let failing = failing_ms / 1000;
+        RETRY_DELAYS[1..]
+            .iter()
+            .find(|(until, _)| failing < *until)
+            .map_or(RETRY_DELAYS[4].1, |(_, delay)| *delay)
+    } * 1000;
     let spread = base / 5;
-    base - spread + (jitter % (2 * spread as u64 + 1)) as i64
+    base - (jitter % (spread as u64 + 1)) as i64
 }
 
 #[cfg(test)]
@@ -195,5 +222,23 @@ mod tests {
             r#"{"message":"You are being rate limited.","retry_after":0.25,"global":false}"#,
         );
         assert_eq!(asked_retry_at(&discord, now), Some(now.add_millis(250)));
+    }
+
+    #[test]
+    fn a_failing_message_is_retried_every_minute_for_an_hour_then_less_often() {
+        let minute = 60_000;
+        // (failures, failing for, the delay without and with full jitter)
+        for (failures, failing, base) in [
+            (1, 0, 5_000),
+            (2, 5_000, minute),
+            (30, 59 * minute, minute),
+            (61, 60 * minute, 10 * minute),
+            (70, 3 * 60 * minute, 60 * minute),
+            (75, 7 * 60 * minute, 6 * 60 * minute),
+        ] {
+            assert_eq!(retry_delay_ms(failures, failing, 0), base);
+            let sooner = retry_delay_ms(failures, failing, base as u64 / 5);
+            assert_eq!(sooner, base - base / 5, "up to 20 % sooner, never later");
+        }
     }
 }
