@@ -78,4 +78,5 @@ mod webhook_delivery;
 mod webhook_formats;
 mod webhook_outages;
 mod webhook_pacing;
+mod webhook_replicas;
 mod webhooks;

@@ -73,6 +73,8 @@ struct Shared {
     endpoints: RwLock<Vec<Endpoint>>,
     /// The version the pointer named at the last look.
     served: Mutex<Option<u64>>,
+    /// Which versions are a replica's, whose messages its writer sends.
+    held: super::replica::Held,
     /// Counts the changes seen (outbox, endpoints, pointer): every task
     /// waits on it, and a watch never loses a change that came between a
     /// task's look and its wait.
@@ -167,6 +169,7 @@ impl Shared {
             committed: RwLock::new(Committed::default()),
             endpoints: RwLock::new(Vec::new()),
             served: Mutex::new(None),
+            held: super::replica::Held::default(),
             changed: tokio::sync::watch::channel(0).0,
             stop,
         }
@@ -223,7 +226,8 @@ impl Shared {
     }
 
     /// The first entry at or after `from` that `endpoint` wants (a
-    /// reminder only while it is not cancelled at `now`), and the position
+    /// reminder only while it is not cancelled at `now`; none of a
+    /// replica's, [`super::replica`]), and the position
     /// scanned up to when there is none. Changes before the first
     /// the outbox holds were compacted away (the endpoint was disabled, or
     /// behind past the outbox's bound): it goes on from the first held.
@@ -248,6 +252,7 @@ impl Shared {
             let later = committed.from(n + 1);
             if endpoint.wants(entry)
                 && !super::remind::cancelled(entry, later, now, self.settings.tolerance_ms)
+                && !self.held.holds(&self.data_dir, entry.sequence)
             {
                 return Ok(entry.clone());
             }

@@ -36,6 +36,9 @@ pub enum ManageError {
     /// The target resolves to a private address the endpoint may not reach.
     #[error("{0} (allow such a target with --allow-private-targets)")]
     Private(OutboundError),
+    /// The data dir mirrors another resetctl instance, whose webhooks tell everything.
+    #[error(transparent)]
+    Replica(#[from] super::replica::Replica),
 }
 
 /// The data-dir lock for `purpose`.
@@ -43,15 +46,18 @@ fn lock(data_dir: &Path, timeout: Duration, purpose: &str) -> Result<DataDirLock
     Ok(SnapshotStore::new(data_dir).lock(timeout, purpose)?)
 }
 
-/// Adds `endpoint`: its settings are checked first, then its target's
-/// addresses (a private one only when allowed), then it starts at the
-/// outbox's next change.
+/// Adds `endpoint`: refused on a replica ([`super::replica`]); its settings
+/// are checked first, then its target's addresses (a private one only when
+/// allowed), then it starts at the outbox's next change.
 pub async fn add(
     data_dir: &Path,
     endpoint: NewEndpoint,
     now: Timestamp,
     lock_timeout: Duration,
 ) -> Result<Endpoint, ManageError> {
+    if let Some(replica) = super::replica::now(data_dir) {
+        return Err(replica.into());
+    }
     // Every setting is checked before the target's name is looked up.
     let mut endpoint = endpoint.build(now, 0)?;
     let target = super::target::target_server(endpoint.format, &endpoint.url)

@@ -145,12 +145,19 @@ fn list(settings: &Settings, as_json: bool) -> Result<(), CliError> {
         return print("no webhook endpoints\n");
     }
     let mut out = String::new();
+    if let Some(why) = summaries.iter().find_map(|s| s.held.as_ref()) {
+        out.push_str(&shown!("held, sending nothing: {}\n", why));
+    }
     for s in summaries {
         out.push_str(&shown!(
             "{}  {:<8}  {:<8}  {}  delivered {}, pending {}, failed {}; {}\n",
             s.id,
             s.format.as_str(),
-            if s.enabled { "enabled" } else { "disabled" },
+            match (s.enabled, &s.held) {
+                (true, Some(_)) => "held",
+                (true, None) => "enabled",
+                (false, _) => "disabled",
+            },
             s.url,
             s.delivered,
             s.pending,
@@ -204,6 +211,9 @@ fn show(settings: &Settings, id: String, as_json: bool) -> Result<(), CliError> 
             s.pending,
             s.failed
         ));
+        if let Some(why) = &s.held {
+            out.push_str(&shown!("held:        sending nothing: {}\n", why));
+        }
         if let Some(at) = s.next_retry_at {
             out.push_str(&shown!("next retry:  {}\n", at));
         }
