@@ -244,3 +244,59 @@ fn a_429_or_503_with_retry_after_is_tried_again_no_sooner_than_it_asks() {
         assert!(lines[1].contains("  delivered  200"), "{lines:?}");
     }
 }
+
+/// A `Retry-After` holds the endpoint, not only the message it answered:
+/// a reminder that expires meanwhile is dropped, and the next message
+/// still waits for the receiver's instant.
+#[test]
+fn retry_after_holds_the_next_message_too_when_the_first_expires() {
+    let r = Receiver::start();
+    let w = World::new();
+    add_standard(
+        &w,
+        &r,
+        STANDARD,
+        &[
+            "--remind",
+            "10m",
+            "--event",
+            "record.created,reset.upcoming,reset.window_started",
+        ],
+    );
+    crate::webhooks::schedule_at(&w, T0, A, "pro", "2026-11-24 10:00 +00:00");
+    // The announcement is taken; "in 10 minutes" gets a 429 asking for 15.
+    r.answer(
+        STANDARD,
+        &[
+            Answer::new(200, ""),
+            Answer::new(429, "").header("retry-after", "900"),
+        ],
+        Answer::new(200, ""),
+    );
+    let mut got = Vec::new();
+    for now in [
+        T0,
+        "2026-11-24T09:50:00.000Z",
+        "2026-11-24T10:00:00.000Z",
+        "2026-11-24T10:04:59.999Z",
+        "2026-11-24T10:05:00.000Z",
+    ] {
+        deliver_at(&w, now).success();
+        got.push(r.requests_to(STANDARD).len());
+    }
+    assert_eq!(got, [1, 2, 2, 2, 3], "requests after each pass");
+    let types: Vec<String> = r
+        .requests_to(STANDARD)
+        .iter()
+        .map(|q| {
+            crate::util::receiver::verified(q)["type"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(
+        types,
+        ["record.created", "reset.upcoming", "reset.window_started"]
+    );
+}
