@@ -456,9 +456,9 @@ async fn work(shared: Arc<Shared>, id: String, once: bool, report: Arc<Mutex<Pas
         }
         let clock = &shared.settings.clock;
         if let Some(wait) = st.wait(endpoint.format, &entry, clock.now()) {
-            // A pass leaves a retry to the next one, and a pace to it too
-            // when its clock stands still (`--now`).
-            if once && (wait.retry || clock.stands_still()) {
+            // A pass leaves a retry or a receiver's wait to the next one,
+            // and the pace too when its clock stands still (`--now`).
+            if once && (wait.later || clock.stands_still()) {
                 return;
             }
             // Until the retry is due by the clock, or something changed

@@ -139,9 +139,11 @@ pub fn asked_retry_at(answer: &Answer, now: Timestamp) -> Option<Timestamp> {
 pub(super) struct Wait {
     /// The instant it may be tried.
     pub until: Timestamp,
-    /// Whether its own retry is not due yet (a one-shot pass leaves it to
-    /// the next pass; the pace alone it waits out while its clock runs).
-    pub retry: bool,
+    /// Whether a one-shot pass leaves it to the next pass: its own retry
+    /// is not due yet, or the receiver asked for a wait (`Retry-After`:
+    /// longer than one interval of the pace, which the pace alone never
+    /// asks). The pace alone a pass waits out while its clock runs.
+    pub later: bool,
 }
 
 impl EndpointState {
@@ -156,9 +158,10 @@ impl EndpointState {
         let retry = self.next_attempt_at.filter(|at| *at > now);
         let until = retry.max(self.pace_ready_at(format, now))?;
         let expires = entry.reminder.as_ref().map(|r| r.expires_at);
+        let held = until.as_millis() - now.as_millis() > super::pace::Pace::of(format).interval_ms;
         Some(Wait {
             until: expires.map_or(until, |e| e.min(until)),
-            retry: retry.is_some(),
+            later: retry.is_some() || held,
         })
     }
 }
@@ -240,5 +243,33 @@ mod tests {
             let sooner = retry_delay_ms(failures, failing, base as u64 / 5);
             assert_eq!(sooner, base - base / 5, "up to 20 % sooner, never later");
         }
+    }
+
+    #[test]
+    fn a_pass_waits_out_the_pace_but_leaves_a_retry_or_a_receivers_wait() {
+        let now = Timestamp::parse("2026-11-20T10:00:00.000Z").unwrap();
+        let record = crate::document::RecordsDocument::from_slice(crate::BUNDLED_SEED_HISTORY)
+            .unwrap()
+            .records
+            .remove(0);
+        // A change, not a reminder: it never expires.
+        let entry: OutboxEntry = serde_json::from_value(serde_json::json!({
+            "n": 1, "id": "msg_x_1_00000000", "type": "record.created",
+            "kinds": ["all"], "sequence": 1, "generatedAt": now, "publishedAt": now,
+            "record": record,
+        }))
+        .unwrap();
+        let f = Format::Standard;
+        let mut st = EndpointState::default();
+        assert_eq!(st.wait(f, &entry, now), None);
+        // A spent burst: the pace alone, one interval at most.
+        for _ in 0..20 {
+            st.paced(f, now);
+        }
+        let paced = st.wait(f, &entry, now).unwrap();
+        assert_eq!((paced.until, paced.later), (now.add_millis(100), false));
+        // A receiver's wait is left to the next pass, as a retry is.
+        st.hold_until(f, now.add_millis(30_000));
+        assert!(st.wait(f, &entry, now).unwrap().later);
     }
 }
