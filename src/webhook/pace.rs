@@ -11,7 +11,7 @@
 //! separate processes of `webhook deliver --once`, on the deliverer's
 //! injectable clock. Every request counts, answered or not: the services
 //! count failed requests too. A receiver's `Retry-After`
-//! ([`EndpointState::asked_retry_at`]) holds the pace back to its instant,
+//! ([`super::retry::asked_retry_at`]) holds the pace back to its instant,
 //! for every message after the one it answered too.
 
 use crate::model::Timestamp;

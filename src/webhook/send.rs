@@ -24,7 +24,7 @@ const REASON_CHARS: usize = 200;
 pub struct Answer {
     /// The HTTP status (an SMTP server's reply code for e-mail).
     pub status: u16,
-    /// The body, up to [`BODY_CAP`] (empty when longer or unreadable).
+    /// The body, up to 64 KiB (empty when longer or unreadable).
     pub body: Vec<u8>,
     /// Its `Retry-After` header, as sent.
     pub retry_after: Option<String>,
