@@ -9,9 +9,11 @@ use crate::util::receiver::Receiver;
 use crate::util::server::Server;
 use crate::util::upstream::{Behavior, Upstream};
 use crate::util::World;
-use crate::webhooks::{add_standard, deliver_at, events};
+use crate::webhooks::{add_standard, deliver_at, events, schedule_at};
 
 const T0: &str = "2026-11-20T10:00:00.000Z";
+/// A schedule the writer records while the replica mirrors it.
+const NEW: &str = "2090000000000000009";
 
 /// A standalone writer with the bundled history, serving its export.
 fn writer() -> (World, Server) {
@@ -67,32 +69,52 @@ fn webhook_add_on_a_replica_is_refused_with_the_manuals_reason() {
 
 #[test]
 fn endpoints_a_data_dir_had_before_it_became_a_replica_send_nothing_until_it_is_none() {
-    let (_writer, s) = writer();
+    let (writer_world, s) = writer();
     let r = Receiver::start();
     let replica = World::new();
     // Added while nothing said what the data dir would be.
     let id = add_standard(&replica, &r, "/r", &[]);
-    // Its first sync, by a daemon whose deliverer is running meanwhile:
-    // the writer's sixteen records reach the outbox, and none is sent.
-    let mut daemon = replica.spawn(&[
-        "sync",
-        "--upstream",
-        &s.admin_url("/export.json"),
-        "--daemon",
-        "--interval-minutes",
-        "5",
-    ]);
+    // Its syncs, by a daemon whose deliverer runs meanwhile: the first
+    // (the writer's sixteen records), then one more record the writer
+    // publishes. None is sent.
+    let mut daemon = replica
+        .cmd()
+        .env("RESETCTL_TEST_SYNC_INTERVAL_MS", "200")
+        .args([
+            "sync",
+            "--upstream",
+            &s.admin_url("/export.json"),
+            "--daemon",
+            "--interval-minutes",
+            "5",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn the sync daemon");
+    let records = |w: &World| {
+        let status = w.run(&["status", "--json"]).json();
+        status["snapshot"]["records"].as_u64().unwrap_or(0)
+    };
+    crate::util::wait_until(Duration::from_secs(30), "the first sync", || {
+        records(&replica) == 16
+    });
+    schedule_at(&writer_world, T0, NEW, "pro", "2026-11-24 10:00 +00:00");
     crate::util::wait_until(
         Duration::from_secs(30),
-        "the cursor past the changes",
+        "the cursor past the new record",
         || {
             let list = replica.run(&["webhook", "list", "--json"]).json();
-            let status = replica.run(&["status", "--json"]).json();
-            list[0]["pending"] == 0 && status["snapshot"]["sequence"].is_u64()
+            records(&replica) == 17 && list[0]["pending"] == 0
         },
     );
     let _ = daemon.kill();
     let _ = daemon.wait();
+    let outbox = std::fs::read_to_string(replica.data_dir().join("webhooks/outbox.jsonl")).unwrap();
+    assert!(
+        outbox.contains(NEW),
+        "the new record's change is in the outbox"
+    );
     deliver_at(&replica, T0).success();
     assert_eq!(r.requests_to("/r").len(), 0, "the writer tells them");
     let origin = format!("{}/…", s.admin_url(""));
@@ -126,7 +148,7 @@ fn endpoints_a_data_dir_had_before_it_became_a_replica_send_nothing_until_it_is_
     let got = events(&r, "/r");
     let created = got.iter().filter(|(t, _)| t == "record.created").count();
     let removed = got.iter().filter(|(t, _)| t == "record.removed").count();
-    assert_eq!((created, removed, got.len()), (2, 16, 18), "{got:?}");
+    assert_eq!((created, removed, got.len()), (2, 17, 19), "{got:?}");
     assert_eq!(
         replica.run(&["status", "--json"]).json()["webhooks"][0]["held"],
         serde_json::Value::Null
