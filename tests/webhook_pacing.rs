@@ -15,22 +15,35 @@ use crate::webhooks::{add, add_standard, deliver_at, schedule_at};
 
 const T0: &str = "2026-11-20T10:00:00.000Z";
 
+/// The instant of the mirror's first sync, long before the flood.
+const BEFORE: &str = "2026-11-19T10:00:00.000Z";
+
 /// Syncs a records document of `n` new records into `w` at `now`: one
 /// publish, `n` changes (what a mirror saw when its upstream suddenly
-/// served 24,000 records).
-fn flood(w: &World, n: usize, now: &str) -> Upstream {
+/// served 24,000 records). A first sync of one record comes before it,
+/// delivered at once: a flood is a later publish (a mirror's first sync
+/// may be a baseline), and this way a test counts only the flood.
+/// Returns the upstream and the requests `r` got before the flood.
+fn flood(w: &World, r: &Receiver, n: usize, now: &str) -> (Upstream, usize) {
     let up = Upstream::start(Behavior::Status(500));
-    up.serve(&crate::util::generated_document(n), "\"flood\"");
-    w.run(&[
-        "--now",
-        now,
-        "sync",
-        "--upstream",
-        &up.url("/doc.json"),
-        "--once",
-    ])
-    .success();
-    up
+    let sync = |at: &str| {
+        w.run(&[
+            "--now",
+            at,
+            "sync",
+            "--upstream",
+            &up.url("/doc.json"),
+            "--once",
+        ])
+        .success();
+    };
+    up.serve(&crate::util::generated_document(1), "\"first\"");
+    sync(BEFORE);
+    deliver_at(w, BEFORE).success();
+    let before = r.requests().len();
+    up.serve(&crate::util::generated_document(n + 1), "\"flood\"");
+    sync(now);
+    (up, before)
 }
 
 #[test]
@@ -38,7 +51,7 @@ fn a_flood_of_standard_events_goes_out_at_the_formats_pace_pass_after_pass() {
     let r = Receiver::start();
     let w = World::new();
     add_standard(&w, &r, "/std", &[]);
-    let _up = flood(&w, 100, T0);
+    let (_up, before) = flood(&w, &r, 100, T0);
     // Twenty at once (the burst), then ten a second of the clock; after a
     // quiet minute a burst again, never more.
     let mut got = Vec::new();
@@ -53,7 +66,7 @@ fn a_flood_of_standard_events_goes_out_at_the_formats_pace_pass_after_pass() {
         "2026-11-20T10:01:03.000Z",
     ] {
         deliver_at(&w, now).success();
-        got.push(r.requests_to("/std").len());
+        got.push(r.requests_to("/std").len() - before);
     }
     assert_eq!(
         got,
@@ -61,8 +74,7 @@ fn a_flood_of_standard_events_goes_out_at_the_formats_pace_pass_after_pass() {
         "requests after each pass"
     );
     // Each record once.
-    let ids: Vec<String> = r
-        .requests_to("/std")
+    let ids: Vec<String> = r.requests_to("/std")[before..]
         .iter()
         .map(|q| {
             crate::util::receiver::verified(q)["data"]["record"]["id"]
@@ -114,7 +126,7 @@ fn a_running_server_keeps_the_pace_on_its_clock() {
     add_standard(&w, &r, "/std", &[]);
     let clock = w.path("clock");
     set_clock(&clock, T0);
-    let _up = flood(&w, 60, T0);
+    let (_up, before) = flood(&w, &r, 60, T0);
     let _s = Server::start(
         &w,
         &["--no-rate-limit", "--flood-guard", "off"],
@@ -122,9 +134,9 @@ fn a_running_server_keeps_the_pace_on_its_clock() {
     );
     // The burst, and nothing more while the clock stands still.
     let settled = |n: usize| {
-        r.wait_for("/std", n, Duration::from_secs(20));
+        r.wait_for("/std", before + n, Duration::from_secs(20));
         std::thread::sleep(Duration::from_millis(700));
-        r.requests_to("/std").len()
+        r.requests_to("/std").len() - before
     };
     assert_eq!(settled(20), 20, "the burst at 10:00:00");
     set_clock(&clock, "2026-11-20T10:00:01.000Z");
@@ -140,13 +152,13 @@ fn a_pass_on_the_system_clock_waits_out_the_pace_and_sends_everything() {
     let r = Receiver::start();
     let w = World::new();
     add_standard(&w, &r, "/std", &[]);
-    let _up = flood(&w, 30, T0);
+    let (_up, before) = flood(&w, &r, 30, T0);
     // No --now: the pass runs on the system clock, and ten events wait one
     // second of it behind the burst.
     let started = std::time::Instant::now();
     let run = w.run(&["webhook", "deliver", "--once"]).success();
     assert_eq!(run.stdout, "delivered 30, failed 0\n");
-    assert_eq!(r.requests_to("/std").len(), 30);
+    assert_eq!(r.requests_to("/std").len() - before, 30);
     assert!(
         started.elapsed() >= Duration::from_millis(900),
         "paced: {:?}",
