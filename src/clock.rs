@@ -35,6 +35,12 @@ pub trait Clock: Send + Sync + std::fmt::Debug {
             }
         })
     }
+
+    /// Whether only an explicit move changes this clock (an instant given
+    /// with `--now`): a one-shot pass that would wait on it ends instead.
+    fn stands_still(&self) -> bool {
+        false
+    }
 }
 
 /// The system clock.
@@ -80,6 +86,10 @@ impl ManualClock {
 impl Clock for ManualClock {
     fn now(&self) -> Timestamp {
         Timestamp::from_millis(self.millis.load(Ordering::SeqCst))
+    }
+
+    fn stands_still(&self) -> bool {
+        true
     }
 
     fn sleep_until(&self, at: Timestamp) -> Wake<'_> {

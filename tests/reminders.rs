@@ -776,8 +776,8 @@ fn a_reminder_given_up_at_its_expiry_leaves_no_retry_to_hold_back_the_next() {
     );
     schedule_at(&w, T0, A, "pro", "2026-11-24 10:00 -08:00");
     schedule_at(&w, T0, B, "pro", "2026-11-24 11:00 -08:00");
-    // A's start fails four times within its grace (retries after about
-    // 5 s, 1 min and 10 min, each ±20 %): the next try would be an hour away.
+    // A's start fails four times within its grace (a pass at or after
+    // each retry: about 5 s, then every minute); its retries stop with it.
     r.script("/a", &[500, 500, 500, 500], &[], 200);
     for now in [
         "2026-11-24T18:00:00.000Z",

@@ -864,6 +864,9 @@ pub struct DeliveryArgs {
 #[derive(Debug, Subcommand)]
 pub enum WebhookCommand {
     /// Register an endpoint; prints its id (and, for the standard format, its signing secret, once).
+    ///
+    /// Refused on a replica (a data dir that mirrors another resetctl instance's export): its
+    /// writer tells every change, so register endpoints there.
     #[command(after_help = WEBHOOK_ADD_EXAMPLES)]
     Add {
         /// The target (see the examples).

@@ -312,7 +312,7 @@ impl From<resetctl::webhook::manage::ManageError> for CliError {
             ManageError::Endpoint(e) => e.into(),
             ManageError::Lock(e) => e.into(),
             ManageError::Outbox(why) => CliError::new(Code::IoErr, why),
-            e @ (ManageError::Target(_) | ManageError::Private(_)) => {
+            e @ (ManageError::Target(_) | ManageError::Private(_) | ManageError::Replica(_)) => {
                 CliError::new(Code::Usage, e.to_string())
             }
         }

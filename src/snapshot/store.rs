@@ -346,16 +346,19 @@ impl SnapshotStore {
         let Some(sequence) = self.current_sequence()? else {
             return Ok(None);
         };
+        self.head(sequence).map(Some)
+    }
+
+    /// Version `sequence`'s small fields, without building its records.
+    pub fn head(&self, sequence: u64) -> Result<SnapshotHead, SnapshotError> {
         let path = self.path_of(sequence);
         let bytes = read_data_file(&path, SNAPSHOT_CAP)
             .and_then(|bytes| bytes.ok_or_else(|| OpenError::Missing.at(&path)))
             .map_err(SnapshotError::from_read)?;
-        serde_json::from_slice::<SnapshotHead>(&bytes)
-            .map(Some)
-            .map_err(|e| SnapshotError::Corrupt {
-                path,
-                reason: DocumentError::Syntax(e.to_string()),
-            })
+        serde_json::from_slice::<SnapshotHead>(&bytes).map_err(|e| SnapshotError::Corrupt {
+            path,
+            reason: DocumentError::Syntax(e.to_string()),
+        })
     }
 
     /// The mode of the current version, without building its records.

@@ -30,7 +30,7 @@ use super::endpoint::{Endpoint, Endpoints};
 use super::log::{self, Attempt, Outcome};
 use super::outbox::{Committed, Outbox, OutboxEntry};
 use super::request::Event;
-use super::send::{is_delivered, send};
+use super::send::{send, verdict, Answer, SendError};
 use super::state::{load_state, save_state, EndpointState};
 
 /// How often a running deliverer looks for new outbox entries, endpoints
@@ -73,6 +73,8 @@ struct Shared {
     endpoints: RwLock<Vec<Endpoint>>,
     /// The version the pointer named at the last look.
     served: Mutex<Option<u64>>,
+    /// Which versions are a replica's, whose messages its writer sends.
+    held: super::replica::Held,
     /// Counts the changes seen (outbox, endpoints, pointer): every task
     /// waits on it, and a watch never loses a change that came between a
     /// task's look and its wait.
@@ -89,7 +91,7 @@ impl Shared {
         &self,
         endpoint: &Endpoint,
         entry: &OutboxEntry,
-    ) -> (Result<u16, super::send::SendError>, u64) {
+    ) -> (Result<Answer, SendError>, u64) {
         let contact = self.settings.contact.as_deref();
         if !endpoint.format.is_for_people() {
             return (send(contact, endpoint, &Event::of(entry)).await, entry.n);
@@ -167,6 +169,7 @@ impl Shared {
             committed: RwLock::new(Committed::default()),
             endpoints: RwLock::new(Vec::new()),
             served: Mutex::new(None),
+            held: super::replica::Held::default(),
             changed: tokio::sync::watch::channel(0).0,
             stop,
         }
@@ -223,7 +226,8 @@ impl Shared {
     }
 
     /// The first entry at or after `from` that `endpoint` wants (a
-    /// reminder only while it is not cancelled at `now`), and the position
+    /// reminder only while it is not cancelled at `now`; none of a
+    /// replica's, [`super::replica`]), and the position
     /// scanned up to when there is none. Changes before the first
     /// the outbox holds were compacted away (the endpoint was disabled, or
     /// behind past the outbox's bound): it goes on from the first held.
@@ -248,6 +252,7 @@ impl Shared {
             let later = committed.from(n + 1);
             if endpoint.wants(entry)
                 && !super::remind::cancelled(entry, later, now, self.settings.tolerance_ms)
+                && !self.held.holds(&self.data_dir, entry.sequence)
             {
                 return Ok(entry.clone());
             }
@@ -449,15 +454,17 @@ async fn work(shared: Arc<Shared>, id: String, once: bool, report: Arc<Mutex<Pas
             // Entries this endpoint does not want were passed over.
             st.move_to(entry.n);
         }
-        let now = shared.settings.clock.now();
-        if let Some(due) = st.next_attempt_at.filter(|due| *due > now) {
-            if once {
+        let clock = &shared.settings.clock;
+        if let Some(wait) = st.wait(endpoint.format, &entry, clock.now()) {
+            // A pass leaves a retry or a receiver's wait to the next one,
+            // and the pace too when its clock stands still (`--now`).
+            if once && (wait.later || clock.stands_still()) {
                 return;
             }
             // Until the retry is due by the clock, or something changed
             // (the endpoint disabled, a later change that cancels it).
             tokio::select! {
-                _ = shared.settings.clock.sleep_until(due) => {}
+                _ = clock.sleep_until(wait.until) => {}
                 _ = changes.changed() => {}
                 _ = stop_of(&shared) => {}
             }
@@ -465,7 +472,7 @@ async fn work(shared: Arc<Shared>, id: String, once: bool, report: Arc<Mutex<Pas
         }
         let (answer, last) = shared.attempt(&endpoint, &entry).await;
         crate::testhook::reached("deliver:answered");
-        match settle(&shared, &id, st, (&entry, last), answer, &report) {
+        match settle(&shared, &endpoint, st, (&entry, last), answer, &report) {
             Settled::Next => continue,
             Settled::Disabled => return,
             Settled::Retrying if once => return,
@@ -489,28 +496,30 @@ enum Settled {
 /// and says what comes next.
 fn settle(
     shared: &Shared,
-    id: &str,
+    endpoint: &Endpoint,
     st: &mut EndpointState,
     (entry, last): (&OutboxEntry, u64),
-    answer: Result<u16, super::send::SendError>,
+    answer: Result<Answer, SendError>,
     report: &Mutex<PassReport>,
 ) -> Settled {
-    let data_dir = &shared.data_dir;
+    let (data_dir, id) = (&shared.data_dir, endpoint.id.as_str());
     let now = shared.settings.clock.now();
     let attempt_no = st.attempts + 1;
+    st.paced(endpoint.format, now);
+    let verdict = verdict(endpoint.format, &answer);
     let mut attempt = Attempt {
         endpoint: id.to_owned(),
         event: entry.event_type.clone(),
         message: entry.id.clone(),
         at: now,
         attempt: attempt_no,
-        status: answer.as_ref().ok().copied(),
-        error: answer.as_ref().err().map(ToString::to_string),
+        status: verdict.status,
+        error: verdict.error,
         outcome: Outcome::Delivered,
         next_retry_at: None,
     };
-    match answer {
-        Ok(status) if is_delivered(status) => {
+    match verdict.status {
+        Some(_) if verdict.delivered => {
             st.move_to(last + 1);
             st.delivered += 1;
             save_state(data_dir, id, st);
@@ -527,7 +536,7 @@ fn settle(
             }
             return Settled::Next;
         }
-        Ok(410) => {
+        Some(410) => {
             attempt.outcome = Outcome::Disabled;
             save_state(data_dir, id, st);
             log::append(data_dir, &attempt);
@@ -539,7 +548,12 @@ fn settle(
         _ => {}
     }
     report.lock().expect("not poisoned").failed += 1;
-    let gave_up = st.failed_attempt(entry, last, &mut attempt, attempt_no, now);
+    // A receiver's Retry-After holds the endpoint, not only this message.
+    let asked = st.asked_retry_at(&answer, now);
+    if let Some(at) = asked {
+        st.hold_until(endpoint.format, at);
+    }
+    let gave_up = st.failed_attempt(entry, last, &mut attempt, (attempt_no, asked), now);
     save_state(data_dir, id, st);
     log::append(data_dir, &attempt);
     if gave_up {

@@ -12,7 +12,6 @@ use super::endpoint::{
     check_reminders, check_timeout, Endpoint, EndpointError, Endpoints, NewEndpoint,
 };
 use super::request::{Event, TEST_EVENT};
-use super::send::SendError;
 use super::{log, Outbox};
 use crate::durable::DataDirLock;
 use crate::model::Timestamp;
@@ -37,6 +36,9 @@ pub enum ManageError {
     /// The target resolves to a private address the endpoint may not reach.
     #[error("{0} (allow such a target with --allow-private-targets)")]
     Private(OutboundError),
+    /// The data dir mirrors another resetctl instance, whose webhooks tell everything.
+    #[error(transparent)]
+    Replica(#[from] super::replica::Replica),
 }
 
 /// The data-dir lock for `purpose`.
@@ -44,15 +46,18 @@ fn lock(data_dir: &Path, timeout: Duration, purpose: &str) -> Result<DataDirLock
     Ok(SnapshotStore::new(data_dir).lock(timeout, purpose)?)
 }
 
-/// Adds `endpoint`: its settings are checked first, then its target's
-/// addresses (a private one only when allowed), then it starts at the
-/// outbox's next change.
+/// Adds `endpoint`: refused on a replica ([`super::replica`]); its settings
+/// are checked first, then its target's addresses (a private one only when
+/// allowed), then it starts at the outbox's next change.
 pub async fn add(
     data_dir: &Path,
     endpoint: NewEndpoint,
     now: Timestamp,
     lock_timeout: Duration,
 ) -> Result<Endpoint, ManageError> {
+    if let Some(replica) = super::replica::now(data_dir) {
+        return Err(replica.into());
+    }
     // Every setting is checked before the target's name is looked up.
     let mut endpoint = endpoint.build(now, 0)?;
     let target = super::target::target_server(endpoint.format, &endpoint.url)
@@ -196,15 +201,8 @@ pub fn remove(data_dir: &Path, id: &str, lock_timeout: Duration) -> Result<(), M
 pub struct TestSent {
     /// The test message's id.
     pub message: String,
-    /// The answer's status, or why there is none.
-    pub answer: Result<u16, SendError>,
-}
-
-impl TestSent {
-    /// Whether the receiver took it (a 2xx, as for every delivery).
-    pub fn delivered(&self) -> bool {
-        matches!(self.answer, Ok(status) if super::send::is_delivered(status))
-    }
+    /// What came of it, judged as every delivery is ([`super::send::verdict`]).
+    pub verdict: super::send::Verdict,
 }
 
 /// Sends `id` a signed test event about the served snapshot, outside the
@@ -236,7 +234,10 @@ pub async fn send_test(
     } else {
         super::send::send(contact, &endpoint, &event).await
     };
-    let sent = TestSent { message, answer };
+    let sent = TestSent {
+        message,
+        verdict: super::send::verdict(endpoint.format, &answer),
+    };
     log::append(
         data_dir,
         &log::Attempt {
@@ -245,9 +246,9 @@ pub async fn send_test(
             message: sent.message.clone(),
             at: now,
             attempt: 1,
-            status: sent.answer.as_ref().ok().copied(),
-            error: sent.answer.as_ref().err().map(ToString::to_string),
-            outcome: if sent.delivered() {
+            status: sent.verdict.status,
+            error: sent.verdict.error.clone(),
+            outcome: if sent.verdict.delivered {
                 log::Outcome::Delivered
             } else {
                 log::Outcome::Failed

@@ -23,7 +23,9 @@ pub mod manage;
 pub mod markup;
 pub mod message;
 pub mod outbox;
+pub mod pace;
 pub mod remind;
+pub mod replica;
 pub mod request;
 pub mod retry;
 pub mod send;
@@ -102,6 +104,9 @@ pub struct EndpointSummary {
     pub recent_failures: Vec<state::FailedMessage>,
     /// When the message at the cursor is tried again, while retrying.
     pub next_retry_at: Option<crate::model::Timestamp>,
+    /// Why it sends nothing though enabled: the data dir is a replica
+    /// ([`replica`]); null otherwise.
+    pub held: Option<String>,
 }
 
 /// An endpoint's target as `webhook show` prints it to its operator: the
@@ -150,6 +155,7 @@ pub fn summaries_of(
     committed: &outbox::Committed,
 ) -> Result<Vec<EndpointSummary>, EndpointError> {
     let endpoints = Endpoints::new(data_dir).load()?;
+    let held = replica::now(data_dir).map(|r| r.to_string());
     Ok(endpoints
         .into_iter()
         .map(|e| {
@@ -176,6 +182,7 @@ pub fn summaries_of(
                 pending,
                 recent_failures: state.failed,
                 next_retry_at: state.next_attempt_at,
+                held: held.clone(),
             }
         })
         .collect())

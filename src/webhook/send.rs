@@ -5,13 +5,161 @@
 
 use std::time::Duration;
 
+use serde_json::Value;
+
 use super::endpoint::Endpoint;
+use super::format::Format;
 use super::message::Message;
 use super::request::{render, render_message, Event};
 
-/// Whether a receiver's answer delivers an event: any 2xx.
-pub fn is_delivered(status: u16) -> bool {
-    (200..300).contains(&status)
+/// The most of an answer's body read: refusals are a few hundred bytes, and
+/// a longer body is not read (its status decides alone).
+const BODY_CAP: u64 = 64 * 1024;
+/// The most of a receiver's reason kept for the log, in characters.
+const REASON_CHARS: usize = 200;
+
+/// What a receiver answered: its status, the start of its body and the
+/// wait it asked for.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Answer {
+    /// The HTTP status (an SMTP server's reply code for e-mail).
+    pub status: u16,
+    /// The body, up to 64 KiB (empty when longer or unreadable).
+    pub body: Vec<u8>,
+    /// Its `Retry-After` header, as sent.
+    pub retry_after: Option<String>,
+}
+
+impl Answer {
+    /// An answer that is only a status (an SMTP reply).
+    pub fn status(status: u16) -> Self {
+        Self {
+            status,
+            ..Self::default()
+        }
+    }
+
+    /// The receiver's reason for not taking a message, in its words: a
+    /// JSON body's description (`description`, `error`, `message`, `msg`,
+    /// `StatusMessage`) with its code (`error_code`, `code`,
+    /// `StatusCode`), or a short text body (Slack's `invalid_payload`).
+    /// Control characters are dropped and it is cut to 200 characters:
+    /// the delivery log and `webhook deliveries` show it.
+    pub fn reason(&self) -> Option<String> {
+        let text = match json_object(&self.body) {
+            Some(body) => {
+                let first = |keys: &[&str]| {
+                    keys.iter().find_map(|k| match body.get(*k) {
+                        Some(Value::String(s)) if !s.is_empty() => Some(s.clone()),
+                        Some(Value::Number(n)) => Some(n.to_string()),
+                        _ => None,
+                    })
+                };
+                let words = first(&["description", "error", "message", "msg", "StatusMessage"]);
+                let code = first(&["error_code", "code", "StatusCode"]);
+                match (words, code) {
+                    (Some(words), Some(code)) => format!("{words} (code {code})"),
+                    (Some(words), None) => words,
+                    (None, Some(code)) => format!("code {code}"),
+                    (None, None) => return None,
+                }
+            }
+            // A text reason is one short line (Slack's `invalid_payload`),
+            // never an error page.
+            None => {
+                let text = String::from_utf8_lossy(&self.body);
+                let text = text.trim();
+                if text.contains('\n') || text.starts_with('<') {
+                    return None;
+                }
+                text.to_owned()
+            }
+        };
+        let text: String = text
+            .chars()
+            .filter(|c| !c.is_control())
+            .take(REASON_CHARS)
+            .collect();
+        (!text.is_empty()).then_some(text)
+    }
+}
+
+/// The body as a JSON object, if it is one.
+fn json_object(body: &[u8]) -> Option<serde_json::Map<String, Value>> {
+    match serde_json::from_slice(body) {
+        Ok(Value::Object(map)) => Some(map),
+        _ => None,
+    }
+}
+
+/// Whether a receiver's answer delivers a message to an endpoint of
+/// `format`: a 2xx (an SMTP 250 for e-mail), unless the body of that 2xx
+/// says the service refused it, where the service defines such a body:
+///
+/// - Feishu custom bots answer 200 with a `code` other than 0 (and, in
+///   older answers, `StatusCode`) when they refuse: 19001 for a wrong
+///   token, 19021 a bad signature, 19024 no keyword, 11232 over the limit
+///   ("Custom bot usage guide",
+///   <https://open.feishu.cn/document/client-docs/bot-v3/add-custom-bot>);
+/// - Telegram: every Bot API answer is an object whose `ok` says whether
+///   the request succeeded (<https://core.telegram.org/bots/api#making-requests>);
+/// - Slack: an incoming webhook answers `ok` as text, a refusal with a 4xx
+///   and a text reason (`invalid_payload`, `no_service`; "Sending messages
+///   using incoming webhooks", <https://docs.slack.dev/messaging/sending-messages-using-incoming-webhooks>),
+///   and Slack's JSON answers carry `ok: false` when they refuse
+///   (<https://docs.slack.dev/apis/web-api/#responses>);
+/// - Bark: bark-server answers `{"code": …, "message": …}` with its status
+///   in `code` (`route_push.go`), so a `code` other than 200 is a refusal.
+///
+/// Standard Webhooks define no body (any 2xx delivers), nor do Discord's
+/// webhooks (204, or 200 with the message) or ntfy (200 with the message).
+pub fn is_delivered(format: Format, answer: &Answer) -> bool {
+    if !(200..300).contains(&answer.status) {
+        return false;
+    }
+    let Some(body) = json_object(&answer.body) else {
+        return true;
+    };
+    let is = |key: &str, value: i64| body.get(key).is_none_or(|v| *v == value);
+    match format {
+        Format::Feishu => is("code", 0) && is("StatusCode", 0),
+        Format::Slack | Format::Telegram => body.get("ok") != Some(&Value::Bool(false)),
+        Format::Bark => is("code", 200),
+        Format::Standard | Format::Discord | Format::Ntfy | Format::Email => true,
+    }
+}
+
+/// What an attempt's answer (or its failure) comes to, for the log and
+/// whoever goes on from it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Verdict {
+    /// Whether it delivered the message ([`is_delivered`]).
+    pub delivered: bool,
+    /// The status, when there was an answer.
+    pub status: Option<u16>,
+    /// Why not: the failure, or the receiver's reason (`refused: …`).
+    pub error: Option<String>,
+}
+
+/// The [`Verdict`] of `answer` from an endpoint of `format`.
+pub fn verdict(format: Format, answer: &Result<Answer, SendError>) -> Verdict {
+    match answer {
+        Ok(answer) => {
+            let delivered = is_delivered(format, answer);
+            Verdict {
+                delivered,
+                status: Some(answer.status),
+                error: (!delivered)
+                    .then(|| answer.reason().map(|r| format!("refused: {r}")))
+                    .flatten(),
+            }
+        }
+        Err(e) => Verdict {
+            delivered: false,
+            status: None,
+            error: Some(e.to_string()),
+        },
+    }
 }
 
 /// Sends one signed event to a standard endpoint through the outbound
@@ -22,7 +170,7 @@ pub async fn send(
     contact: Option<&str>,
     endpoint: &Endpoint,
     event: &Event<'_>,
-) -> Result<u16, SendError> {
+) -> Result<Answer, SendError> {
     let signed_at = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs() as i64);
@@ -37,20 +185,22 @@ pub async fn send_message(
     endpoint: &Endpoint,
     message: &Message,
     id: &str,
-) -> Result<u16, SendError> {
-    if endpoint.format == super::format::Format::Email {
-        return send_email(endpoint, message, id, endpoint.timeout()).await;
+) -> Result<Answer, SendError> {
+    if endpoint.format == Format::Email {
+        return send_email(endpoint, message, id, endpoint.timeout())
+            .await
+            .map(Answer::status);
     }
     let request = render_message(endpoint, message)?;
     post(contact, endpoint, request).await
 }
 
-/// One request through the outbound policy; its status.
+/// One request through the outbound policy; its answer.
 async fn post(
     contact: Option<&str>,
     endpoint: &Endpoint,
     request: super::request::Request,
-) -> Result<u16, SendError> {
+) -> Result<Answer, SendError> {
     let timeout = endpoint.timeout();
     let policy = crate::outbound::Policy {
         reach: endpoint.reach(),
@@ -68,7 +218,22 @@ async fn post(
         body: Some(request.body),
     };
     match crate::outbound::send(&policy, outgoing).await {
-        Ok(answer) => Ok(answer.status().as_u16()),
+        Ok(answer) => {
+            let status = answer.status().as_u16();
+            let retry_after = answer
+                .headers()
+                .get(reqwest::header::RETRY_AFTER)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned);
+            // A body that cannot be read (too long, too slow) says nothing:
+            // the status decides.
+            let body = answer.body(BODY_CAP).await.unwrap_or_default();
+            Ok(Answer {
+                status,
+                body,
+                retry_after,
+            })
+        }
         Err(crate::outbound::OutboundError::Timeout { .. }) => Err(SendError::Timeout(timeout)),
         Err(crate::outbound::OutboundError::Refused {
             host,

@@ -43,6 +43,11 @@ pub struct EndpointState {
     pub failed: Vec<FailedMessage>,
     /// Messages given up on, in all.
     pub failed_total: u64,
+    /// How far the endpoint's pace is spent ([`super::pace`]): the next
+    /// request may go once the clock is a burst short of it. Absent in a
+    /// state written before endpoints were paced: a full burst.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paced_to: Option<Timestamp>,
 }
 
 /// The delivery state of endpoint `id`, or `None` before its first delivery.

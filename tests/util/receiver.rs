@@ -73,6 +73,22 @@ impl Receiver {
         });
     }
 
+    /// Answer the n-th request to `path` with `answers[n]` (its status,
+    /// headers and body), then with `default`: how a test makes a receiver
+    /// refuse in a body, or ask for a wait (`Retry-After`).
+    pub fn answer(&self, path: &str, answers: &[Answer], default: Answer) {
+        let statuses: Vec<u16> = answers.iter().map(|a| a.status).collect();
+        let bodies: Vec<Value> = answers.iter().map(Answer::json).collect();
+        self.write_control(|c| {
+            c["scripts"][path] = json!({
+                "statuses": statuses,
+                "default": default.status,
+                "answers": bodies,
+                "default_answer": default.json(),
+            })
+        });
+    }
+
     /// Answer every request to `path` with `status` and a `Location` header.
     pub fn redirect(&self, path: &str, status: u16, location: &str) {
         self.write_control(|c| {
@@ -111,6 +127,43 @@ impl Drop for Receiver {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+/// One scripted answer of the receiver ([`Receiver::answer`]).
+#[derive(Debug, Clone)]
+pub struct Answer {
+    /// Its status.
+    pub status: u16,
+    /// Its headers.
+    pub headers: Vec<(String, String)>,
+    /// Its body.
+    pub body: String,
+}
+
+impl Answer {
+    /// `status` with `body` and no header of note.
+    pub fn new(status: u16, body: &str) -> Self {
+        Self {
+            status,
+            headers: Vec::new(),
+            body: body.to_owned(),
+        }
+    }
+
+    /// The same answer with the header `name: value` too.
+    pub fn header(mut self, name: &str, value: &str) -> Self {
+        self.headers.push((name.to_owned(), value.to_owned()));
+        self
+    }
+
+    fn json(&self) -> Value {
+        let headers: serde_json::Map<String, Value> = self
+            .headers
+            .iter()
+            .map(|(n, v)| (n.clone(), Value::from(v.as_str())))
+            .collect();
+        json!({"headers": headers, "body": self.body})
     }
 }
 

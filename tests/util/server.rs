@@ -96,6 +96,14 @@ impl Server {
         )
     }
 
+    /// `http://ADMIN/PATH` on the admin listener.
+    pub fn admin_url(&self, path: &str) -> String {
+        format!(
+            "http://{}{path}",
+            self.admin.expect("started with --admin-listen")
+        )
+    }
+
     pub fn url(&self, path: &str) -> String {
         format!("http://{}{path}", self.addr)
     }

@@ -6,11 +6,15 @@ read afresh at each request:
 
     {"secrets": {"/path": "whsec_..."},
      "scripts": {"/path": {"statuses": [500, 500], "delays": [3.0], "default": 200,
-                           "location": "/elsewhere"}}}
+                           "location": "/elsewhere",
+                           "answers": [{"headers": {"retry-after": "30"},
+                                        "body": "{\"code\": 19001}"}],
+                           "default_answer": {"body": "ok"}}}}
 
 The n-th request to a path gets statuses[n] (else default, else 200) after
 sleeping delays[n] seconds (else 0), with a Location header when the script
-names one. A request to a path with a secret is
+names one, and the headers and body of answers[n] (else default_answer,
+else the body "ok"). A request to a path with a secret is
 verified with the Standard Webhooks reference library (`standardwebhooks`
 from PyPI); the log line says whether it verified and what it decoded.
 
@@ -83,13 +87,18 @@ class Handler(BaseHTTPRequestHandler):
                 f.write(line)
         if delay:
             time.sleep(delay)
+        answers = script.get("answers", [])
+        answer = answers[n] if n < len(answers) else script.get("default_answer", {})
+        reply = answer.get("body", "ok").encode("utf-8")
         try:
             self.send_response(status)
             if script.get("location"):
                 self.send_header("location", script["location"])
-            self.send_header("content-length", "2")
+            for name, value in answer.get("headers", {}).items():
+                self.send_header(name, value)
+            self.send_header("content-length", str(len(reply)))
             self.end_headers()
-            self.wfile.write(b"ok")
+            self.wfile.write(reply)
         except OSError:
             pass
 

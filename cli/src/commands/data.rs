@@ -138,13 +138,20 @@ fn render_webhooks(webhooks: &[resetctl::webhook::EndpointSummary]) -> String {
         return String::new();
     }
     let mut out = "webhooks:\n".to_owned();
+    if let Some(why) = webhooks.iter().find_map(|w| w.held.as_ref()) {
+        out.push_str(&shown!("  held, sending nothing: {}\n", why));
+    }
     for w in webhooks {
         out.push_str(&shown!(
             "  {}  {}  {}  {}: delivered {}, pending {}, {} failed\n",
             w.id,
             w.format.as_str(),
             w.url,
-            if w.enabled { "enabled" } else { "disabled" },
+            match (w.enabled, &w.held) {
+                (true, Some(_)) => "held",
+                (true, None) => "enabled",
+                (false, _) => "disabled",
+            },
             w.delivered,
             w.pending,
             w.failed

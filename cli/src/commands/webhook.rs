@@ -145,12 +145,19 @@ fn list(settings: &Settings, as_json: bool) -> Result<(), CliError> {
         return print("no webhook endpoints\n");
     }
     let mut out = String::new();
+    if let Some(why) = summaries.iter().find_map(|s| s.held.as_ref()) {
+        out.push_str(&shown!("held, sending nothing: {}\n", why));
+    }
     for s in summaries {
         out.push_str(&shown!(
             "{}  {:<8}  {:<8}  {}  delivered {}, pending {}, failed {}; {}\n",
             s.id,
             s.format.as_str(),
-            if s.enabled { "enabled" } else { "disabled" },
+            match (s.enabled, &s.held) {
+                (true, Some(_)) => "held",
+                (true, None) => "enabled",
+                (false, _) => "disabled",
+            },
             s.url,
             s.delivered,
             s.pending,
@@ -204,6 +211,9 @@ fn show(settings: &Settings, id: String, as_json: bool) -> Result<(), CliError> 
             s.pending,
             s.failed
         ));
+        if let Some(why) = &s.held {
+            out.push_str(&shown!("held:        sending nothing: {}\n", why));
+        }
         if let Some(at) = s.next_retry_at {
             out.push_str(&shown!("next retry:  {}\n", at));
         }
@@ -271,15 +281,20 @@ fn test(
         settings.now,
     ))?;
     let message = &sent.message;
-    match &sent.answer {
-        Ok(status) if sent.delivered() => {
+    let verdict = &sent.verdict;
+    match (verdict.status, &verdict.error) {
+        (Some(status), _) if verdict.delivered => {
             print(&format!("{id}: {TEST_EVENT} {message} answered {status}\n"))
         }
-        Ok(status) => Err(CliError::unavailable(format!(
+        (Some(status), Some(why)) => Err(CliError::unavailable(format!(
+            "{id}: {TEST_EVENT} {message} answered {status}, {why}"
+        ))),
+        (Some(status), None) => Err(CliError::unavailable(format!(
             "{id}: {TEST_EVENT} {message} answered {status}"
         ))),
-        Err(e) => Err(CliError::unavailable(format!(
-            "{id}: {TEST_EVENT} {message} failed: {e}"
+        (None, why) => Err(CliError::unavailable(format!(
+            "{id}: {TEST_EVENT} {message} failed: {}",
+            why.as_deref().unwrap_or("no answer")
         ))),
     }
 }
@@ -313,7 +328,8 @@ fn deliveries(
     let mut out = String::new();
     for a in attempts {
         let answer = match (a.status, &a.error) {
-            (Some(status), _) => status.to_string(),
+            (Some(status), Some(why)) => shown!("{} {}", status, why),
+            (Some(status), None) => status.to_string(),
             (None, Some(e)) => shown!("error: {}", e),
             (None, None) => "-".to_owned(),
         };
