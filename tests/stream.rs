@@ -53,11 +53,20 @@ impl Client {
     }
 
     /// The next event as (event, id, data) within `wait`, if one comes.
+    /// A heartbeat (a comment line, which httpx-sse reports as a
+    /// `message` with no data) is passed over.
     pub(crate) fn try_event(&self, wait: Duration) -> Option<(String, String, Value)> {
-        let e = self.lines.recv_timeout(wait).ok()?;
-        let event = e["event"].as_str()?.to_owned();
-        let data = serde_json::from_str(e["data"].as_str()?).ok()?;
-        Some((event, e["id"].as_str().unwrap_or_default().to_owned(), data))
+        let deadline = Instant::now() + wait;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let e = self.lines.recv_timeout(left).ok()?;
+            if e["event"] == "message" && e["data"] == "" {
+                continue;
+            }
+            let event = e["event"].as_str()?.to_owned();
+            let data = serde_json::from_str(e["data"].as_str()?).ok()?;
+            return Some((event, e["id"].as_str().unwrap_or_default().to_owned(), data));
+        }
     }
 
     /// The next line, or a panic naming what was awaited.

@@ -412,7 +412,13 @@ pub async fn run(
 /// One endpoint's loop: the entry at its cursor, sent until answered.
 async fn work(shared: Arc<Shared>, id: String, once: bool, report: Arc<Mutex<PassReport>>) {
     let data_dir = shared.data_dir.clone();
-    let mut state: Option<EndpointState> = load_state(&data_dir, &id);
+    let mut state: Option<EndpointState> = {
+        let (dir, id) = (data_dir.clone(), id.clone());
+        tokio::task::spawn_blocking(move || load_state(&dir, &id))
+            .await
+            .ok()
+            .flatten()
+    };
     let mut changes = shared.changed.subscribe();
     loop {
         // Listening before looking: a change meanwhile wakes the wait below.
@@ -438,7 +444,7 @@ async fn work(shared: Arc<Shared>, id: String, once: bool, report: Arc<Mutex<Pas
                     // What was at the cursor is not sent (not wanted, or a
                     // reminder cancelled): its retries go with it.
                     st.move_to(scanned);
-                    save_state(&data_dir, &id, st);
+                    write(&shared, &id, Written::state(st)).await;
                 }
                 if once {
                     return;
@@ -472,13 +478,51 @@ async fn work(shared: Arc<Shared>, id: String, once: bool, report: Arc<Mutex<Pas
         }
         let (answer, last) = shared.attempt(&endpoint, &entry).await;
         crate::testhook::reached("deliver:answered");
-        match settle(&shared, &endpoint, st, (&entry, last), answer, &report) {
+        let (settled, written) = settle(&shared, &endpoint, st, (&entry, last), answer, &report);
+        write(&shared, &id, written).await;
+        match settled {
             Settled::Next => continue,
             Settled::Disabled => return,
             Settled::Retrying if once => return,
             Settled::Retrying => {}
         }
     }
+}
+
+/// What an answer leaves to write: the endpoint's state, the attempt's
+/// line of the delivery log, and whether the receiver said it is gone.
+struct Written {
+    state: EndpointState,
+    attempt: Option<Attempt>,
+    gone: Option<Timestamp>,
+}
+
+impl Written {
+    /// The state alone.
+    fn state(state: &EndpointState) -> Self {
+        Written {
+            state: state.clone(),
+            attempt: None,
+            gone: None,
+        }
+    }
+}
+
+/// Writes what an answer left (fsyncs, a lock for 410) off the runtime's
+/// threads, which serve requests and streams meanwhile; the endpoint's
+/// next attempt waits for it, so its cursor is durable before it moves on.
+async fn write(shared: &Arc<Shared>, id: &str, written: Written) {
+    let (shared, id) = (shared.clone(), id.to_owned());
+    let _ = tokio::task::spawn_blocking(move || {
+        save_state(&shared.data_dir, &id, &written.state);
+        if let Some(attempt) = &written.attempt {
+            log::append(&shared.data_dir, attempt);
+        }
+        if let Some(at) = written.gone {
+            disable_gone(&shared, &id, at);
+        }
+    })
+    .await;
 }
 
 /// What an endpoint's loop does after an answer.
@@ -492,8 +536,8 @@ enum Settled {
 }
 
 /// Records the answer to an attempt of `entry` (a message that told up to
-/// entry `last`): the cursor, the retry schedule, the log, the metrics;
-/// and says what comes next.
+/// entry `last`): the cursor, the retry schedule, the metrics; says what
+/// comes next and what to write ([`write`]).
 fn settle(
     shared: &Shared,
     endpoint: &Endpoint,
@@ -501,8 +545,13 @@ fn settle(
     (entry, last): (&OutboxEntry, u64),
     answer: Result<Answer, SendError>,
     report: &Mutex<PassReport>,
-) -> Settled {
-    let (data_dir, id) = (&shared.data_dir, endpoint.id.as_str());
+) -> (Settled, Written) {
+    let id = endpoint.id.as_str();
+    let written = |st: &EndpointState, attempt: Attempt, gone: Option<Timestamp>| Written {
+        state: st.clone(),
+        attempt: Some(attempt),
+        gone,
+    };
     let now = shared.settings.clock.now();
     let attempt_no = st.attempts + 1;
     st.paced(endpoint.format, now);
@@ -522,8 +571,6 @@ fn settle(
         Some(_) if verdict.delivered => {
             st.move_to(last + 1);
             st.delivered += 1;
-            save_state(data_dir, id, st);
-            log::append(data_dir, &attempt);
             report.lock().expect("not poisoned").delivered += 1;
             crate::metrics::webhook_delivery(DeliveryOutcome::Delivered);
             if let Some(kind) = crate::remind::ReminderKind::of_event_type(&entry.event_type)
@@ -534,16 +581,13 @@ fn settle(
                     kind.event_type(),
                 );
             }
-            return Settled::Next;
+            return (Settled::Next, written(st, attempt, None));
         }
         Some(410) => {
             attempt.outcome = Outcome::Disabled;
-            save_state(data_dir, id, st);
-            log::append(data_dir, &attempt);
-            disable_gone(shared, id, now);
             report.lock().expect("not poisoned").failed += 1;
             crate::metrics::webhook_delivery(DeliveryOutcome::Disabled);
-            return Settled::Disabled;
+            return (Settled::Disabled, written(st, attempt, Some(now)));
         }
         _ => {}
     }
@@ -554,18 +598,16 @@ fn settle(
         st.hold_until(endpoint.format, at);
     }
     let gave_up = st.failed_attempt(entry, last, &mut attempt, (attempt_no, asked), now);
-    save_state(data_dir, id, st);
-    log::append(data_dir, &attempt);
     if gave_up {
         tracing::warn!(
             "webhook {id}: gave up on {} after {attempt_no} attempts",
             entry.id
         );
         crate::metrics::webhook_delivery(DeliveryOutcome::Failed);
-        return Settled::Next;
+        return (Settled::Next, written(st, attempt, None));
     }
     crate::metrics::webhook_delivery(DeliveryOutcome::Retrying);
-    Settled::Retrying
+    (Settled::Retrying, written(st, attempt, None))
 }
 
 /// Ends when the deliverer is told to stop.

@@ -7,6 +7,10 @@
 //! e-mail in both, a Standard Webhooks endpoint (verified by the reference
 //! library) and the record stream (read by a real SSE client, reconnecting
 //! with `Last-Event-ID` after a restart).
+//!
+//! On the real clock ([`real_differences`]) the release build runs with
+//! the system clock: the driver sleeps until each action's instant, and
+//! each message must arrive within [`REAL_LATE`] of its own.
 
 use std::time::{Duration, Instant};
 
@@ -26,6 +30,9 @@ use crate::util::World;
 /// How long a channel may take to be told what is due at an instant.
 const WAIT: Duration = Duration::from_secs(15);
 
+/// How late, on the real clock, a message may arrive after its instant.
+const REAL_LATE: Duration = Duration::from_secs(5);
+
 /// The stream's path: every kind, reminded as the standard endpoint is.
 const STREAM: &str = "/openapi/v1/records/stream?remind=10,1";
 
@@ -43,7 +50,12 @@ struct Run {
     w: World,
     r: Receiver,
     smtp: Smtp,
-    clock: std::path::PathBuf,
+    /// The test clock's file; none on the real clock.
+    clock: Option<std::path::PathBuf>,
+    /// The binary run.
+    bin: &'static str,
+    /// The matcher's tolerance, in minutes, every command is given.
+    tolerance: String,
     /// The stream's events so far, and the id of the last one.
     streamed: Vec<Event>,
     last_id: String,
@@ -51,22 +63,36 @@ struct Run {
 }
 
 impl Run {
-    fn new(start: i64) -> Self {
+    /// A run on the test clock (`real`: false, starting at `start`) or on
+    /// the real clock against the release build.
+    fn new(start: i64, real: bool, cfg: &model::Config) -> Self {
         let r = Receiver::start();
         let smtp = Smtp::start(true);
         let w = World::new();
+        let bin = if real {
+            crate::util::release_bin()
+        } else {
+            crate::util::bin()
+        };
+        let minutes = |leads: &[i64]| {
+            let text: Vec<String> = leads.iter().map(|l| format!("{l}m")).collect();
+            text.join(",")
+        };
+        let (en_leads, zh_leads) = (minutes(cfg.en.leads), minutes(cfg.zh.leads));
+        let machine_leads = minutes(cfg.machine);
         let timeout = ["--webhook-timeout", "10"];
         let people = |prefix: &str, extra: &[&str]| {
             for (format, target) in PEOPLE {
                 let mut args = vec!["--format", format, timeout[0], timeout[1]];
                 args.extend_from_slice(extra);
-                crate::webhooks::add(&w, &r.url(&format!("{prefix}{target}")), &args);
+                let url = r.url(&format!("{prefix}{target}"));
+                crate::webhooks::add_with(&w, bin, &url, &args);
             }
         };
-        let en = ["--remind", "10m,1m"];
+        let en = ["--remind", &en_leads];
         let zh = [
             "--remind",
-            "60m,10m",
+            &zh_leads,
             "--lang",
             "zh",
             "--tz",
@@ -74,26 +100,30 @@ impl Run {
         ];
         people("/en", &en);
         people("/zh", &zh);
-        crate::webhooks::add_standard(
-            &w,
-            &r,
-            "/std",
-            &["--remind", "10m,1m", timeout[0], timeout[1]],
-        );
+        let std_args = ["--remind", &machine_leads, timeout[0], timeout[1]];
+        crate::webhooks::add_standard_with(&w, bin, &r, "/std", &std_args);
         for (to, extra) in [("en@example.org", &en[..]), ("zh@example.org", &zh[..])] {
             let mut args = vec!["--format", "email"];
             args.extend_from_slice(extra);
-            crate::webhooks::add(&w, &smtp.target(true, to), &args);
+            crate::webhooks::add_with(&w, bin, &smtp.target(true, to), &args);
         }
         // The baseline: an empty standalone instance, published.
-        w.run(&["--now", &iso(start), "publish"]).success();
-        let clock = w.path("clock");
-        set_clock(&clock, &iso(start));
+        let mut publish = w.cmd_of(bin);
+        if !real {
+            publish.args(["--now", &iso(start)]);
+        }
+        crate::util::Run::from(publish.arg("publish").output().unwrap()).success();
+        let clock = (!real).then(|| w.path("clock"));
+        if let Some(clock) = &clock {
+            set_clock(clock, &iso(start));
+        }
         let mut run = Run {
             w,
             r,
             smtp,
             clock,
+            bin,
+            tolerance: (cfg.tolerance / model::MINUTE).to_string(),
             server: None,
             stream: None,
             streamed: Vec::new(),
@@ -106,11 +136,21 @@ impl Run {
 
     fn start_server(&mut self) {
         let (key, value) = self.smtp.trust();
-        let clock = self.clock.to_str().unwrap().to_owned();
-        let s = Server::start(
-            &self.w,
-            &["--no-rate-limit", "--flood-guard", "off"],
-            &[("RESETCTL_TEST_CLOCK_FILE", &clock), (key, &value)],
+        let mut cmd = self.w.cmd_of(self.bin);
+        cmd.env(key, value);
+        if let Some(clock) = &self.clock {
+            cmd.env("RESETCTL_TEST_CLOCK_FILE", clock);
+        }
+        let tolerance = ["--match-tolerance-minutes", &self.tolerance];
+        let s = Server::start_with(
+            cmd,
+            &[
+                "--no-rate-limit",
+                "--flood-guard",
+                "off",
+                tolerance[0],
+                tolerance[1],
+            ],
         );
         let resumed = !self.last_id.is_empty();
         let extra: Vec<&str> = if resumed {
@@ -132,11 +172,20 @@ impl Run {
     /// The operator's action `op` at `at`.
     fn act(&mut self, at: i64, op: &Op) {
         let now = iso(at);
+        // The operator's clock: the test clock's instant, or the system's.
+        let run = |args: &[&str]| {
+            let mut cmd = self.w.cmd_of(self.bin);
+            if self.clock.is_some() {
+                cmd.args(["--now", &now]);
+            }
+            cmd.args(["--match-tolerance-minutes", &self.tolerance]);
+            crate::util::Run::from(cmd.args(args).output().unwrap()).success();
+        };
         let record = |args: &[&str]| {
-            let mut all = vec!["--now", &now, "record"];
+            let mut all = vec!["record"];
             all.extend_from_slice(args);
             all.extend(["--actor", "model"]);
-            self.w.run(&all).success();
+            run(&all);
         };
         let time = |start: i64, end: i64| -> Vec<String> {
             if start == end {
@@ -192,9 +241,7 @@ impl Run {
                 self.seeded += records.len();
                 let file = self.w.path("seed.json");
                 std::fs::write(&file, Value::Array(records).to_string()).unwrap();
-                self.w
-                    .run(&["--now", &now, "seed", file.to_str().unwrap()])
-                    .success();
+                run(&["seed", file.to_str().unwrap()]);
             }
             Op::Restart => {
                 self.stream = None;
@@ -261,20 +308,70 @@ impl Run {
     }
 }
 
-/// Runs `timeline` and returns what differs from the model (none: all agree).
+/// Runs `timeline` on the test clock and returns what differs from the
+/// model (none: all agree).
 pub fn differences(timeline: &Timeline) -> Option<String> {
-    let told = model::told(timeline);
-    let mut run = Run::new(timeline.start);
+    run_day(timeline, false, &model::TEST_CLOCK)
+}
+
+/// Runs `timeline` (instants on the system clock, from a little after
+/// now) on the real clock against the release build.
+pub fn real_differences(timeline: &Timeline) -> Option<String> {
+    run_day(timeline, true, &model::REAL_CLOCK)
+}
+
+/// Milliseconds since the epoch, now.
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64
+}
+
+fn run_day(timeline: &Timeline, real: bool, cfg: &model::Config) -> Option<String> {
+    let told = model::told(timeline, cfg);
+    let mut run = Run::new(timeline.start, real, cfg);
     let mut ops = timeline.ops.iter().peekable();
     for &at in &told.instants {
-        set_clock(&run.clock, &iso(at));
+        match &run.clock {
+            Some(clock) => set_clock(clock, &iso(at)),
+            None => {
+                let wait = at - now_ms();
+                if wait > 0 {
+                    std::thread::sleep(Duration::from_millis(wait as u64));
+                }
+            }
+        }
         while let Some((_, op)) = ops.next_if(|(when, _)| *when == at) {
             run.act(at, op);
         }
+        let deadline = match real {
+            true => {
+                Instant::now() + Duration::from_millis((at - now_ms()).max(0) as u64) + REAL_LATE
+            }
+            false => Instant::now() + WAIT,
+        };
+        if let Some(difference) = run.told_by(at, &told, deadline) {
+            return Some(difference);
+        }
+    }
+    // Nothing more comes.
+    std::thread::sleep(Duration::from_millis(700));
+    if let Some(stream) = &run.stream {
+        if let Some(extra) = stream.try_event(Duration::from_millis(300)) {
+            return Some(format!("the stream was told more: {extra:?}"));
+        }
+    }
+    compare(&run, &told).or_else(|| real.then(|| late(&run, &told)).flatten())
+}
+
+impl Run {
+    /// Waits until every channel was told what is due by `at` (until
+    /// `deadline`); what differs, if it was not.
+    fn told_by(&mut self, at: i64, told: &model::Told, deadline: Instant) -> Option<String> {
         let due = |list: &[Message]| list.iter().filter(|m| m.at <= at).count();
         let (en, zh) = (due(&told.en), due(&told.zh));
         let machine = told.machine.iter().filter(|e| e.at <= at).count();
-        let deadline = Instant::now() + WAIT;
         let counts = |run: &Run| {
             let people = |prefix: &str| {
                 PEOPLE
@@ -295,29 +392,65 @@ pub fn differences(timeline: &Timeline) -> Option<String> {
             )
         };
         let expected = (vec![en; 6], vec![zh; 6], machine, en, zh);
-        while counts(&run) != expected && Instant::now() < deadline {
+        // On the test clock nothing more may have come; on the real clock
+        // what falls due next may come any moment (its arrival is checked
+        // against its own instant at the end).
+        let real = self.clock.is_none();
+        let reached = |(a, b, c, d, e): &(Vec<usize>, Vec<usize>, usize, usize, usize)| {
+            a.iter().all(|n| *n >= en)
+                && b.iter().all(|n| *n >= zh)
+                && *c >= machine
+                && *d >= en
+                && *e >= zh
+        };
+        let done = |got: &_| if real { reached(got) } else { *got == expected };
+        while !done(&counts(self)) && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(10));
         }
-        run.read_stream(machine, deadline);
-        let got = counts(&run);
-        if got != expected || run.streamed.len() != machine {
-            return Some(format!(
-                "at {}: expected (en per format, zh per format, standard, mail en, mail zh) {expected:?} \
-                 and {machine} stream events, got {got:?} and {}\n{}",
-                iso(at),
-                run.streamed.len(),
-                compare(&run, &told).unwrap_or_default()
-            ));
+        // The stream gets its own moment: the webhooks may have used the wait.
+        self.read_stream(
+            machine,
+            deadline.max(Instant::now() + Duration::from_secs(3)),
+        );
+        let got = counts(self);
+        (!done(&got) || self.streamed.len() < machine || (!real && self.streamed.len() != machine))
+            .then(|| {
+                format!(
+                    "at {}: expected (en per format, zh per format, standard, mail en, mail zh) \
+                 {expected:?} and {machine} stream events, got {got:?} and {}\n{}",
+                    iso(at),
+                    self.streamed.len(),
+                    compare(self, told).unwrap_or_default()
+                )
+            })
+    }
+}
+
+/// On the real clock: a webhook that arrived before its instant, or more
+/// than [`REAL_LATE`] after it.
+fn late(run: &Run, told: &model::Told) -> Option<String> {
+    let mut out = Vec::new();
+    let mut check = |path: String, instants: Vec<i64>| {
+        for (request, at) in run.r.requests_to(&path).iter().zip(instants) {
+            let arrived = (request["at"].as_f64().unwrap_or_default() * 1000.0) as i64;
+            if arrived < at - 200 || arrived > at + REAL_LATE.as_millis() as i64 {
+                out.push(format!("{path}: due {}, arrived {}", iso(at), iso(arrived)));
+            }
+        }
+    };
+    for (prefix, list) in [("/en", &told.en), ("/zh", &told.zh)] {
+        for (_, target) in PEOPLE {
+            check(
+                format!("{prefix}{}", path_of(target)),
+                list.iter().map(|m| m.at).collect(),
+            );
         }
     }
-    // Nothing more comes.
-    std::thread::sleep(Duration::from_millis(700));
-    if let Some(stream) = &run.stream {
-        if let Some(extra) = stream.try_event(Duration::from_millis(300)) {
-            return Some(format!("the stream was told more: {extra:?}"));
-        }
-    }
-    compare(&run, &told)
+    check(
+        "/std".to_owned(),
+        told.machine.iter().map(|e| e.at).collect(),
+    );
+    (!out.is_empty()).then(|| out.join("\n"))
 }
 
 /// What each channel was told against the model, the first difference of each.
@@ -374,7 +507,9 @@ fn compare(run: &Run, told: &model::Told) -> Option<String> {
         .map(|e| format!("{} {} {:?}", e.kind, e.id, e.lead))
         .collect();
     if let Some(d) = first_difference(&want, &got) {
-        out.push(format!("stream: {d}"));
+        out.push(format!(
+            "stream: {d}\n  expected all: {want:?}\n  got all: {got:?}"
+        ));
     }
     (!out.is_empty()).then(|| out.join("\n"))
 }

@@ -9,7 +9,7 @@
 //! restarts of `serve`. Actions fall on half minutes, time events on whole
 //! minutes, so no action and time event share an instant.
 
-use super::model::{accepted, Instance, Op, Timeline, MINUTE};
+use super::model::{accepted, Config, Instance, Op, Timeline, MINUTE, TEST_CLOCK};
 use crate::util::Rng;
 
 /// 2026-12-01T06:00:00Z.
@@ -17,7 +17,7 @@ pub const DAY: i64 = 1_796_104_800_000;
 
 /// A random day from `rng`: up to `max_ops` actions the product accepts.
 pub fn day(rng: &mut Rng, max_ops: usize) -> Timeline {
-    let mut instance = Instance::default();
+    let mut instance = Instance::new(TEST_CLOCK);
     let mut ops = Vec::new();
     let mut now = DAY + 30_000;
     let (mut schedules, mut completions, mut seeded) = (0u8, 0u8, false);
@@ -102,13 +102,13 @@ pub fn day(rng: &mut Rng, max_ops: usize) -> Timeline {
 /// The smallest day found that `differs` still holds for: each action
 /// removed in turn while it keeps differing (the actions the product
 /// would then refuse go with it).
-pub fn shrink(timeline: &Timeline, differs: impl Fn(&Timeline) -> bool) -> Timeline {
+pub fn shrink(timeline: &Timeline, cfg: Config, differs: impl Fn(&Timeline) -> bool) -> Timeline {
     let mut smallest = timeline.clone();
     let mut i = 0;
     while i < smallest.ops.len() {
         let mut candidate = smallest.clone();
         candidate.ops.remove(i);
-        let candidate = accepted(&candidate);
+        let candidate = accepted(&candidate, cfg);
         if candidate.ops.len() < smallest.ops.len() && differs(&candidate) {
             smallest = candidate;
         } else {
@@ -116,4 +116,76 @@ pub fn shrink(timeline: &Timeline, differs: impl Fn(&Timeline) -> bool) -> Timel
         }
     }
     smallest
+}
+
+/// A random few minutes on the real clock ([`super::model::REAL_CLOCK`]:
+/// reminders a minute before, a tolerance of a minute), from `start`:
+/// one or two schedules a minute or so ahead, a completion on time, early,
+/// late or never, perhaps its time corrected, a schedule moved, a restart.
+/// Actions fall on half seconds, time events on whole seconds from `start`.
+pub fn real_day(rng: &mut Rng, start: i64) -> Timeline {
+    let second = 1000;
+    let mut instance = Instance::new(super::model::REAL_CLOCK);
+    let mut ops: Vec<(i64, Op)> = Vec::new();
+    let mut push = |at: i64, op: Op, ops: &mut Vec<(i64, Op)>| {
+        if ops.last().is_none_or(|(last, _)| *last < at) && instance.apply(at, &op) {
+            ops.push((at, op));
+        }
+    };
+    let s0 = start + (62 + rng.below(15) as i64) * second;
+    push(
+        start + 1_500,
+        Op::Announce {
+            s: 0,
+            start: s0,
+            end: s0,
+        },
+        &mut ops,
+    );
+    if rng.below(2) == 0 {
+        let s1 = start + (70 + rng.below(15) as i64) * second;
+        let end = s1 + [0, 20][rng.below(2) as usize] * second;
+        push(
+            start + 4_500,
+            Op::Announce {
+                s: 1,
+                start: s1,
+                end,
+            },
+            &mut ops,
+        );
+    }
+    if rng.below(3) == 0 {
+        push(start + 20_500, Op::Restart, &mut ops);
+    }
+    if rng.below(3) == 0 {
+        let to = start + (95 + rng.below(10) as i64) * second;
+        push(
+            start + 25_500,
+            Op::Move {
+                s: 1,
+                start: to,
+                end: to,
+            },
+            &mut ops,
+        );
+    }
+    let (reset, recorded) = match rng.below(4) {
+        0 => (s0 + 3 * second, s0 + 5_500),
+        1 => (s0 - 10 * second, s0 - 8_500),
+        2 => (s0 + 45 * second, s0 + 47_500),
+        _ => return Timeline { start, ops },
+    };
+    push(recorded, Op::Complete { c: 0, at: reset }, &mut ops);
+    if rng.below(2) == 0 {
+        push(
+            recorded + 3_000,
+            Op::Correct {
+                c: 0,
+                at: reset - 7 * second,
+            },
+            &mut ops,
+        );
+    }
+    Timeline { start, ops }
 }

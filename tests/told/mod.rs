@@ -31,7 +31,7 @@ fn budget() -> Duration {
 /// Shrinks a day that differs and fails with the smallest one, as JSON.
 fn fail_with(timeline: &model::Timeline, difference: &str, seed: Option<u64>) -> ! {
     let deadline = Instant::now() + Duration::from_secs(300);
-    let smallest = generate::shrink(timeline, |t| {
+    let smallest = generate::shrink(timeline, model::TEST_CLOCK, |t| {
         Instant::now() < deadline && drive::differences(t).is_some()
     });
     let again = drive::differences(&smallest).unwrap_or_else(|| difference.to_owned());
@@ -49,7 +49,7 @@ fn random_days_on_the_test_clock_are_told_as_the_model_says() {
     let mut days = 0;
     while days == 0 || started.elapsed() < budget() {
         let day = generate::day(&mut rng, 12);
-        let told = model::told(&day);
+        let told = model::told(&day, &model::TEST_CLOCK);
         eprintln!(
             "day {}: {} actions; {} English, {} Chinese messages, {} events",
             days + 1,
@@ -86,4 +86,42 @@ fn every_day_that_once_differed_is_told_as_the_model_says() {
             panic!("{}:\n{difference}", path.display());
         }
     }
+}
+
+/// Days on the real clock at once (`RESETCTL_MODEL_REAL_DAYS`, 2 by default).
+fn real_days() -> usize {
+    std::env::var("RESETCTL_MODEL_REAL_DAYS")
+        .ok()
+        .map(|s| s.parse().expect("RESETCTL_MODEL_REAL_DAYS is a number"))
+        .unwrap_or(2)
+}
+
+#[test]
+fn random_minutes_on_the_real_clock_against_the_release_build_are_told_as_the_model_says() {
+    let mut rng = Rng::from_time();
+    let start = drive::now_ms() + 3000;
+    let days: Vec<model::Timeline> = (0..real_days())
+        .map(|_| generate::real_day(&mut rng, start))
+        .collect();
+    let differences: Vec<String> = std::thread::scope(|s| {
+        let runs: Vec<_> = days
+            .iter()
+            .map(|day| s.spawn(move || drive::real_differences(day)))
+            .collect();
+        runs.into_iter()
+            .zip(&days)
+            .filter_map(|(run, day)| {
+                let difference = run.join().unwrap()?;
+                Some(format!(
+                    "{}\n{difference}",
+                    serde_json::to_string_pretty(day).unwrap()
+                ))
+            })
+            .collect()
+    });
+    assert!(
+        differences.is_empty(),
+        "on the real clock the product and the model differ:\n{}",
+        differences.join("\n\n")
+    );
 }

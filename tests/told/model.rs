@@ -28,8 +28,6 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-/// The matcher's tolerance: 180 minutes.
-pub const TOLERANCE: i64 = 180 * MINUTE;
 /// A minute in milliseconds.
 pub const MINUTE: i64 = 60_000;
 
@@ -95,18 +93,48 @@ pub struct Person {
     pub leads: &'static [i64],
 }
 
-/// English, UTC, reminded 10 and 1 minutes before.
-pub const EN: Person = Person {
-    zh: false,
-    leads: &[10, 1],
+/// Who is told what, and the matcher's tolerance.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Config {
+    /// The English reader (UTC).
+    pub en: Person,
+    /// The Chinese reader (Asia/Shanghai).
+    pub zh: Person,
+    /// The leads of the standard endpoint and the stream.
+    pub machine: &'static [i64],
+    /// The matcher's tolerance (`--match-tolerance-minutes`).
+    pub tolerance: i64,
+}
+
+/// The test clock's day: English reminded 10 and 1 minutes before,
+/// Chinese 60 and 10, programs 10 and 1; the default tolerance, 180 minutes.
+pub const TEST_CLOCK: Config = Config {
+    en: Person {
+        zh: false,
+        leads: &[10, 1],
+    },
+    zh: Person {
+        zh: true,
+        leads: &[60, 10],
+    },
+    machine: &[10, 1],
+    tolerance: 180 * MINUTE,
 };
-/// Chinese, Asia/Shanghai, reminded 60 and 10 minutes before.
-pub const ZH: Person = Person {
-    zh: true,
-    leads: &[60, 10],
+
+/// The real clock's few minutes: everyone reminded a minute before; a
+/// tolerance of one minute.
+pub const REAL_CLOCK: Config = Config {
+    en: Person {
+        zh: false,
+        leads: &[1],
+    },
+    zh: Person {
+        zh: true,
+        leads: &[1],
+    },
+    machine: &[1],
+    tolerance: MINUTE,
 };
-/// The leads of the standard endpoint and the stream.
-pub const MACHINE_LEADS: &[i64] = &[10, 1];
 
 /// One line of a message.
 #[derive(Clone, Debug, PartialEq)]
@@ -161,7 +189,7 @@ pub struct Told {
     pub en: Vec<Message>,
     /// The Chinese reader.
     pub zh: Vec<Message>,
-    /// A standard endpoint (and the record stream) with [`MACHINE_LEADS`].
+    /// A standard endpoint (and the record stream) with [`Config::machine`] leads.
     pub machine: Vec<Event>,
     /// Every instant something is due (the driver steps through them).
     pub instants: Vec<i64>,
@@ -205,6 +233,8 @@ enum View {
 /// The state of the instance.
 #[derive(Clone, Debug, Default)]
 struct State {
+    /// The matcher's tolerance.
+    tolerance: i64,
     schedules: BTreeMap<u8, Schedule>,
     completions: BTreeMap<u8, Completion>,
     seeded: Vec<i64>,
@@ -234,8 +264,8 @@ impl State {
             let auto = by_time.iter().find(|(_, c)| {
                 c.entry > sched.entry
                     && c.at >= sched.recorded_at
-                    && c.at >= sched.start - TOLERANCE
-                    && c.at <= sched.end + TOLERANCE
+                    && c.at >= sched.start - self.tolerance
+                    && c.at <= sched.end + self.tolerance
             });
             if let Some((c, completion)) = auto {
                 done.insert(*s, (**c, completion.at, false));
@@ -365,15 +395,18 @@ fn changes(before: &BTreeMap<String, View>, after: &BTreeMap<String, View>) -> V
 
 /// Runs the model: what each channel is told, from `timeline.start` until
 /// every time event of the day has fallen due.
-pub fn told(timeline: &Timeline) -> Told {
-    let mut state = State::default();
+pub fn told(timeline: &Timeline, cfg: &Config) -> Told {
+    let mut state = State {
+        tolerance: cfg.tolerance,
+        ..State::default()
+    };
     let mut told = Told::default();
     let mut ops = timeline.ops.iter().peekable();
     let mut now = timeline.start;
     loop {
         // The next instant: an operator's action, or a time event.
         let next_op = ops.peek().map(|(at, _)| *at);
-        let next_time = next_time_event(&state, now);
+        let next_time = next_time_event(&state, cfg, now);
         let at = match (next_op, next_time) {
             (Some(op), Some(t)) => op.min(t),
             (Some(op), None) => op,
@@ -382,11 +415,11 @@ pub fn told(timeline: &Timeline) -> Told {
         };
         now = at;
         if next_time == Some(at) {
-            time_events(&state, at, &mut told);
+            time_events(&state, cfg, at, &mut told);
         }
         if next_op == Some(at) {
             let (_, op) = ops.next().expect("peeked");
-            act(&mut state, at, op, &mut told);
+            act(&mut state, cfg, at, op, &mut told);
         }
         told.instants.push(at);
     }
@@ -395,12 +428,13 @@ pub fn told(timeline: &Timeline) -> Told {
 }
 
 /// The first instant after `after` at which a time event falls due.
-fn next_time_event(state: &State, after: i64) -> Option<i64> {
-    let mut leads: Vec<i64> = EN
+fn next_time_event(state: &State, cfg: &Config, after: i64) -> Option<i64> {
+    let mut leads: Vec<i64> = cfg
+        .en
         .leads
         .iter()
-        .chain(ZH.leads)
-        .chain(MACHINE_LEADS)
+        .chain(cfg.zh.leads)
+        .chain(cfg.machine)
         .copied()
         .collect();
     leads.sort_unstable();
@@ -412,7 +446,7 @@ fn next_time_event(state: &State, after: i64) -> Option<i64> {
         .filter(|(s, sched)| !sched.dismissed && !done.contains_key(s))
         .flat_map(|(_, sched)| {
             let mut due: Vec<i64> = leads.iter().map(|l| sched.start - l * MINUTE).collect();
-            due.extend([sched.start, sched.end, sched.end + TOLERANCE]);
+            due.extend([sched.start, sched.end, sched.end + state.tolerance]);
             due.into_iter().filter(|d| *d > sched.told_at)
         })
         .filter(|d| *d > after)
@@ -429,7 +463,7 @@ enum Tick {
 }
 
 /// The time events of `sched` due exactly at `at` for `leads`.
-fn ticks(sched: &Schedule, leads: &[i64], at: i64) -> Vec<Tick> {
+fn ticks(sched: &Schedule, leads: &[i64], tolerance: i64, at: i64) -> Vec<Tick> {
     let mut out = Vec::new();
     for lead in leads {
         if sched.start - lead * MINUTE == at {
@@ -439,10 +473,11 @@ fn ticks(sched: &Schedule, leads: &[i64], at: i64) -> Vec<Tick> {
     if sched.start == at {
         out.push(Tick::Started);
     }
-    if sched.end > sched.start && sched.end == at {
+    // A longer window's end, unless it is the unconfirmed moment itself.
+    if sched.end > sched.start && sched.end == at && tolerance > 0 {
         out.push(Tick::Ended);
     }
-    if sched.end + TOLERANCE == at {
+    if sched.end + tolerance == at {
         out.push(Tick::Unconfirmed);
     }
     // Never one that fell due before the announcement told it.
@@ -451,7 +486,7 @@ fn ticks(sched: &Schedule, leads: &[i64], at: i64) -> Vec<Tick> {
 }
 
 /// The time events due at `at`: one message per person, an event each.
-fn time_events(state: &State, at: i64, told: &mut Told) {
+fn time_events(state: &State, cfg: &Config, at: i64, told: &mut Told) {
     let done = state.completions_of();
     let due: Vec<(String, &Schedule)> = state
         .order
@@ -464,11 +499,11 @@ fn time_events(state: &State, at: i64, told: &mut Told) {
             (!s.1.dismissed && !done.contains_key(s.0)).then(|| (id.clone(), s.1))
         })
         .collect();
-    for (person, messages) in [(EN, &mut told.en), (ZH, &mut told.zh)] {
+    for (person, messages) in [(cfg.en, &mut told.en), (cfg.zh, &mut told.zh)] {
         let stories: Vec<Story> = due
             .iter()
             .flat_map(|(id, sched)| {
-                ticks(sched, person.leads, at)
+                ticks(sched, person.leads, state.tolerance, at)
                     .into_iter()
                     .map(move |tick| Story::Tick(id.clone(), (*sched).clone(), tick))
             })
@@ -478,7 +513,7 @@ fn time_events(state: &State, at: i64, told: &mut Told) {
         }
     }
     for (id, sched) in &due {
-        for tick in ticks(sched, MACHINE_LEADS, at) {
+        for tick in ticks(sched, cfg.machine, state.tolerance, at) {
             let (kind, lead) = match tick {
                 Tick::Upcoming(l) => ("reset.upcoming", Some(l)),
                 Tick::Started => ("reset.window_started", None),
@@ -520,7 +555,7 @@ enum Story {
 
 /// Applies `op` at `at`: its publish's message to each person and its
 /// events to programs.
-fn act(state: &mut State, at: i64, op: &Op, told: &mut Told) {
+fn act(state: &mut State, cfg: &Config, at: i64, op: &Op, told: &mut Told) {
     let before = state.view();
     let done_before = state.completions_of();
     state.entries += 1;
@@ -618,7 +653,7 @@ fn act(state: &mut State, at: i64, op: &Op, told: &mut Told) {
             lead: None,
         });
     }
-    for (person, messages) in [(EN, &mut told.en), (ZH, &mut told.zh)] {
+    for (person, messages) in [(cfg.en, &mut told.en), (cfg.zh, &mut told.zh)] {
         if let Some(message) = message_of(&stories, person, at) {
             messages.push(message);
         }
@@ -913,19 +948,31 @@ fn words(zh: bool) -> &'static Words {
 
 /// An instance as the product would take operator actions: which it
 /// refuses (the generator only makes actions the product accepts).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct Instance {
     state: State,
+    cfg: Config,
 }
 
 impl Instance {
+    /// An empty instance under `cfg`.
+    pub fn new(cfg: Config) -> Self {
+        Instance {
+            state: State {
+                tolerance: cfg.tolerance,
+                ..State::default()
+            },
+            cfg,
+        }
+    }
+
     /// Applies `op` if the product would accept it; whether it did.
     pub fn apply(&mut self, at: i64, op: &Op) -> bool {
         if !self.accepts(op) {
             return false;
         }
         let mut ignored = Told::default();
-        act(&mut self.state, at, op, &mut ignored);
+        act(&mut self.state, &self.cfg, at, op, &mut ignored);
         true
     }
 
@@ -970,8 +1017,8 @@ impl Instance {
 
 /// The timeline with only the actions the product accepts, in order (what
 /// is left once the shrinker removed some).
-pub fn accepted(timeline: &Timeline) -> Timeline {
-    let mut instance = Instance::default();
+pub fn accepted(timeline: &Timeline, cfg: Config) -> Timeline {
+    let mut instance = Instance::new(cfg);
     Timeline {
         start: timeline.start,
         ops: timeline
