@@ -100,3 +100,82 @@ fn with_its_only_endpoint_down_the_outbox_stays_under_its_bound() {
         Some(size as f64)
     );
 }
+
+/// A compaction keeps the keys of the reminders it drops until they expire:
+/// a reminder already delivered is not appended (and sent) again after the
+/// outbox was rewritten past its bound.
+#[test]
+fn a_compaction_never_makes_a_delivered_reminder_due_again() {
+    let r = crate::util::receiver::Receiver::start();
+    let w = World::new();
+    // Hears of schedules only: the completions that fill the outbox are
+    // passed over, not sent.
+    crate::webhooks::add_standard(
+        &w,
+        &r,
+        "/a",
+        &["--remind", "10m", "--kind", "reset_scheduled"],
+    );
+    let schedule = serde_json::json!({
+        "id": "2090000000000000001", "kind": "reset_scheduled", "resetType": "global",
+        "announcedAt": "2026-11-20T09:00:00.000Z", "effectiveAt": "2026-11-20T12:00:00.000Z",
+        "text": null, "confidence": 0.9, "scope": {"plans": ["pro"], "windows": ["unknown"]},
+        "source": {"origin": "x", "postId": "2090000000000000001", "handle": "h",
+                   "url": "https://x.com/h/status/2090000000000000001"},
+        "schedulePrecision": "datetime", "scheduleBasis": "explicit",
+        "scheduleWindow": {"startAt": "2026-11-20T12:00:00.000Z", "endAt": "2026-11-20T12:00:00.000Z"},
+        "scheduleState": "pending", "completedAt": null, "completionRecordId": null,
+        "fulfillmentOrigin": null, "relatedRecordIds": []
+    });
+    let up = Upstream::start(Behavior::Status(500));
+    let sync = |version: usize, now: &str| {
+        let mut doc: serde_json::Value = serde_json::from_slice(&document(version)).unwrap();
+        doc["records"]
+            .as_array_mut()
+            .unwrap()
+            .push(schedule.clone());
+        up.set(Behavior::Serve {
+            body: doc.to_string().into_bytes(),
+            etag: None,
+            last_modified: None,
+        });
+        w.run(&[
+            "--now",
+            now,
+            "sync",
+            "--upstream",
+            &up.url("/doc.json"),
+            "--once",
+        ])
+        .success();
+    };
+    let deliver = |now: &str| {
+        w.run(&["--now", now, "webhook", "deliver", "--once"])
+            .success();
+    };
+    let outbox = w.data_dir().join("webhooks/outbox.jsonl");
+    sync(0, "2026-11-20T10:00:00.000Z");
+    sync(1, "2026-11-20T11:00:00.000Z");
+    sync(2, "2026-11-20T11:49:00.000Z");
+    deliver("2026-11-20T11:50:00.000Z");
+    let upcoming = || {
+        r.requests_to("/a")
+            .iter()
+            .filter(|q| crate::util::receiver::verified(q)["type"] == "reset.upcoming")
+            .count()
+    };
+    assert_eq!(upcoming(), 1, "the 10-minute reminder, at its instant");
+    // The next publish compacts the outbox: every change before it was
+    // passed or sent, so the file is rewritten without them.
+    let before = std::fs::metadata(&outbox).unwrap().len();
+    sync(3, "2026-11-20T11:51:00.000Z");
+    let after = std::fs::metadata(&outbox).unwrap().len();
+    assert!(after < before, "compacted: {before} bytes, then {after}");
+    // Still within the reminder's grace: it is not due again.
+    deliver("2026-11-20T11:52:00.000Z");
+    assert_eq!(
+        upcoming(),
+        1,
+        "the reminder was sent again after the compaction"
+    );
+}

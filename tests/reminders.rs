@@ -886,3 +886,90 @@ fn a_resumed_stream_is_sent_the_reminders_it_missed_within_their_grace_and_none_
     set_clock(&clock, START);
     assert_eq!(fresh.event().0, "reset.window_started");
 }
+
+/// Each time event ends with the moment it announces (src/remind.rs's
+/// table): an upcoming reminder that failed is not retried once the window
+/// started; a longer window's start is not sent once it ended; a window's
+/// end is not sent once the schedule is unconfirmed (a tolerance shorter
+/// than the grace); and each says the instant it refers to.
+#[test]
+fn a_time_event_is_never_sent_after_the_moment_it_announces() {
+    // An upcoming reminder failing at its instant, the receiver back after
+    // the window started: the start is sent, never "in 10 minutes" again.
+    let r = Receiver::start();
+    let w = World::new();
+    add_standard(&w, &r, "/a", &["--remind", "10m"]);
+    schedule(&w, T0, A, "pro");
+    deliver_at(&w, T0).success();
+    // The receiver's second request (the reminder) fails.
+    r.script("/a", &[200, 500], &[], 200);
+    deliver_at(&w, "2026-11-24T17:50:00.000Z").success();
+    deliver_at(&w, "2026-11-24T18:01:00.000Z").success();
+    assert_eq!(
+        received(&r, "/a")[1..],
+        [
+            reminder("reset.upcoming", A, json!(10), START),
+            reminder("reset.window_started", A, Value::Null, START)
+        ],
+        "the failed upcoming reminder, then only the start"
+    );
+    // A ten-minute window: nothing ran from its start until after its
+    // end (within the start's grace). Its start is not sent any more; its
+    // end is, naming the end.
+    let r = Receiver::start();
+    let w = World::new();
+    add_standard(&w, &r, "/b", &["--remind", "10m"]);
+    let window = ["--window", "2026-11-24T18:00:00Z", "2026-11-24T18:10:00Z"];
+    let post = ["--post-url", "https://x.com/h/status/2090000000000000002"];
+    w.run(&[&["--now", T0, "record", "schedule"][..], &post, &window].concat())
+        .success();
+    deliver_at(&w, T0).success();
+    deliver_at(&w, "2026-11-24T18:12:00.000Z").success();
+    assert_eq!(
+        received(&r, "/b")[1..],
+        [reminder(
+            "reset.window_ended",
+            B,
+            Value::Null,
+            "2026-11-24T18:10:00.000Z"
+        )]
+    );
+    // A tolerance of one minute: past it, only "not confirmed", never the
+    // window's end (sent late, it would follow an unconfirmed moment).
+    let r = Receiver::start();
+    let w = World::new();
+    add_standard(&w, &r, "/c", &["--remind", "10m"]);
+    let tolerance = ["--match-tolerance-minutes", "1"];
+    let post = ["--post-url", "https://x.com/h/status/2090000000000000003"];
+    let schedule = [
+        &["--now", T0][..],
+        &tolerance,
+        &["record", "schedule"],
+        &post,
+        &window,
+    ];
+    w.run(&schedule.concat()).success();
+    for now in [T0, "2026-11-24T18:05:00.000Z", "2026-11-24T18:12:00.000Z"] {
+        w.run(
+            &[
+                &["--now", now][..],
+                &tolerance,
+                &["webhook", "deliver", "--once"],
+            ]
+            .concat(),
+        )
+        .success();
+    }
+    assert_eq!(
+        received(&r, "/c")[1..],
+        [
+            reminder("reset.window_started", C, Value::Null, START),
+            reminder(
+                "schedule.elapsed",
+                C,
+                Value::Null,
+                "2026-11-24T18:10:00.000Z"
+            ),
+        ]
+    );
+}
