@@ -5,7 +5,7 @@ CARGO    ?= cargo
 DATA_DIR ?= $(CURDIR)/data
 BIN      := target/release/resetctl
 
-.PHONY: run deb image serve-demo demo-data screenshots test test-deps fuzz fuzz-smoke fuzz-deps fresh-test bench bench-deps man lint fmt clean mutants
+.PHONY: run deb image serve-demo demo-data screenshots test test-deps soak fuzz fuzz-smoke fuzz-deps fresh-test bench bench-deps man lint fmt clean mutants
 
 LISTEN   ?= 127.0.0.1:8080
 # The demo's quota per client: room for every example of the README, docs/api.md and the
@@ -116,6 +116,14 @@ $(BROWSER)/.installed: $(BROWSER_PKGS) | $(VENV)/.installed
 	cp $(BROWSER_PKGS) "$(BROWSER)/"
 	cd "$(BROWSER)" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
 	@touch "$@"
+
+SOAK_SECONDS   ?= 3600
+SOAK_REAL_DAYS ?= 8
+## soak: the model check of what a person is told, for SOAK_SECONDS of random days on the test clock (thousands) and SOAK_REAL_DAYS at once on the real clock; not part of `make test` (tests/told/)
+soak: test-deps
+	$(CARGO) build --release --locked
+	RESETCTL_MODEL_SECONDS=$(SOAK_SECONDS) RESETCTL_MODEL_REAL_DAYS=$(SOAK_REAL_DAYS) \
+		$(CARGO) test --locked -p resetctl-cli --test tests -- told:: --nocapture
 
 ## test: set up, then run every test (unit, black-box incl. every fuzz corpus replayed, man-page freshness; the real-clock tests against the release build); needs only stable
 test: test-deps

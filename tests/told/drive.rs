@@ -16,9 +16,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use super::model::{
-    self, completion_id, post, schedule_id, seeded_id, Event, Message, Op, Timeline,
-};
+use super::model::{self, completion_id, post, schedule_id, seeded_id, Message, Op, Timeline};
 use crate::reminders::set_clock;
 use crate::stream::Client;
 use crate::timelines::{link, mailed, path_of, people_told, PEOPLE};
@@ -56,8 +54,8 @@ struct Run {
     bin: &'static str,
     /// The matcher's tolerance, in minutes, every command is given.
     tolerance: String,
-    /// The stream's events so far, and the id of the last one.
-    streamed: Vec<Event>,
+    /// The stream's events so far ([`machine_line`]), and the id of the last one.
+    streamed: Vec<String>,
     last_id: String,
     seeded: usize,
 }
@@ -253,8 +251,8 @@ impl Run {
         }
     }
 
-    /// What the standard endpoint was told: (type, record id, lead).
-    fn standard(&self) -> Vec<(String, String, Option<i64>)> {
+    /// What the standard endpoint was told: (type, record id, lead, at).
+    fn standard(&self) -> Vec<(String, String, Option<i64>, Option<String>)> {
         self.r
             .requests_to("/std")
             .iter()
@@ -264,6 +262,7 @@ impl Run {
                     p["type"].as_str().unwrap().to_owned(),
                     p["data"]["record"]["id"].as_str().unwrap().to_owned(),
                     p["data"]["leadMinutes"].as_i64(),
+                    p["data"]["at"].as_str().map(str::to_owned),
                 )
             })
             .collect()
@@ -289,21 +288,16 @@ impl Run {
                 "reset.window_started" => "reset.window_started",
                 "reset.window_ended" => "reset.window_ended",
                 other => {
-                    self.streamed.push(Event {
-                        at: -1,
-                        kind: "?",
-                        id: other.to_owned(),
-                        lead: None,
-                    });
+                    self.streamed.push(format!("? {other}"));
                     continue;
                 }
             };
-            self.streamed.push(Event {
-                at: -1,
+            self.streamed.push(machine_line(
                 kind,
-                id: data["record"]["id"].as_str().unwrap_or_default().to_owned(),
-                lead: data["leadMinutes"].as_i64(),
-            });
+                data["record"]["id"].as_str().unwrap_or_default(),
+                data["leadMinutes"].as_i64(),
+                data["at"].as_str(),
+            ));
         }
     }
 }
@@ -491,27 +485,29 @@ fn compare(run: &Run, told: &model::Told) -> Option<String> {
     let want: Vec<String> = told
         .machine
         .iter()
-        .map(|e| format!("{} {} {:?}", e.kind, e.id, e.lead))
+        .map(|e| machine_line(e.kind, &e.id, e.lead, e.refers.map(iso).as_deref()))
         .collect();
     let got: Vec<String> = run
         .standard()
         .iter()
-        .map(|(k, id, l)| format!("{k} {id} {l:?}"))
+        .map(|(k, id, l, at)| machine_line(k, id, *l, at.as_deref()))
         .collect();
     if let Some(d) = first_difference(&want, &got) {
         out.push(format!("standard: {d}"));
     }
-    let got: Vec<String> = run
-        .streamed
-        .iter()
-        .map(|e| format!("{} {} {:?}", e.kind, e.id, e.lead))
-        .collect();
+    let got: Vec<String> = run.streamed.clone();
     if let Some(d) = first_difference(&want, &got) {
         out.push(format!(
             "stream: {d}\n  expected all: {want:?}\n  got all: {got:?}"
         ));
     }
     (!out.is_empty()).then(|| out.join("\n"))
+}
+
+/// A program's event as compared: type, record, lead and the instant it
+/// refers to.
+fn machine_line(kind: &str, id: &str, lead: Option<i64>, at: Option<&str>) -> String {
+    format!("{kind} {id} {lead:?} {}", at.unwrap_or("-"))
 }
 
 /// Where two lists first differ, said side by side.

@@ -180,6 +180,9 @@ pub struct Event {
     pub id: String,
     /// A reminder's lead.
     pub lead: Option<i64>,
+    /// A time event's instant it refers to (`data.at`): the window's
+    /// start, or its end.
+    pub refers: Option<i64>,
 }
 
 /// What each channel is told.
@@ -514,17 +517,18 @@ fn time_events(state: &State, cfg: &Config, at: i64, told: &mut Told) {
     }
     for (id, sched) in &due {
         for tick in ticks(sched, cfg.machine, state.tolerance, at) {
-            let (kind, lead) = match tick {
-                Tick::Upcoming(l) => ("reset.upcoming", Some(l)),
-                Tick::Started => ("reset.window_started", None),
-                Tick::Ended => ("reset.window_ended", None),
-                Tick::Unconfirmed => ("schedule.elapsed", None),
+            let (kind, lead, refers) = match tick {
+                Tick::Upcoming(l) => ("reset.upcoming", Some(l), sched.start),
+                Tick::Started => ("reset.window_started", None, sched.start),
+                Tick::Ended => ("reset.window_ended", None, sched.end),
+                Tick::Unconfirmed => ("schedule.elapsed", None, sched.end),
             };
             told.machine.push(Event {
                 at,
                 kind,
                 id: id.clone(),
                 lead,
+                refers: Some(refers),
             });
         }
     }
@@ -651,6 +655,7 @@ fn act(state: &mut State, cfg: &Config, at: i64, op: &Op, told: &mut Told) {
             kind: change.kind,
             id: change.id,
             lead: None,
+            refers: None,
         });
     }
     for (person, messages) in [(cfg.en, &mut told.en), (cfg.zh, &mut told.zh)] {
