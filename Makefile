@@ -5,7 +5,7 @@ CARGO    ?= cargo
 DATA_DIR ?= $(CURDIR)/data
 BIN      := target/release/resetctl
 
-.PHONY: run deb image serve-demo demo-data screenshots test test-deps soak fuzz fuzz-smoke fuzz-deps fresh-test bench bench-deps man lint fmt clean mutants
+.PHONY: run deb image copyright serve-demo demo-data screenshots test test-deps soak fuzz fuzz-smoke fuzz-deps fresh-test bench bench-deps man lint fmt clean mutants
 
 LISTEN   ?= 127.0.0.1:8080
 # The demo's quota per client: room for every example of the README, docs/api.md and the
@@ -29,6 +29,10 @@ deb:
 image:
 	$(CARGO) build --release --locked
 	deploy/image/build-image.sh $(BIN) localhost/resetctl:$(VERSION)
+
+## copyright: regenerate deploy/debian/copyright (every bundled crate's licence) from cargo metadata
+copyright:
+	python3 deploy/debian/copyright.py > deploy/debian/copyright.new && mv deploy/debian/copyright.new deploy/debian/copyright
 
 ## serve-demo: serve $(DATA_DIR) on $(LISTEN) with the demo quota $(RATE_LIMIT) (requests/seconds per client), saying so first
 serve-demo:

@@ -19,6 +19,7 @@ mod connections;
 mod crash;
 mod deployment;
 mod deployment_as_pasted;
+mod dist;
 mod docs_page;
 mod documents;
 mod email;
