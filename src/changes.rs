@@ -205,7 +205,26 @@ pub struct Change<'a> {
     pub previous_time: Option<Timestamp>,
 }
 
+/// Whether a change of `record` (`transition`, changing `fields`) tells
+/// people its schedule's window anew: created, moved, or open again (a
+/// fulfilment withdrawn). A time event of that schedule that fell due by
+/// then is never sent after it ([`crate::remind::Reminder::told_by`]).
+pub fn announces_window(transition: Transition, record: &Record, fields: &[Field]) -> bool {
+    let open =
+        record.kind == Kind::Scheduled && record.schedule_state != Some(ScheduleState::Fulfilled);
+    match transition {
+        Transition::Created | Transition::Moved => true,
+        Transition::Updated => open && fields.contains(&Field::Fulfilment),
+        Transition::Fulfilled | Transition::Withdrawn => false,
+    }
+}
+
 impl Change<'_> {
+    /// Whether it tells people its schedule's window anew ([`announces_window`]).
+    pub fn announces_window(&self) -> bool {
+        announces_window(self.transition, self.record, &self.fields)
+    }
+
     /// Whether a subscriber of `filter` hears of it: the filter applies to
     /// the record's kind.
     pub fn concerns(&self, filter: KindFilter) -> bool {
