@@ -5,7 +5,7 @@ CARGO    ?= cargo
 DATA_DIR ?= $(CURDIR)/data
 BIN      := target/release/resetctl
 
-.PHONY: run deb image copyright serve-demo demo-data screenshots test test-deps soak fuzz fuzz-smoke fuzz-deps fresh-test bench bench-deps man lint fmt clean mutants
+.PHONY: run dist reproducible deb image copyright serve-demo demo-data screenshots test test-deps soak fuzz fuzz-smoke fuzz-deps fresh-test bench bench-deps man lint fmt clean mutants
 
 LISTEN   ?= 127.0.0.1:8080
 # The demo's quota per client: room for every example of the README, docs/api.md and the
@@ -20,15 +20,22 @@ run:
 	@$(MAKE) --no-print-directory serve-demo
 
 VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
-## deb: build the release binary and target/debian/resetctl_VERSION_amd64.deb (deploy/debian/build-deb.sh, dpkg-deb)
-deb:
-	$(CARGO) build --release --locked
-	deploy/debian/build-deb.sh $(BIN) $(VERSION) target/debian
+DIST     := target/dist
+## dist: the release artefacts in $(DIST)/: the static x86_64-unknown-linux-musl binary in resetctl-VERSION-x86_64-linux.tar.gz (man pages, completions, units, sysusers and tmpfiles, a sample config, README, CHANGELOG, licences), the .deb and the OCI image archive of that binary, and SHA256SUMS; byte for byte the same from the same commit (deploy/dist/)
+dist:
+	deploy/dist/build-dist.sh $(DIST)
 
-## image: build the release binary and the OCI image resetctl:VERSION with podman (deploy/image/build-image.sh)
+## reproducible: make dist, then a second build of the same commit from its source tarball (git archive) in another directory, target dir and umask: fails unless the two SHA256SUMS are the same (deploy/dist/reproducible.sh; the release workflow runs it; a second compilation is not part of make test)
+reproducible: dist
+	deploy/dist/reproducible.sh $(DIST)
+
+## deb: build the static release binary and target/debian/resetctl_VERSION_amd64.deb (deploy/debian/build-deb.sh, dpkg-deb)
+deb:
+	bin=$$(deploy/dist/build-binary.sh) && deploy/debian/build-deb.sh "$$bin" $(VERSION) target/debian
+
+## image: build the static release binary and the OCI image localhost/resetctl:VERSION with podman (deploy/image/build-image.sh)
 image:
-	$(CARGO) build --release --locked
-	deploy/image/build-image.sh $(BIN) localhost/resetctl:$(VERSION)
+	bin=$$(deploy/dist/build-binary.sh) && deploy/image/build-image.sh "$$bin" localhost/resetctl:$(VERSION)
 
 ## copyright: regenerate deploy/debian/copyright (every bundled crate's licence) from cargo metadata
 copyright:
@@ -123,16 +130,18 @@ $(BROWSER)/.installed: $(BROWSER_PKGS) | $(VENV)/.installed
 
 SOAK_SECONDS   ?= 3600
 SOAK_REAL_DAYS ?= 8
-## soak: the model check of what a person is told, for SOAK_SECONDS of random days on the test clock (thousands) and SOAK_REAL_DAYS at once on the real clock; not part of `make test` (tests/told/)
+## soak: the model check of what a person is told, for SOAK_SECONDS of random days on the test clock (thousands) and SOAK_REAL_DAYS at once on the real clock (the release binary of make dist); not part of `make test` (tests/told/)
 soak: test-deps
-	$(CARGO) build --release --locked
+	deploy/dist/build-dist.sh $(DIST)
 	RESETCTL_MODEL_SECONDS=$(SOAK_SECONDS) RESETCTL_MODEL_REAL_DAYS=$(SOAK_REAL_DAYS) \
 		$(CARGO) test --locked -p resetctl-cli --test tests -- told:: --nocapture
 
-## test: set up, then run every test (unit, black-box incl. every fuzz corpus replayed, man-page freshness; the real-clock tests against the release build); needs only stable
+## test: set up, then run every test (unit, black-box incl. every fuzz corpus replayed, man-page freshness; the release artefacts of make dist, whose static binary the real-clock tests run); needs only stable
+# One release build in all: make dist's static binary is what the tests of
+# the artefacts and of the real clock run (tests/util's release_bin).
 test: test-deps
 	$(CARGO) build --locked --all-targets
-	$(CARGO) build --release --locked
+	deploy/dist/build-dist.sh $(DIST)
 	$(CARGO) test --locked --workspace
 
 FUZZ_TARGETS       := query_string client_key records_document feed ledger_line operator_time mcp_body

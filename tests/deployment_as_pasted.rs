@@ -317,11 +317,13 @@ fn checkout(scratch: &Path, run: &str) -> PathBuf {
     }
     std::os::unix::fs::symlink(bin(), dir.join("target/release/resetctl")).unwrap();
     if run == PACKAGE_RUN {
-        sh(Command::new(repo_root().join("deploy/debian/build-deb.sh"))
-            .env("RESETCTL_DEB_COMPRESS", "gzip")
-            .arg(bin())
-            .arg(crate::util::bin_version())
-            .arg(dir.join("target/debian")));
+        let deb = crate::package::released();
+        fs::create_dir_all(dir.join("target/debian")).unwrap();
+        fs::copy(
+            &deb,
+            dir.join("target/debian").join(deb.file_name().unwrap()),
+        )
+        .unwrap();
     }
     dir
 }

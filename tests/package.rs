@@ -1,7 +1,8 @@
-//! The Debian package (`deploy/debian/build-deb.sh`, which `make deb` runs
-//! on the release build), built here from the binary under test: lintian
-//! finds nothing to warn about, and in a throwaway root (a mount namespace
-//! with overlays on `/etc`, `/usr`, `/var` and `/run`, only loopback, a pid
+//! The Debian package of the release (`make dist`'s
+//! `target/dist/resetctl_VERSION_amd64.deb`, made by
+//! `deploy/debian/build-deb.sh` from the static binary): lintian finds
+//! nothing to warn about, and in a throwaway root (a mount namespace with
+//! overlays on `/etc`, `/usr`, `/var` and `/run`, only loopback, a pid
 //! namespace, `systemctl` stubbed as in tests/deployment_as_pasted.rs) it
 //! installs what it says, an upgrade keeps the data and a changed conffile,
 //! `remove` keeps both, and `purge` removes what the package made and keeps
@@ -13,19 +14,34 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use crate::deployment::read;
-use crate::util::{bin, repo_root};
+use crate::util::{dist_dir, release_bin, repo_root};
 
 /// Set (to the scratch dir holding the packages) in the run inside.
 const INSIDE_VAR: &str = "RESETCTL_TEST_PACKAGE_DIR";
 /// The version of the package built first, to upgrade from.
 const PREVIOUS: &str = "0.0.9";
 
-/// `deploy/debian/build-deb.sh` on the binary under test: the package's path.
+/// The version of this build (the workspace's).
+const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// `make dist`'s package, which the tests here install.
+pub(crate) fn released() -> PathBuf {
+    let deb = dist_dir().join(format!("resetctl_{VERSION}_amd64.deb"));
+    assert!(
+        deb.is_file(),
+        "no package at {}: `make dist` makes it (`make test` runs it first)",
+        deb.display()
+    );
+    deb
+}
+
+/// `deploy/debian/build-deb.sh` on the release binary, as `version`: the
+/// package's path.
 fn build(version: &str, out: &Path) -> PathBuf {
     crate::util::tool(&["dpkg-deb"], "--version", "dpkg");
     let run = Command::new(repo_root().join("deploy/debian/build-deb.sh"))
         .env("RESETCTL_DEB_COMPRESS", "gzip")
-        .arg(bin())
+        .arg(release_bin())
         .arg(version)
         .arg(out)
         .output()
@@ -47,8 +63,7 @@ fn build(version: &str, out: &Path) -> PathBuf {
 #[test]
 fn lintian_finds_no_error_and_no_warning_in_the_package() {
     let lintian = crate::util::tool(&["lintian"], "--version", "lintian");
-    let dir = tempfile::tempdir().unwrap();
-    let deb = build(&crate::util::bin_version(), dir.path());
+    let deb = released();
     let out = Command::new(lintian)
         .args(["--fail-on", "error,warning", "--tag-display-limit", "0"])
         .arg(&deb)
@@ -75,8 +90,7 @@ fn lintian_finds_no_error_and_no_warning_in_the_package() {
 /// password or an upstream token).
 #[test]
 fn the_package_holds_its_config_unreadable_by_others() {
-    let dir = tempfile::tempdir().unwrap();
-    let deb = build(&crate::util::bin_version(), dir.path());
+    let deb = released();
     let out = Command::new("dpkg-deb")
         .arg("-c")
         .arg(&deb)
@@ -115,7 +129,11 @@ fn the_package_installs_upgrades_removes_and_purges_in_a_throwaway_root() {
     }
     let dir = tempfile::tempdir().unwrap();
     build(PREVIOUS, &dir.path().join("previous"));
-    build(&crate::util::bin_version(), dir.path());
+    fs::copy(
+        released(),
+        dir.path().join(format!("resetctl_{VERSION}_amd64.deb")),
+    )
+    .unwrap();
     let host_dpkg = read(Path::new("/var/lib/dpkg/status"));
     let host_binary = fs::read("/usr/bin/resetctl").ok();
     let (passed, log) = crate::util::namespace::run_test_as_machine(
@@ -187,7 +205,7 @@ fn inside(dir: &Path) {
         dir,
     );
     let previous = dir.join(format!("previous/resetctl_{PREVIOUS}_amd64.deb"));
-    let version = crate::util::bin_version();
+    let version = VERSION;
     // A machine with the package installed is this test's host too: here,
     // it starts without it.
     sh(

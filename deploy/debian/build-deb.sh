@@ -1,9 +1,10 @@
 #!/bin/bash
 # deploy/debian/build-deb.sh BINARY VERSION OUTDIR: builds
 # OUTDIR/resetctl_VERSION_amd64.deb from a built resetctl and this checkout
-# (`make deb` runs it on the release build; tests/package.rs on the test
-# build), and prints its path. Made with dpkg-deb alone, so a fresh machine
-# needs nothing built or installed for it: what goes where is this file.
+# (`make dist` and `make deb` run it on the static release binary;
+# tests/package.rs too), and prints its path. Made with dpkg-deb alone, so a
+# fresh machine needs nothing built or installed for it: what goes where is
+# this file.
 #
 #   /usr/bin/resetctl                      the binary (debug info stripped)
 #   /lib/systemd/system/resetctl-*         the units of deploy/systemd, run from /usr/bin
@@ -14,8 +15,18 @@
 #                                          gives both to the resetctl group
 #   /usr/share/man/man1/resetctl*.1.gz     the man pages of man/
 #   bash, zsh and fish completions         from `resetctl completions`
-#   /usr/share/doc/resetctl/               copyright, changelogs
+#   /usr/share/doc/resetctl/               copyright (every bundled crate's licence),
+#                                          changelogs
+#
+# Reproducible: two builds of one commit from the same binary are the same
+# bytes, wherever and whenever they run. Every mode is set here (not left
+# to the umask); dpkg-deb sorts the entries, owns them by root and clamps
+# their times to SOURCE_DATE_EPOCH (the commit's time), which also dates
+# changelog.Debian; xz runs on one thread (its output depends on the
+# number); Installed-Size counts bytes, not the file system's blocks.
 set -euo pipefail
+export LC_ALL=C
+umask 022
 
 binary=$1 version=$2 outdir=$3
 here=$(cd "$(dirname "$0")" && pwd)
@@ -54,7 +65,9 @@ install -d "$root/usr/share/bash-completion/completions" "$root/usr/share/zsh/ve
 doc=$root/usr/share/doc/resetctl
 install -D -m 0644 "$here/copyright" "$doc/copyright"
 gzip -9n < "$checkout/CHANGELOG.md" > "$doc/changelog.gz"
-date=$(date -u -R -d "@${SOURCE_DATE_EPOCH:-$(git -C "$checkout" log -1 --format=%ct 2> /dev/null || date +%s)}")
+SOURCE_DATE_EPOCH=$("$checkout/deploy/dist/source-date-epoch.sh")
+export SOURCE_DATE_EPOCH
+date=$(date -u -R -d "@$SOURCE_DATE_EPOCH")
 printf 'resetctl (%s) unstable; urgency=medium\n\n  * Built from the upstream release; see changelog.gz.\n\n -- resetctl developers <resetctl@example.org>  %s\n' \
 	"$version" "$date" | gzip -9n > "$doc/changelog.Debian.gz"
 find "$root" -type d -exec chmod 0755 {} +
@@ -65,15 +78,21 @@ install -D -m 0644 "$here/lintian-overrides" "$root/usr/share/lintian/overrides/
 
 install -m 0755 "$here/postinst" "$here/prerm" "$here/postrm" "$root/DEBIAN/"
 echo /etc/resetctl/config.toml > "$root/DEBIAN/conffiles"
-glibc=$(objdump -T "$root/usr/bin/resetctl" | grep -o 'GLIBC_[0-9.]*' | sed 's/GLIBC_//' | sort -uV | tail -1)
-size=$(du -sk --exclude=DEBIAN "$root" | cut -f1)
+# A static binary (make dist's) needs no C library; a glibc build needs the
+# newest glibc symbol version it uses.
+depends="systemd | systemd-standalone-sysusers, systemd | systemd-standalone-tmpfiles"
+if readelf --program-headers "$root/usr/bin/resetctl" | grep -q 'program interpreter'; then
+	glibc=$(objdump -T "$root/usr/bin/resetctl" | grep -o 'GLIBC_[0-9.]*' | sed 's/GLIBC_//' | sort -uV | tail -1)
+	depends="libc6 (>= $glibc), libgcc-s1 (>= 4.2), $depends"
+fi
+size=$(du -s --apparent-size --block-size=1024 --exclude=DEBIAN "$root" | cut -f1)
 cat > "$root/DEBIAN/control" <<CONTROL
 Package: resetctl
 Version: $version
 Architecture: amd64
 Maintainer: resetctl developers <resetctl@example.org>
 Installed-Size: $size
-Depends: libc6 (>= $glibc), libgcc-s1 (>= 4.2), systemd | systemd-standalone-sysusers, systemd | systemd-standalone-tmpfiles
+Depends: $depends
 Section: net
 Priority: optional
 Homepage: https://github.com/resetctl/resetctl
@@ -91,5 +110,5 @@ CONTROL
 mkdir -p "$outdir"
 deb=$outdir/resetctl_${version}_amd64.deb
 # RESETCTL_DEB_COMPRESS=gzip: a quicker build (the tests); xz for releases.
-dpkg-deb --root-owner-group "-Z${RESETCTL_DEB_COMPRESS:-xz}" --build "$root" "$deb" > /dev/null
+dpkg-deb --root-owner-group --threads-max=1 "-Z${RESETCTL_DEB_COMPRESS:-xz}" --build "$root" "$deb" > /dev/null
 echo "$deb"

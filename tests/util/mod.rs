@@ -30,27 +30,44 @@ pub fn bin() -> &'static str {
     })
 }
 
-/// The release build (`cargo build --release`, which `make test` runs
-/// first): the optimised binary a user runs, for the tests on the real
-/// clock whose races a debug build's timing may hide.
-/// `RESETCTL_TEST_RELEASE_BIN` names another one.
+/// The release build: the static binary of `make dist` (which `make test`
+/// runs first), the optimised binary a user runs, for the tests on the real
+/// clock whose races a debug build's timing may hide, and for the tests of
+/// the release artefacts. `RESETCTL_TEST_RELEASE_BIN` names another one
+/// (a build to see a test fail against).
 #[track_caller]
 pub fn release_bin() -> &'static str {
     static BIN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     BIN.get_or_init(|| {
         let path = std::env::var("RESETCTL_TEST_RELEASE_BIN").unwrap_or_else(|_| {
-            repo_root()
-                .join("target/release/resetctl")
+            dist_dir()
+                .join(format!(
+                    "resetctl-{}-x86_64-linux/resetctl",
+                    env!("CARGO_PKG_VERSION")
+                ))
                 .to_string_lossy()
                 .into_owned()
         });
         assert!(
             Path::new(&path).exists(),
-            "no release build at {path}: `make test` builds it (cargo build --release --locked), \
+            "no release build at {path}: `make test` builds it (make dist), \
              or set RESETCTL_TEST_RELEASE_BIN"
         );
         path
     })
+}
+
+/// Where `make dist` leaves the release artefacts: `target/dist/` of the
+/// checkout (`$CARGO_TARGET_DIR/dist/` when that is set), or what
+/// `RESETCTL_TEST_DIST_DIR` names.
+pub fn dist_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("RESETCTL_TEST_DIST_DIR") {
+        return dir.into();
+    }
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo_root().join("target"))
+        .join("dist")
 }
 
 /// Makes `cmd` (a `resetctl` to run) read the config file of the test's
