@@ -5,7 +5,7 @@ CARGO    ?= cargo
 DATA_DIR ?= $(CURDIR)/data
 BIN      := target/release/resetctl
 
-.PHONY: run dist reproducible deb image copyright serve-demo demo-data screenshots test test-deps soak fuzz fuzz-smoke fuzz-deps fresh-test bench bench-deps man lint fmt clean mutants
+.PHONY: run dist reproducible deb image copyright serve-demo demo-data screenshots test test-deps soak fuzz fuzz-smoke fuzz-deps fresh-test bench bench-deps man lint lint-deps fmt clean mutants
 
 LISTEN   ?= 127.0.0.1:8080
 # The demo's quota per client: room for every example of the README, docs/api.md and the
@@ -222,11 +222,24 @@ screenshots: test-deps
 man:
 	$(CARGO) run --quiet --locked -- man man --settings docs/manual/settings.md
 
-## lint: formatting, clippy with warnings as errors, and docs
-lint:
+# cargo-deny, which make lint runs, installed when missing (make lint-deps)
+# at this exact version, built from crates.io with `cargo install --locked`
+# into Cargo's own bin directory, once per machine (about 3.5 CPU-minutes;
+# every clone on the machine shares it, as it shares the toolchain).
+CARGO_DENY_VERSION := 0.20.2
+
+## lint-deps: install cargo-deny CARGO_DENY_VERSION (cargo install --locked) when missing
+lint-deps:
+	@$(CARGO) deny --version 2>/dev/null | grep -qx "cargo-deny $(CARGO_DENY_VERSION)" || { \
+		echo "installing cargo-deny $(CARGO_DENY_VERSION) (cargo install --locked; a few minutes, once per machine)"; \
+		$(CARGO) install --locked --quiet cargo-deny@$(CARGO_DENY_VERSION); }
+
+## lint: formatting, clippy with warnings as errors, docs and the dependency policy (cargo deny check licenses bans sources, deny.toml); installs cargo-deny first when missing (lint-deps)
+lint: lint-deps
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --locked --all-targets -- -D warnings
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --locked --no-deps --workspace
+	$(CARGO) deny --locked check licenses bans sources
 
 fmt:
 	$(CARGO) fmt --all
