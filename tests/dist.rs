@@ -605,3 +605,37 @@ fn a_source_tarball_without_git_names_its_commit_and_time() {
     ));
     assert_eq!(epoch.trim(), time, "the tarball's SOURCE_DATE_EPOCH");
 }
+
+/// The CHANGELOG's sections: Unreleased, then one per version, dated
+/// (`## [X.Y.Z] - YYYY-MM-DD`), newest first; the release workflow refuses
+/// a tag whose version has none.
+#[test]
+fn the_changelog_has_a_dated_section_per_version() {
+    let changelog = std::fs::read_to_string(repo_root().join("CHANGELOG.md")).unwrap();
+    let sections: Vec<&str> = changelog.lines().filter(|l| l.starts_with("## ")).collect();
+    assert_eq!(sections.first(), Some(&"## [Unreleased]"), "{sections:?}");
+    let mut dates = Vec::new();
+    for section in &sections[1..] {
+        let (version, date) = section
+            .strip_prefix("## [")
+            .and_then(|s| s.split_once("] - "))
+            .unwrap_or_else(|| panic!("not `## [X.Y.Z] - YYYY-MM-DD`: {section}"));
+        assert!(
+            version.split('.').count() == 3 && version.split('.').all(|n| n.parse::<u32>().is_ok()),
+            "{section}"
+        );
+        let parts: Vec<&str> = date.split('-').collect();
+        assert!(
+            date.len() == 10
+                && parts.len() == 3
+                && parts.iter().all(|p| p.parse::<u32>().is_ok())
+                && (1..=12).contains(&parts[1].parse::<u32>().unwrap())
+                && (1..=31).contains(&parts[2].parse::<u32>().unwrap()),
+            "{section}"
+        );
+        dates.push(date);
+    }
+    let mut newest_first = dates.clone();
+    newest_first.sort_by(|a, b| b.cmp(a));
+    assert_eq!(dates, newest_first, "newest first");
+}
