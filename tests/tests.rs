@@ -75,6 +75,7 @@ mod timelines;
 mod told;
 mod topology;
 mod troubleshooting;
+mod upgrade;
 mod util;
 mod webhook_answers;
 mod webhook_delivery;

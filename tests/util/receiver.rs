@@ -21,6 +21,13 @@ pub struct Receiver {
 impl Receiver {
     /// Starts a receiver and waits until it listens.
     pub fn start() -> Self {
+        Self::start_on(0)
+    }
+
+    /// [`Receiver::start`] on `port` of 127.0.0.1 (0: a free one): for
+    /// endpoints whose URL was written before the test (a data dir of an
+    /// earlier version), in a network namespace where that port is free.
+    pub fn start_on(port: u16) -> Self {
         let dir = tempfile::tempdir().expect("temp dir");
         let port_file = dir.path().join("port");
         let child = Command::new(python())
@@ -28,6 +35,7 @@ impl Receiver {
             .arg(&port_file)
             .arg(dir.path().join("log.jsonl"))
             .arg(dir.path().join("control.json"))
+            .arg(port.to_string())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .spawn()

@@ -1,6 +1,7 @@
 """A webhook receiver for the black-box tests (tests/webhooks.rs).
 
-Listens on 127.0.0.1 (a free port, written to PORT_FILE), appends every
+Listens on 127.0.0.1 (PORT when given, else a free port; written to
+PORT_FILE either way), appends every
 request to LOG_FILE as one JSON line, and answers as CONTROL_FILE says,
 read afresh at each request:
 
@@ -18,7 +19,7 @@ else the body "ok"). A request to a path with a secret is
 verified with the Standard Webhooks reference library (`standardwebhooks`
 from PyPI); the log line says whether it verified and what it decoded.
 
-usage: webhook_receiver.py PORT_FILE LOG_FILE CONTROL_FILE
+usage: webhook_receiver.py PORT_FILE LOG_FILE CONTROL_FILE [PORT]
 """
 
 import json
@@ -32,6 +33,7 @@ from urllib.parse import urlsplit
 from standardwebhooks.webhooks import Webhook
 
 PORT_FILE, LOG_FILE, CONTROL_FILE = sys.argv[1:4]
+PORT = int(sys.argv[4]) if len(sys.argv) > 4 else 0
 LOCK = threading.Lock()
 COUNTS = {}
 
@@ -107,7 +109,7 @@ class Handler(BaseHTTPRequestHandler):
     do_PUT = handle_any
 
 
-server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+server = ThreadingHTTPServer(("127.0.0.1", PORT), Handler)
 server.daemon_threads = True
 tmp = PORT_FILE + ".tmp"
 with open(tmp, "w", encoding="utf-8") as f:
