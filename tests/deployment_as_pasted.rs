@@ -4,18 +4,19 @@
 //! with overlays on `/etc`, `/var`, `/usr/local` and `/run`, a network
 //! namespace with only loopback, a pid namespace that ends every process the
 //! blocks started. Each run is one machine set up from scratch: `mirror`
-//! (from source, with `systemd-sysusers`, the timer, then the daemon),
-//! `standalone` (from source, with `useradd`) and `package` (a mirror on a
-//! package host: the Debian package installed from where `make deb` leaves
-//! it, `/usr` overlaid too); a block tagged with runs (```` ```sh mirror
+//! (from the release archive, with `systemd-sysusers`, the timer, then the
+//! daemon), `standalone` (from the archive, with `useradd`) and `package` (a
+//! mirror on a package host: the release's Debian package, `/usr`
+//! overlaid too); a block tagged with runs (```` ```sh mirror
 //! standalone ````) runs only in those, an untagged one in every run, and the
-//! one tagged `build` (the release build) in none, nor those tagged `image`
+//! one tagged `build` (`make dist`, from source) in none, nor those tagged `image`
 //! (tests/image.rs).
 //!
 //! What the test supplies, and nothing else:
-//! - a checkout (`deploy/`, `man/`, and the binary under test at
-//!   `target/release/resetctl`, in place of the build; for the package run,
-//!   its package at `target/debian/`, as `make deb` leaves it);
+//! - the downloads (issue 52): the release archive, the package and
+//!   `SHA256SUMS` of `make dist` (which `make test` runs first) in the
+//!   current directory, as a user downloads them; the guide checks them,
+//!   then installs the archive (`mirror`, `standalone`) or the package;
 //! - `systemctl`: tests/util/systemctl-stub.sh bind-mounted over
 //!   `/usr/bin/systemctl`; it records each call (asserted below to be the
 //!   guide's, in order), starts and stops the services the guide installed
@@ -45,8 +46,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::deployment::{blocks, main_config, read, Block, CONFIG, GUIDE};
+use crate::util::repo_root;
 use crate::util::upstream::Upstream;
-use crate::util::{bin, repo_root};
 
 /// The tags an `sh` block may carry: the runs, and the build machine's block.
 pub(crate) const TAGS: [&str; 5] = ["mirror", "standalone", BUILD, PACKAGE, IMAGE];
@@ -56,8 +57,8 @@ pub(crate) const IMAGE: &str = "image";
 /// The blocks that install the Debian package: tests/package.rs runs them,
 /// against the package built from the binary under test.
 pub(crate) const PACKAGE: &str = "package";
-/// The block that builds the release binary: the test's checkout holds the
-/// binary under test at `target/release/resetctl` instead.
+/// The block that builds the release from source (`make dist`): the test
+/// supplies make dist's output as the downloads instead.
 const BUILD: &str = "build";
 /// The name to replace in the restore: the time of the backup to restore.
 const BACKUP_TIME: &str = "20261120-0300";
@@ -93,7 +94,7 @@ fn the_guide_runs_as_pasted_for_a_mirror() {
 }
 
 /// Issue 50, item 6: the guide as a package user follows it: the package
-/// from `target/debian/`, then a mirror (the config, the first sync, the
+/// of the release, then a mirror (the config, the first sync, the
 /// units, nginx, operations, backups, the package's upgrade, a reload).
 #[test]
 fn the_guide_runs_as_pasted_for_a_mirror_on_a_package_host() {
@@ -201,7 +202,7 @@ fn inside(run: &str) {
     let upstream = Upstream::start_on("127.0.0.1", crate::util::upstream::Behavior::Status(500));
     upstream.serve(&feed, "\"feed-1\"");
     let upstream_url = upstream.url("/api/status.json");
-    let checkout = checkout(&scratch, run);
+    let checkout = downloads(&scratch);
     let editor = editor(&scratch, run, &upstream_url);
     wait_for_port("10.0.0.20:6379");
 
@@ -209,7 +210,7 @@ fn inside(run: &str) {
     for block in blocks().into_iter().filter(|b| b.kind == "sh") {
         if block.tags.iter().any(|t| t == BUILD) {
             println!(
-                "{}: skipped: the build (the checkout holds the binary under test)",
+                "{}: skipped: the build (the downloads are make dist's)",
                 block.at()
             );
             continue;
@@ -217,17 +218,25 @@ fn inside(run: &str) {
         if !block.tags.is_empty() && !block.tags.iter().any(|t| t == run) {
             continue;
         }
+        let version = env!("CARGO_PKG_VERSION");
         if block.tags.iter().any(|t| t == PACKAGE) {
-            let version = crate::util::bin_version();
             assert!(
                 !block.text.contains("resetctl_")
                     || block
                         .text
-                        .contains(&format!("./target/debian/resetctl_{version}_amd64.deb")),
-                "{}: the guide installs another package than target/debian/'s of {version}",
+                        .contains(&format!("./resetctl_{version}_amd64.deb")),
+                "{}: the guide installs another package than this version's",
                 block.at()
             );
         }
+        assert!(
+            !block.text.contains("x86_64-linux")
+                || block
+                    .text
+                    .contains(&format!("resetctl-{version}-x86_64-linux")),
+            "{}: the guide installs another archive than this version's",
+            block.at()
+        );
         let mut text = block.text.clone();
         if text.contains(BACKUP_TIME) {
             text = text.replace(BACKUP_TIME, &newest_backup_time(&block));
@@ -306,24 +315,26 @@ fn throwaway_root(scratch: &Path, run: &str) {
         .arg("/usr/bin/systemctl"));
 }
 
-/// A checkout as the guide's commands expect it in the current directory;
-/// on a package host, with the package of the binary under test where
-/// `make deb` leaves it.
-fn checkout(scratch: &Path, run: &str) -> PathBuf {
-    let dir = scratch.join("checkout");
-    fs::create_dir_all(dir.join("target/release")).unwrap();
-    for name in ["deploy", "man"] {
-        std::os::unix::fs::symlink(repo_root().join(name), dir.join(name)).unwrap();
-    }
-    std::os::unix::fs::symlink(bin(), dir.join("target/release/resetctl")).unwrap();
-    if run == PACKAGE_RUN {
-        let deb = crate::package::released();
-        fs::create_dir_all(dir.join("target/debian")).unwrap();
-        fs::copy(
-            &deb,
-            dir.join("target/debian").join(deb.file_name().unwrap()),
-        )
-        .unwrap();
+/// The directory a release was downloaded into, as the guide's commands
+/// expect it in the current directory: `make dist`'s archive, package and
+/// `SHA256SUMS` (every run installs the release, checksum first).
+fn downloads(scratch: &Path) -> PathBuf {
+    let dir = scratch.join("downloads");
+    fs::create_dir_all(&dir).unwrap();
+    let dist = crate::util::dist_dir();
+    let version = env!("CARGO_PKG_VERSION");
+    for name in [
+        format!("resetctl-{version}-x86_64-linux.tar.gz"),
+        format!("resetctl_{version}_amd64.deb"),
+        "SHA256SUMS".to_owned(),
+    ] {
+        let from = dist.join(&name);
+        assert!(
+            from.is_file(),
+            "no {}: `make dist` makes it (`make test` runs it first)",
+            from.display()
+        );
+        fs::copy(&from, dir.join(&name)).unwrap();
     }
     dir
 }
