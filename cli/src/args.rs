@@ -51,7 +51,9 @@ pub struct GlobalArgs {
     /// /etc/resetctl/config.toml (one file is read, never both).
     #[arg(long, global = true, env = "RESETCTL_CONFIG", value_name = "FILE")]
     pub config: Option<PathBuf>,
-    /// Log filter: error, warn, info, debug, trace, or a tracing directive. RUST_LOG wins.
+    /// Log filter: a level (error, warn, info, debug, trace, off) or comma-separated
+    /// directives, each a level or TARGET=LEVEL (info,resetctl::access=warn); any other
+    /// directive is an error naming it. RUST_LOG wins.
     #[arg(long, global = true, env = "RESETCTL_LOG", value_name = "FILTER")]
     pub log: Option<String>,
     /// Log line format on stderr: text or json. Text is for people; json is one object per line,
@@ -693,11 +695,14 @@ pub struct ServeArgs {
     /// The quota.
     #[command(flatten)]
     pub limits: LimiterArgs,
-    /// Test the settings and exit, as nginx -t does. Reads every layer, checks every
-    /// setting as serve would, checks that each listen address is this host's and that the
-    /// quota store answers, prints every effective setting and where it came from (secrets
-    /// redacted), and exits 0, or as serve would fail: 64 a setting, 69 the quota store, 71
-    /// a listen address. A port a running server holds is reported, not a failure.
+    /// Test the settings and exit, as nginx -t does: start's own checks, as the user it runs
+    /// as. Reads every layer, checks every setting as serve would (the log filter strictly),
+    /// reads the data dir, tries each listen address (this host's, a port this user may bind,
+    /// the admin listener apart from the API's) and asks the quota store (a PING and its script
+    /// loaded within 3 s), prints every effective setting and where it came from (secrets
+    /// redacted), and exits 0, or as serve would fail: 64 a setting, 69 the quota store
+    /// (refusing or not answering), 71 a listen address, 74 the data dir. A port a running
+    /// server holds is reported, not a failure. A reload (SIGHUP) checks the same.
     #[arg(long, help_heading = "Options")]
     pub check: bool,
     /// Delivery flags this command no longer takes (warned about).

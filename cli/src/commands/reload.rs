@@ -55,7 +55,7 @@ async fn reload(
     let live_changes = changes(applied, &read);
     let limits = &read.serve.options.limits;
     let limiter = match live_changes.quota {
-        true => Some(limits.connect().await?),
+        true => Some(limits.connect(false).await?),
         false => None,
     };
     let mut done = Vec::new();
