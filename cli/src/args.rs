@@ -240,10 +240,12 @@ pub enum Command {
     /// restart keeps it; with NOTIFY_SOCKET set, it says READY=1 once it answers with the newest
     /// snapshot loaded, and STOPPING=1 when it drains (Type=notify).
     ///
-    /// SIGHUP (systemctl reload) reads the settings again: log, the quota, the flood guard, the
-    /// client keys and the site name apply at once (a new quota counts afresh); any other changed
-    /// key is logged and waits for a restart; a file that does not pass is refused whole and
-    /// nothing changes.
+    /// SIGHUP (systemctl reload, or kill -HUP) reads the settings again and checks them as --check
+    /// does: a file it refuses is refused whole, in one log line, and nothing changes. Otherwise
+    /// log, the quota, the flood guard, the client keys and the site name apply at once, from
+    /// every connection's next request (a new policy or store counts afresh; a new flood guard or
+    /// rate-limit-max-clients keeps every count); any other changed key is logged and waits for a
+    /// restart.
     #[command(
         after_help = "Examples:\n  resetctl --data-dir /var/lib/resetctl serve --listen 0.0.0.0:8080\n  RUST_LOG=resetctl::access=info resetctl serve"
     )]
