@@ -267,7 +267,7 @@ fn settings_from_several_layers_are_one_setting_and_errors_name_their_file() {
         .code(64);
     assert!(
         run.stderr.contains(&format!(
-            "config file {}: unknown key `lisen` at line 2; did you mean `listen`?",
+            "config file {}: line 2, column 1: unknown key `lisen`; did you mean `listen`?",
             config.display()
         )),
         "{}",
