@@ -205,7 +205,26 @@ pub struct Change<'a> {
     pub previous_time: Option<Timestamp>,
 }
 
+/// Whether a change of `record` (`transition`, changing `fields`) tells
+/// people its schedule's window anew: created, moved, or open again (a
+/// fulfilment withdrawn). A time event of that schedule that fell due by
+/// then is never sent after it ([`crate::remind::Reminder::told_by`]).
+pub fn announces_window(transition: Transition, record: &Record, fields: &[Field]) -> bool {
+    let open =
+        record.kind == Kind::Scheduled && record.schedule_state != Some(ScheduleState::Fulfilled);
+    match transition {
+        Transition::Created | Transition::Moved => true,
+        Transition::Updated => open && fields.contains(&Field::Fulfilment),
+        Transition::Fulfilled | Transition::Withdrawn => false,
+    }
+}
+
 impl Change<'_> {
+    /// Whether it tells people its schedule's window anew ([`announces_window`]).
+    pub fn announces_window(&self) -> bool {
+        announces_window(self.transition, self.record, &self.fields)
+    }
+
     /// Whether a subscriber of `filter` hears of it: the filter applies to
     /// the record's kind.
     pub fn concerns(&self, filter: KindFilter) -> bool {
@@ -322,40 +341,63 @@ fn tell_stories<'a>(changes: &mut [Change<'a>]) {
         c.record.kind == Kind::Completed
             && (c.transition != Transition::Updated || !only(c, &[Field::Links]))
     };
-    let mut told_with: Vec<Option<String>> = vec![None; changes.len()];
+    let position: HashMap<&str, usize> = changes
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (c.record.id.as_str(), i))
+        .collect();
+    let at = |id: Option<&str>| id.and_then(|id| position.get(id).copied());
+    // The change each is told with (an index), the first in the changes'
+    // order that tells it.
+    let mut told_with: Vec<Option<usize>> = changes
+        .iter()
+        .map(|c| c.told_with.and_then(|id| position.get(id).copied()))
+        .collect();
     for (i, c) in changes.iter().enumerate() {
         if c.told_with.is_some() {
             continue;
         }
         let fulfilment_only =
             c.transition == Transition::Fulfilled || only(c, &[Field::Fulfilment, Field::Other]);
-        if c.record.kind == Kind::Scheduled && fulfilment_only {
+        let candidates: Vec<usize> = if c.record.kind == Kind::Scheduled && fulfilment_only {
             // Its completion, before or now, changed in its own right.
-            let named = [
-                c.record.completion_record_id.as_deref(),
-                c.previous.and_then(|p| p.completion_record_id.as_deref()),
-            ];
-            told_with[i] = changes
-                .iter()
-                .find(|other| {
-                    telling_completion(other) && named.contains(&Some(other.record.id.as_str()))
-                })
-                .map(|other| other.record.id.clone());
+            [
+                at(c.record.completion_record_id.as_deref()),
+                at(c.previous.and_then(|p| p.completion_record_id.as_deref())),
+            ]
+            .into_iter()
+            .flatten()
+            .filter(|&j| telling_completion(&changes[j]))
+            .collect()
         } else if c.record.kind == Kind::Completed && only(c, &[Field::Links]) {
             // A schedule it lists, or listed, changed.
-            let listed = |id: &str| {
-                c.record.related_record_ids.iter().any(|r| r == id)
-                    || c.previous
-                        .is_some_and(|p| p.related_record_ids.iter().any(|r| r == id))
-            };
-            told_with[i] = changes
+            let before = c.previous.map_or(&[][..], |p| &p.related_record_ids[..]);
+            c.record
+                .related_record_ids
                 .iter()
-                .find(|other| other.record.kind == Kind::Scheduled && listed(&other.record.id))
-                .map(|other| other.record.id.clone());
-        }
+                .chain(before)
+                .filter_map(|id| at(Some(id)))
+                .filter(|&j| changes[j].record.kind == Kind::Scheduled)
+                .collect()
+        } else {
+            Vec::new()
+        };
+        told_with[i] = candidates.into_iter().min();
     }
     // To the root of each chain (a completion told with a schedule that is
     // itself told with another completion), and into the changes.
+    let roots: Vec<Option<usize>> = (0..changes.len())
+        .map(|i| {
+            let mut root = told_with[i]?;
+            for _ in 0..changes.len() {
+                match told_with[root] {
+                    Some(next) if next != root && next != i => root = next,
+                    _ => break,
+                }
+            }
+            Some(root)
+        })
+        .collect();
     let ids: Vec<&'a str> = changes
         .iter()
         .map(|c| {
@@ -363,25 +405,9 @@ fn tell_stories<'a>(changes: &mut [Change<'a>]) {
             record.id.as_str()
         })
         .collect();
-    let root = |mut id: String| {
-        for _ in 0..ids.len() {
-            match ids.iter().position(|r| *r == id).and_then(|j| {
-                told_with[j]
-                    .clone()
-                    .or_else(|| changes[j].told_with.map(str::to_owned))
-            }) {
-                Some(next) if next != id => id = next,
-                _ => break,
-            }
-        }
-        id
-    };
-    let roots: Vec<Option<String>> = told_with.iter().cloned().map(|t| t.map(&root)).collect();
     for (change, root) in changes.iter_mut().zip(roots) {
         if let Some(root) = root {
-            if let Some(id) = ids.iter().find(|id| **id == root) {
-                change.told_with = Some(id);
-            }
+            change.told_with = Some(ids[root]);
         }
     }
 }

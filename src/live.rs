@@ -33,7 +33,7 @@ use std::sync::Arc;
 
 use serde_json::json;
 
-use crate::changes::{transitions, Change, ChangeData, Transition};
+use crate::changes::{transitions, Change, ChangeData};
 use crate::model::KindFilter;
 use crate::model::Record;
 use crate::query::PublishedView;
@@ -121,11 +121,12 @@ fn events_of(changes: &[Change<'_>], new: &PublishedView, filter: KindFilter) ->
         .collect()
 }
 
-/// The schedules whose window `changes` announce (created, or moved).
+/// The schedules whose window `changes` announce (created, moved, or open
+/// again).
 fn announced_of(changes: &[Change<'_>]) -> Vec<String> {
     changes
         .iter()
-        .filter(|c| matches!(c.transition, Transition::Created | Transition::Moved))
+        .filter(|c| c.announces_window())
         .map(|c| c.record.id.clone())
         .collect()
 }

@@ -34,11 +34,13 @@
 //! before it.
 //!
 //! **Never before it was announced.** A time event that fell due at or
-//! before the publish that announced its schedule's window (created, or
-//! moved) is told by that announcement, which says the time left
-//! ([`Reminder::told_by`]): a schedule recorded two minutes before its time
-//! is "Reset announced: in 2 minutes", never followed by "Reset in 10
-//! minutes".
+//! before the publish that announced its schedule's window (created,
+//! moved, or open again when its completion was withdrawn:
+//! [`crate::changes::announces_window`]) is told by that announcement,
+//! which says the time left ([`Reminder::told_by`]): a schedule recorded
+//! two minutes before its time is "Reset announced: in 2 minutes", never
+//! followed by "Reset in 10 minutes"; one open again after its window
+//! started is "Open again: …", never followed by a late "window open".
 //!
 //! A time event is identified by its [`Reminder::key`]: the record, the
 //! event, the lead and the instant it refers to. A schedule that moves gets

@@ -147,3 +147,50 @@ fn e_mail_endpoints_are_listed_readably_and_the_help_names_them() {
         }
     }
 }
+
+/// Every recipient of `to=` gets the mail, in one message; and `smtp://`
+/// to a server that offers no STARTTLS sends nothing (neither the password
+/// nor the message) in plain text, and says why.
+#[test]
+fn e_mail_reaches_every_recipient_and_never_goes_in_plain_text() {
+    let smtp = Smtp::start(false);
+    let w = World::new();
+    let target = smtp.target(false, "ops@example.org,oncall@example.org");
+    add(&w, &target, &["--format", "email"]);
+    schedule(&w, T0, A, "pro");
+    let (key, value) = smtp.trust();
+    let deliver = |w: &World| {
+        let out = w
+            .cmd()
+            .env(key, &value)
+            .args(["--now", T0, "webhook", "deliver", "--once"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+    };
+    deliver(&w);
+    let mails = smtp.messages();
+    assert_eq!(mails.len(), 1, "{mails:?}");
+    assert_eq!(
+        mails[0]["to"],
+        serde_json::json!(["ops@example.org", "oncall@example.org"])
+    );
+    // A server without STARTTLS: refused, nothing accepted.
+    let plain = Smtp::start_without_tls();
+    let w = World::new();
+    add(
+        &w,
+        &plain.target(false, "ops@example.org"),
+        &["--format", "email"],
+    );
+    schedule(&w, T0, A, "pro");
+    deliver(&w);
+    assert_eq!(
+        plain.messages(),
+        Vec::<serde_json::Value>::new(),
+        "sent in plain text"
+    );
+    let deliveries = w.run(&["webhook", "deliveries"]).success().stdout;
+    assert!(deliveries.contains("retrying"), "{deliveries}");
+    assert!(!leaks(&deliveries), "{deliveries}");
+}

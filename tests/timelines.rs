@@ -1225,6 +1225,36 @@ fn the_stream_tells_a_fulfilment_as_such_and_unconfirmed_only_after_the_toleranc
     assert_eq!(reminded.event().0, "schedule.elapsed");
 }
 
+/// A Slack reader in English (UTC) at `/en`, and one in Chinese at `/zh`
+/// (in `zone` when given).
+fn slack_readers(w: &World, r: &Receiver, zone: Option<&str>) {
+    add(
+        w,
+        &r.url("/en"),
+        &["--format", "slack", "--webhook-timeout", "10"],
+    );
+    let mut zh = vec![
+        "--format",
+        "slack",
+        "--lang",
+        "zh",
+        "--webhook-timeout",
+        "10",
+    ];
+    if let Some(zone) = zone {
+        zh.extend(["--tz", zone]);
+    }
+    add(w, &r.url("/zh"), &zh);
+}
+
+/// What the Slack reader at `path` was told, as Slack shows it.
+fn slack_told(r: &Receiver, path: &str) -> Vec<String> {
+    r.requests_to(path)
+        .iter()
+        .map(|q| shown("slack", q))
+        .collect()
+}
+
 /// `resetctl --now NOW record ARGS…`, which must succeed.
 fn record_at(w: &World, now: &str, args: &[&str]) {
     let mut all = vec!["--now", now, "record"];
@@ -1660,23 +1690,7 @@ fn corrections_are_told_as_what_changed() {
     const C: &str = "2090000000000000022";
     let r = Receiver::start();
     let w = World::new();
-    add(
-        &w,
-        &r.url("/en"),
-        &["--format", "slack", "--webhook-timeout", "10"],
-    );
-    add(
-        &w,
-        &r.url("/zh"),
-        &[
-            "--format",
-            "slack",
-            "--lang",
-            "zh",
-            "--webhook-timeout",
-            "10",
-        ],
-    );
+    slack_readers(&w, &r, None);
     let step = |now: &str, args: &[&str]| {
         record_at(&w, now, args);
         deliver_at_each(&w, &[now]);
@@ -1715,12 +1729,7 @@ fn corrections_are_told_as_what_changed() {
     step("2026-12-01T10:04:00.000Z", &["unlink", C, S]);
     step("2026-12-01T10:05:00.000Z", &["link", C, S]);
     step("2026-12-01T10:06:00.000Z", &["undo", "2"]);
-    let slack = |path: &str| -> Vec<String> {
-        r.requests_to(path)
-            .iter()
-            .map(|q| shown("slack", q))
-            .collect()
-    };
+    let slack = |path: &str| slack_told(&r, path);
     let (s, c) = (
         format!("Source: {}", post(S)),
         format!("Source: {}", post(C)),
@@ -1795,25 +1804,7 @@ fn a_restore_tells_what_it_withdraws_once() {
     const S2: &str = "2090000000000000032";
     let r = Receiver::start();
     let w = World::new();
-    add(
-        &w,
-        &r.url("/en"),
-        &["--format", "slack", "--webhook-timeout", "10"],
-    );
-    add(
-        &w,
-        &r.url("/zh"),
-        &[
-            "--format",
-            "slack",
-            "--lang",
-            "zh",
-            "--tz",
-            "Asia/Shanghai",
-            "--webhook-timeout",
-            "10",
-        ],
-    );
+    slack_readers(&w, &r, Some("Asia/Shanghai"));
     add_standard(&w, &r, "/std", &["--webhook-timeout", "10"]);
     record_at(
         &w,
@@ -1887,12 +1878,7 @@ fn a_restore_tells_what_it_withdraws_once() {
     for now in ["2026-12-01T10:00:00.000Z", "2026-12-01T10:05:00.000Z"] {
         deliver_at_each(&w, &[now]);
     }
-    let slack = |path: &str| -> Vec<String> {
-        r.requests_to(path)
-            .iter()
-            .map(|q| shown("slack", q))
-            .collect()
-    };
+    let slack = |path: &str| slack_told(&r, path);
     assert_eq!(
         slack("/en")[2..],
         [said(

@@ -165,3 +165,51 @@ fn a_pass_on_the_system_clock_waits_out_the_pace_and_sends_everything() {
         started.elapsed()
     );
 }
+
+/// The flood: an upstream that suddenly serves 24,000 records (the
+/// mirror's first sync was the baseline, so the flood is all anyone hears).
+/// Each person gets one digest of it (how many, and the status page), in
+/// their language; a program gets one event per record at its format's
+/// pace, and a receiver that answers 429 with `Retry-After` is not asked
+/// again before then.
+#[test]
+fn a_flood_of_twenty_four_thousand_records_is_one_digest_a_person_and_a_429_is_waited_out() {
+    use crate::util::receiver::Answer;
+    let r = Receiver::start();
+    let w = World::new();
+    let site = ["--public-base-url", "https://resets.example.org"];
+    add(&w, &r.url("/en"), &["--format", "slack", site[0], site[1]]);
+    let zh = ["--format", "ntfy", "--lang", "zh", site[0], site[1]];
+    add(&w, &r.url("/zh"), &zh);
+    add_standard(&w, &r, "/std", &[]);
+    // The first request of the flood is answered 429: wait two minutes.
+    let wait = Answer::new(429, "slow down").header("Retry-After", "120");
+    r.answer("/std", &[wait], Answer::new(200, "ok"));
+    let (_up, _) = flood(&w, &r, 24_000, T0);
+    deliver_at(&w, T0).success();
+    let told = |path: &str, format: &str| -> Vec<String> {
+        r.requests_to(path)
+            .iter()
+            .map(|q| crate::timelines::shown(format, q))
+            .collect()
+    };
+    assert_eq!(
+        told("/en", "slack"),
+        ["24000 changes to reset records\n24000 × Reset completed\nStatus page: https://resets.example.org/"]
+    );
+    assert_eq!(
+        told("/zh", "ntfy"),
+        ["重置记录有 24000 项变化\n24000 × 重置已完成\n状态页：https://resets.example.org/"]
+    );
+    // The program: one request answered 429, then nothing until 10:02.
+    let asked = || r.requests_to("/std").len();
+    assert_eq!(asked(), 1);
+    deliver_at(&w, "2026-11-20T10:01:00.000Z").success();
+    assert_eq!(asked(), 1, "asked again within Retry-After");
+    deliver_at(&w, "2026-11-20T10:02:01.000Z").success();
+    let after = asked();
+    assert!(
+        (2..=1 + 25).contains(&after),
+        "after the wait, at the format's pace (a burst, not thousands): {after} requests"
+    );
+}

@@ -520,6 +520,21 @@ fn test_sends_a_signed_webhook_test_event() {
     let failed = w.run(&["webhook", "test", &id]);
     assert_eq!(failed.code, 69, "{failed:?}");
     assert!(failed.stderr.contains("answered 500"), "{failed:?}");
+    // A person's format: the test message names its message id, in words.
+    let (slack, _) = add(&w, &r.url("/people"), &["--format", "slack"]);
+    let out = w.run(&["webhook", "test", &slack]).success().stdout;
+    let message = out
+        .split_whitespace()
+        .find(|word| word.starts_with("msg_test_"))
+        .unwrap_or_else(|| panic!("no message id in {out:?}"))
+        .trim_end_matches([',', ':', ')', '.']);
+    let told = crate::timelines::shown("slack", &r.requests_to("/people")[0]);
+    assert_eq!(
+        told,
+        format!(
+            "resetctl test notification\nThis endpoint receives resetctl changes (message {message})."
+        )
+    );
 }
 
 #[test]

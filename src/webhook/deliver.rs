@@ -23,15 +23,16 @@ use std::time::Duration;
 use crate::clock::Clock;
 use crate::data_dir::{DataDir, Watched};
 use crate::durable::{DataDirLock, LockError};
-use crate::metrics::DeliveryOutcome;
 use crate::model::Timestamp;
 
 use super::endpoint::{Endpoint, Endpoints};
-use super::log::{self, Attempt, Outcome};
+use super::log;
 use super::outbox::{Committed, Outbox, OutboxEntry};
 use super::request::Event;
-use super::send::{send, verdict, Answer, SendError};
-use super::state::{load_state, save_state, EndpointState};
+use super::send::{send, Answer, SendError};
+pub use super::settle::PassReport;
+use super::settle::{settle, write, Settled, Written};
+use super::state::{load_state, EndpointState};
 
 /// How often a running deliverer looks for new outbox entries, endpoints
 /// and a moved pointer when the data dir cannot be watched on this system.
@@ -266,15 +267,6 @@ impl Shared {
     }
 }
 
-/// What one `--once` pass did.
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct PassReport {
-    /// Attempts answered 2xx.
-    pub delivered: usize,
-    /// Attempts that failed (and will be retried or were given up).
-    pub failed: usize,
-}
-
 /// One pass (`webhook deliver --once`): for every enabled endpoint, sends
 /// what is due now, in order, stopping at an endpoint's first failure.
 /// The caller holds the deliverer lock.
@@ -412,6 +404,7 @@ pub async fn run(
 /// One endpoint's loop: the entry at its cursor, sent until answered.
 async fn work(shared: Arc<Shared>, id: String, once: bool, report: Arc<Mutex<PassReport>>) {
     let data_dir = shared.data_dir.clone();
+    let lock_timeout = shared.settings.lock_timeout;
     let mut state: Option<EndpointState> = {
         let (dir, id) = (data_dir.clone(), id.clone());
         tokio::task::spawn_blocking(move || load_state(&dir, &id))
@@ -444,7 +437,7 @@ async fn work(shared: Arc<Shared>, id: String, once: bool, report: Arc<Mutex<Pas
                     // What was at the cursor is not sent (not wanted, or a
                     // reminder cancelled): its retries go with it.
                     st.move_to(scanned);
-                    write(&shared, &id, Written::state(st)).await;
+                    write(&shared.data_dir, &id, Written::state(st), lock_timeout).await;
                 }
                 if once {
                     return;
@@ -478,8 +471,9 @@ async fn work(shared: Arc<Shared>, id: String, once: bool, report: Arc<Mutex<Pas
         }
         let (answer, last) = shared.attempt(&endpoint, &entry).await;
         crate::testhook::reached("deliver:answered");
-        let (settled, written) = settle(&shared, &endpoint, st, (&entry, last), answer, &report);
-        write(&shared, &id, written).await;
+        let now = shared.settings.clock.now();
+        let (settled, written) = settle(now, &endpoint, st, (&entry, last), answer, &report);
+        write(&shared.data_dir, &id, written, lock_timeout).await;
         match settled {
             Settled::Next => continue,
             Settled::Disabled => return,
@@ -489,157 +483,8 @@ async fn work(shared: Arc<Shared>, id: String, once: bool, report: Arc<Mutex<Pas
     }
 }
 
-/// What an answer leaves to write: the endpoint's state, the attempt's
-/// line of the delivery log, and whether the receiver said it is gone.
-struct Written {
-    state: EndpointState,
-    attempt: Option<Attempt>,
-    gone: Option<Timestamp>,
-}
-
-impl Written {
-    /// The state alone.
-    fn state(state: &EndpointState) -> Self {
-        Written {
-            state: state.clone(),
-            attempt: None,
-            gone: None,
-        }
-    }
-}
-
-/// Writes what an answer left (fsyncs, a lock for 410) off the runtime's
-/// threads, which serve requests and streams meanwhile; the endpoint's
-/// next attempt waits for it, so its cursor is durable before it moves on.
-async fn write(shared: &Arc<Shared>, id: &str, written: Written) {
-    let (shared, id) = (shared.clone(), id.to_owned());
-    let _ = tokio::task::spawn_blocking(move || {
-        save_state(&shared.data_dir, &id, &written.state);
-        if let Some(attempt) = &written.attempt {
-            log::append(&shared.data_dir, attempt);
-        }
-        if let Some(at) = written.gone {
-            disable_gone(&shared, &id, at);
-        }
-    })
-    .await;
-}
-
-/// What an endpoint's loop does after an answer.
-enum Settled {
-    /// Delivered, or given up: on to the next entry.
-    Next,
-    /// The endpoint is gone (410): its loop ends.
-    Disabled,
-    /// Failed: tried again when its retry is due.
-    Retrying,
-}
-
-/// Records the answer to an attempt of `entry` (a message that told up to
-/// entry `last`): the cursor, the retry schedule, the metrics; says what
-/// comes next and what to write ([`write`]).
-fn settle(
-    shared: &Shared,
-    endpoint: &Endpoint,
-    st: &mut EndpointState,
-    (entry, last): (&OutboxEntry, u64),
-    answer: Result<Answer, SendError>,
-    report: &Mutex<PassReport>,
-) -> (Settled, Written) {
-    let id = endpoint.id.as_str();
-    let written = |st: &EndpointState, attempt: Attempt, gone: Option<Timestamp>| Written {
-        state: st.clone(),
-        attempt: Some(attempt),
-        gone,
-    };
-    let now = shared.settings.clock.now();
-    let attempt_no = st.attempts + 1;
-    st.paced(endpoint.format, now);
-    let verdict = verdict(endpoint.format, &answer);
-    let mut attempt = Attempt {
-        endpoint: id.to_owned(),
-        event: entry.event_type.clone(),
-        message: entry.id.clone(),
-        at: now,
-        attempt: attempt_no,
-        status: verdict.status,
-        error: verdict.error,
-        outcome: Outcome::Delivered,
-        next_retry_at: None,
-    };
-    match verdict.status {
-        Some(_) if verdict.delivered => {
-            st.move_to(last + 1);
-            st.delivered += 1;
-            report.lock().expect("not poisoned").delivered += 1;
-            crate::metrics::webhook_delivery(DeliveryOutcome::Delivered);
-            if let Some(kind) = crate::remind::ReminderKind::of_event_type(&entry.event_type)
-                .filter(|k| k.is_reminder())
-            {
-                crate::metrics::reminder_sent(
-                    crate::metrics::ReminderChannel::Webhook,
-                    kind.event_type(),
-                );
-            }
-            return (Settled::Next, written(st, attempt, None));
-        }
-        Some(410) => {
-            attempt.outcome = Outcome::Disabled;
-            report.lock().expect("not poisoned").failed += 1;
-            crate::metrics::webhook_delivery(DeliveryOutcome::Disabled);
-            return (Settled::Disabled, written(st, attempt, Some(now)));
-        }
-        _ => {}
-    }
-    report.lock().expect("not poisoned").failed += 1;
-    // A receiver's Retry-After holds the endpoint, not only this message.
-    let asked = st.asked_retry_at(&answer, now);
-    if let Some(at) = asked {
-        st.hold_until(endpoint.format, at);
-    }
-    let gave_up = st.failed_attempt(entry, last, &mut attempt, (attempt_no, asked), now);
-    if gave_up {
-        tracing::warn!(
-            "webhook {id}: gave up on {} after {attempt_no} attempts",
-            entry.id
-        );
-        crate::metrics::webhook_delivery(DeliveryOutcome::Failed);
-        return (Settled::Next, written(st, attempt, None));
-    }
-    crate::metrics::webhook_delivery(DeliveryOutcome::Retrying);
-    (Settled::Retrying, written(st, attempt, None))
-}
-
 /// Ends when the deliverer is told to stop.
 async fn stop_of(shared: &Shared) {
     let mut stop = shared.stop.clone();
     let _ = stop.wait_for(|stopped| *stopped).await;
-}
-
-/// A 410 Gone: the receiver says the endpoint is no more; disable it.
-fn disable_gone(shared: &Shared, id: &str, now: Timestamp) {
-    let store = crate::snapshot::SnapshotStore::new(&shared.data_dir);
-    let result = store
-        .lock(
-            shared.settings.lock_timeout,
-            "resetctl webhook deliverer (410 Gone)",
-        )
-        .map_err(|e| e.to_string())
-        .and_then(|lock| {
-            Endpoints::new(&shared.data_dir)
-                .update(&lock, id, |e| {
-                    e.enabled = false;
-                    e.disabled_reason = Some(format!("410 Gone at {now}"));
-                })
-                .map_err(|e| e.to_string())
-        });
-    match result {
-        Ok(_) => tracing::warn!("webhook {id}: the receiver answered 410 Gone; disabled"),
-        Err(e) => tracing::error!("webhook {id}: answered 410 Gone but cannot be disabled: {e}"),
-    }
-    if let Ok(mut endpoints) = shared.endpoints.write() {
-        if let Some(e) = endpoints.iter_mut().find(|e| e.id == id) {
-            e.enabled = false;
-        }
-    }
 }

@@ -142,10 +142,18 @@ pub fn test_message(id: &str, language: Lang) -> Message {
 /// another that is told become part of its story.
 pub fn message(entries: &[OutboxEntry], told: &[usize], audience: &Audience) -> Message {
     let words = audience.language.notify();
-    let told_ids: Vec<&str> = told
+    let told_ids: std::collections::HashSet<&str> = told
         .iter()
         .map(|&i| entries[i].record.id.as_str())
         .collect();
+    // The changes told with each record's, by that record (its story).
+    let mut told_with: std::collections::HashMap<&str, Vec<&OutboxEntry>> =
+        std::collections::HashMap::new();
+    for e in entries.iter().filter(|e| e.reminder.is_none()) {
+        if let Some(root) = e.told_with.as_deref().filter(|root| *root != e.record.id) {
+            told_with.entry(root).or_default().push(e);
+        }
+    }
     let stories: Vec<Story> = told
         .iter()
         .map(|&i| &entries[i])
@@ -153,18 +161,16 @@ pub fn message(entries: &[OutboxEntry], told: &[usize], audience: &Audience) -> 
             e.reminder.is_some()
                 || e.told_with
                     .as_deref()
-                    .is_none_or(|root| root == e.record.id || !told_ids.contains(&root))
+                    .is_none_or(|root| root == e.record.id || !told_ids.contains(root))
         })
         .map(|primary| {
-            let mut with: Vec<&OutboxEntry> = entries
-                .iter()
-                .filter(|e| {
-                    e.reminder.is_none()
-                        && e.n != primary.n
-                        && primary.reminder.is_none()
-                        && e.told_with.as_deref() == Some(primary.record.id.as_str())
-                })
-                .collect();
+            let mut with = match primary.reminder {
+                Some(_) => Vec::new(),
+                None => told_with
+                    .get(primary.record.id.as_str())
+                    .cloned()
+                    .unwrap_or_default(),
+            };
             // What the story names, in the records' id order.
             with.sort_by(|a, b| crate::model::compare_ids(&a.record.id, &b.record.id));
             Story { primary, with }

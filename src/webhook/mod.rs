@@ -29,6 +29,7 @@ pub mod replica;
 pub mod request;
 pub mod retry;
 pub mod send;
+pub mod settle;
 pub mod sign;
 pub mod state;
 pub mod target;

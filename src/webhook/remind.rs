@@ -233,21 +233,19 @@ pub(super) async fn schedule(
 }
 
 /// When each schedule's window was last announced to the endpoints: the
-/// publish of its latest `record.created` or `schedule.moved` the outbox
-/// holds ([`crate::remind::Reminder::told_by`]).
+/// publish of its latest change the outbox holds that announced it
+/// ([`crate::changes::announces_window`]: created, moved, open again;
+/// [`crate::remind::Reminder::told_by`]).
 fn announced_at(
     committed: &super::outbox::Committed,
 ) -> std::collections::HashMap<&str, Timestamp> {
-    use crate::changes::Transition;
     committed
         .entries
         .iter()
         .filter(|e| e.reminder.is_none())
         .filter(|e| {
-            matches!(
-                Transition::of_event_type(&e.event_type),
-                Some(Transition::Created | Transition::Moved)
-            )
+            crate::changes::Transition::of_event_type(&e.event_type)
+                .is_some_and(|t| crate::changes::announces_window(t, &e.record, &e.changed))
         })
         .map(|e| (e.record.id.as_str(), e.published_at))
         .collect()

@@ -19,7 +19,7 @@ use serde_json::{json, Value};
 use super::model::{self, completion_id, post, schedule_id, seeded_id, Message, Op, Timeline};
 use crate::reminders::set_clock;
 use crate::stream::Client;
-use crate::timelines::{link, mailed, path_of, people_told, PEOPLE};
+use crate::timelines::{link, mailed, path_of, shown, PEOPLE};
 use crate::util::receiver::{verified, Receiver};
 use crate::util::server::Server;
 use crate::util::smtp::Smtp;
@@ -241,6 +241,12 @@ impl Run {
                 std::fs::write(&file, Value::Array(records).to_string()).unwrap();
                 run(&["seed", file.to_str().unwrap()]);
             }
+            Op::ReceiverDown | Op::ReceiverUp => {
+                let status = if *op == Op::ReceiverDown { 503 } else { 200 };
+                let slack = PEOPLE.iter().find(|(f, _)| *f == "slack").expect("slack").1;
+                self.r
+                    .script(&format!("/en{}", path_of(slack)), &[], &[], status);
+            }
             Op::Restart => {
                 self.stream = None;
                 if let Some(mut s) = self.server.take() {
@@ -327,6 +333,12 @@ fn run_day(timeline: &Timeline, real: bool, cfg: &model::Config) -> Option<Strin
     let mut run = Run::new(timeline.start, real, cfg);
     let mut ops = timeline.ops.iter().peekable();
     for &at in &told.instants {
+        // A receiver goes down or comes back before the clock moves on.
+        while let Some((_, op)) =
+            ops.next_if(|(when, op)| *when == at && matches!(op, Op::ReceiverDown | Op::ReceiverUp))
+        {
+            run.act(at, op);
+        }
         match &run.clock {
             Some(clock) => set_clock(clock, &iso(at)),
             None => {
@@ -371,9 +383,7 @@ impl Run {
                 PEOPLE
                     .iter()
                     .map(|(_, target)| {
-                        run.r
-                            .requests_to(&format!("{prefix}{}", path_of(target)))
-                            .len()
+                        delivered(run, &format!("{prefix}{}", path_of(target))).len()
                     })
                     .collect::<Vec<_>>()
             };
@@ -385,13 +395,17 @@ impl Run {
                 run.smtp.messages_to("zh@example.org").len(),
             )
         };
-        let expected = (vec![en; 6], vec![zh; 6], machine, en, zh);
+        let en_each: Vec<usize> = PEOPLE
+            .iter()
+            .map(|(format, _)| due(model::english_of(told, format)))
+            .collect();
+        let expected = (en_each.clone(), vec![zh; 6], machine, en, zh);
         // On the test clock nothing more may have come; on the real clock
         // what falls due next may come any moment (its arrival is checked
         // against its own instant at the end).
         let real = self.clock.is_none();
         let reached = |(a, b, c, d, e): &(Vec<usize>, Vec<usize>, usize, usize, usize)| {
-            a.iter().all(|n| *n >= en)
+            a.iter().zip(&en_each).all(|(n, want)| n >= want)
                 && b.iter().all(|n| *n >= zh)
                 && *c >= machine
                 && *d >= en
@@ -432,8 +446,13 @@ fn late(run: &Run, told: &model::Told) -> Option<String> {
             }
         }
     };
-    for (prefix, list) in [("/en", &told.en), ("/zh", &told.zh)] {
-        for (_, target) in PEOPLE {
+    for (prefix, zh) in [("/en", false), ("/zh", true)] {
+        for (format, target) in PEOPLE {
+            let list = if zh {
+                &told.zh
+            } else {
+                model::english_of(told, format)
+            };
             check(
                 format!("{prefix}{}", path_of(target)),
                 list.iter().map(|m| m.at).collect(),
@@ -450,8 +469,17 @@ fn late(run: &Run, told: &model::Told) -> Option<String> {
 /// What each channel was told against the model, the first difference of each.
 fn compare(run: &Run, told: &model::Told) -> Option<String> {
     let mut out = Vec::new();
-    for (prefix, expected) in [("/en", &told.en), ("/zh", &told.zh)] {
-        for (format, got) in people_told(&run.r, prefix) {
+    for (prefix, zh) in [("/en", false), ("/zh", true)] {
+        for (format, target) in PEOPLE {
+            let expected = if zh {
+                &told.zh
+            } else {
+                model::english_of(told, format)
+            };
+            let got: Vec<String> = delivered(run, &format!("{prefix}{}", path_of(target)))
+                .iter()
+                .map(|q| shown(format, q))
+                .collect();
             let want: Vec<String> = expected
                 .iter()
                 .map(|m| m.shown(|u| link(format, u)))
@@ -502,6 +530,19 @@ fn compare(run: &Run, told: &model::Told) -> Option<String> {
         ));
     }
     (!out.is_empty()).then(|| out.join("\n"))
+}
+
+/// The requests to `path` its receiver took (answered 2xx).
+fn delivered(run: &Run, path: &str) -> Vec<Value> {
+    run.r
+        .requests_to(path)
+        .into_iter()
+        .filter(|q| {
+            q["status"]
+                .as_u64()
+                .is_some_and(|s| (200..300).contains(&s))
+        })
+        .collect()
 }
 
 /// A program's event as compared: type, record, lead and the instant it

@@ -5,8 +5,8 @@
 //! outside the leads; exact times and 20-minute windows), completions
 //! early, on time, late or never (some recorded before the schedule they
 //! would match, some with seconds), corrected times, links, moves,
-//! withdrawals, a seed of history (more than ten records: a digest), and
-//! restarts of `serve`. Actions fall on half minutes, time events on whole
+//! withdrawals, a seed of history (more than ten records: a digest),
+//! restarts of `serve`, and a receiver down a while. Actions fall on half minutes, time events on whole
 //! minutes, so no action and time event share an instant.
 
 use super::model::{accepted, Config, Instance, Op, Timeline, MINUTE, TEST_CLOCK};
@@ -96,7 +96,48 @@ pub fn day(rng: &mut Rng, max_ops: usize) -> Timeline {
             ops.push((now, op));
         }
     }
-    Timeline { start: DAY, ops }
+    let day = Timeline { start: DAY, ops };
+    if rng.below(2) == 0 {
+        return with_outage(rng, day);
+    }
+    day
+}
+
+/// `day` with the English Slack receiver down a while, when a window is
+/// found the test clock can tell exactly: no instant in the minute before
+/// it comes back (every retry is due by then), and no more of what it
+/// missed than its pace lets through at once (3).
+fn with_outage(rng: &mut Rng, day: Timeline) -> Timeline {
+    let Some(last) = day.ops.last().map(|(at, _)| *at) else {
+        return day;
+    };
+    for _ in 0..8 {
+        let from = day.start
+            + 30_000
+            + rng.below(((last - day.start) / MINUTE).max(1) as u64) as i64 * MINUTE;
+        let until = from + (2 + rng.below(40) as i64) * MINUTE;
+        if day.ops.iter().any(|(at, _)| *at == from || *at == until) {
+            continue;
+        }
+        let mut ops = day.ops.clone();
+        ops.push((from, Op::ReceiverDown));
+        ops.push((until, Op::ReceiverUp));
+        ops.sort_by_key(|(at, _)| *at);
+        let candidate = Timeline {
+            start: day.start,
+            ops,
+        };
+        let told = super::model::told(&candidate, &TEST_CLOCK);
+        let quiet = !told
+            .instants
+            .iter()
+            .any(|at| *at > until - 61_000 && *at < until);
+        let backlog = told.en_slack.iter().filter(|m| m.at == until).count();
+        if quiet && backlog <= 3 {
+            return candidate;
+        }
+    }
+    day
 }
 
 /// The smallest day found that `differs` still holds for: each action

@@ -53,6 +53,11 @@ pub enum Op {
     Seed { n: u8, at: i64 },
     /// `serve` is stopped and started again.
     Restart,
+    /// The English Slack reader's receiver starts answering 503.
+    ReceiverDown,
+    /// It answers again: what it missed comes now, each message without
+    /// the time events that expired meanwhile.
+    ReceiverUp,
 }
 
 /// A day: operator actions at instants.
@@ -145,6 +150,16 @@ pub enum Line {
     Link(&'static str, String),
 }
 
+/// What the English reader on `format` is told: on Slack, whose receiver
+/// may be down a while, [`Told::en_slack`].
+pub fn english_of<'a>(told: &'a Told, format: &str) -> &'a [Message] {
+    if format == "slack" {
+        &told.en_slack
+    } else {
+        &told.en
+    }
+}
+
 /// One message for a person, due at an instant.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Message {
@@ -190,6 +205,9 @@ pub struct Event {
 pub struct Told {
     /// The English reader.
     pub en: Vec<Message>,
+    /// The English reader on Slack, whose receiver may be down a while
+    /// ([`Op::ReceiverDown`]).
+    pub en_slack: Vec<Message>,
     /// The Chinese reader.
     pub zh: Vec<Message>,
     /// A standard endpoint (and the record stream) with [`Config::machine`] leads.
@@ -244,6 +262,9 @@ struct State {
     /// Records in the order they were recorded (the order of time events).
     order: Vec<String>,
     entries: u64,
+    /// The English Slack receiver is down: the stories of each message it
+    /// missed.
+    backlog: Option<Vec<Vec<Story>>>,
 }
 
 impl State {
@@ -418,7 +439,7 @@ pub fn told(timeline: &Timeline, cfg: &Config) -> Told {
         };
         now = at;
         if next_time == Some(at) {
-            time_events(&state, cfg, at, &mut told);
+            time_events(&mut state, cfg, at, &mut told);
         }
         if next_op == Some(at) {
             let (_, op) = ops.next().expect("peeked");
@@ -489,9 +510,9 @@ fn ticks(sched: &Schedule, leads: &[i64], tolerance: i64, at: i64) -> Vec<Tick> 
 }
 
 /// The time events due at `at`: one message per person, an event each.
-fn time_events(state: &State, cfg: &Config, at: i64, told: &mut Told) {
+fn time_events(state: &mut State, cfg: &Config, at: i64, told: &mut Told) {
     let done = state.completions_of();
-    let due: Vec<(String, &Schedule)> = state
+    let due: Vec<(String, Schedule)> = state
         .order
         .iter()
         .filter_map(|id| {
@@ -499,22 +520,19 @@ fn time_events(state: &State, cfg: &Config, at: i64, told: &mut Told) {
                 .schedules
                 .iter()
                 .find(|(s, _)| schedule_id(**s) == *id)?;
-            (!s.1.dismissed && !done.contains_key(s.0)).then(|| (id.clone(), s.1))
+            (!s.1.dismissed && !done.contains_key(s.0)).then(|| (id.clone(), s.1.clone()))
         })
         .collect();
-    for (person, messages) in [(cfg.en, &mut told.en), (cfg.zh, &mut told.zh)] {
-        let stories: Vec<Story> = due
-            .iter()
+    let stories_of = |person: Person| -> Vec<Story> {
+        due.iter()
             .flat_map(|(id, sched)| {
                 ticks(sched, person.leads, state.tolerance, at)
                     .into_iter()
                     .map(move |tick| Story::Tick(id.clone(), (*sched).clone(), tick))
             })
-            .collect();
-        if let Some(message) = message_of(&stories, person, at) {
-            messages.push(message);
-        }
-    }
+            .collect()
+    };
+    let (en, zh) = (stories_of(cfg.en), stories_of(cfg.zh));
     for (id, sched) in &due {
         for tick in ticks(sched, cfg.machine, state.tolerance, at) {
             let (kind, lead, refers) = match tick {
@@ -531,6 +549,40 @@ fn time_events(state: &State, cfg: &Config, at: i64, told: &mut Told) {
                 refers: Some(refers),
             });
         }
+    }
+    if let Some(message) = message_of(&zh, cfg.zh, at) {
+        told.zh.push(message);
+    }
+    tell_english(state, cfg.en, &en, at, told);
+}
+
+/// From this instant on a story is not told (a time event past its
+/// moment, src/remind.rs's table); a change is told whenever it comes.
+fn expires(story: &Story, tolerance: i64) -> Option<i64> {
+    const GRACE: i64 = 15 * MINUTE;
+    let Story::Tick(_, s, tick) = story else {
+        return None;
+    };
+    let unconfirmed = s.end + tolerance;
+    Some(match tick {
+        Tick::Upcoming(lead) => s.start.min(s.start - lead * MINUTE + GRACE),
+        Tick::Started if s.end > s.start => (s.start + GRACE).min(s.end),
+        Tick::Started => (s.start + GRACE).min(unconfirmed),
+        Tick::Ended => (s.end + GRACE).min(unconfirmed),
+        Tick::Unconfirmed => unconfirmed + GRACE,
+    })
+}
+
+/// Tells the English reader `stories` at `at`, on every format, and on
+/// Slack unless its receiver is down (then they wait for it).
+fn tell_english(state: &mut State, person: Person, stories: &[Story], at: i64, told: &mut Told) {
+    let Some(message) = message_of(stories, person, at) else {
+        return;
+    };
+    told.en.push(message.clone());
+    match &mut state.backlog {
+        Some(backlog) => backlog.push(stories.to_vec()),
+        None => told.en_slack.push(message),
     }
 }
 
@@ -647,6 +699,15 @@ fn act(state: &mut State, cfg: &Config, at: i64, op: &Op, told: &mut Told) {
             state.entries -= 1;
             Vec::new()
         }
+        Op::ReceiverDown => {
+            state.entries -= 1;
+            state.backlog = Some(Vec::new());
+            Vec::new()
+        }
+        Op::ReceiverUp => {
+            state.entries -= 1;
+            Vec::new()
+        }
     };
     let after = state.view();
     for change in changes(&before, &after) {
@@ -658,9 +719,20 @@ fn act(state: &mut State, cfg: &Config, at: i64, op: &Op, told: &mut Told) {
             refers: None,
         });
     }
-    for (person, messages) in [(cfg.en, &mut told.en), (cfg.zh, &mut told.zh)] {
-        if let Some(message) = message_of(&stories, person, at) {
-            messages.push(message);
+    if let Some(message) = message_of(&stories, cfg.zh, at) {
+        told.zh.push(message);
+    }
+    tell_english(state, cfg.en, &stories, at, told);
+    if *op == Op::ReceiverUp {
+        // What the receiver missed, each message as it is when it comes.
+        for missed in state.backlog.take().unwrap_or_default() {
+            let left: Vec<Story> = missed
+                .into_iter()
+                .filter(|story| expires(story, state.tolerance).is_none_or(|end| end > at))
+                .collect();
+            if let Some(message) = message_of(&left, cfg.en, at) {
+                told.en_slack.push(message);
+            }
         }
     }
 }
@@ -749,8 +821,10 @@ fn tell(story: &Story, person: Person, at: i64) -> (String, Vec<Line>) {
             (id, title, extra)
         }
         Story::Announced(id, s) => {
+            // Inside the longest lead when it was announced; the time left
+            // when it is sent.
             let longest = person.leads[0] * MINUTE;
-            let inside = s.start > at && s.start - at <= longest;
+            let inside = s.start > s.told_at && s.start - s.told_at <= longest && s.start > at;
             let when = if inside {
                 let left = (s.start - at + 30_000) / MINUTE;
                 w.soon
@@ -1003,6 +1077,8 @@ impl Instance {
             Op::DismissCompletion { c } => active_c(c),
             Op::Seed { n, .. } => *n > 0,
             Op::Restart => true,
+            Op::ReceiverDown => self.state.backlog.is_none(),
+            Op::ReceiverUp => self.state.backlog.is_some(),
         }
     }
 

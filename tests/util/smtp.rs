@@ -28,6 +28,15 @@ pub struct Smtp {
 impl Smtp {
     /// Starts a server: `implicit` TLS (smtps) or STARTTLS (smtp).
     pub fn start(implicit: bool) -> Self {
+        Self::start_with(if implicit { Some("--implicit") } else { None })
+    }
+
+    /// Starts a server that offers no TLS at all (no STARTTLS).
+    pub fn start_without_tls() -> Self {
+        Self::start_with(Some("--no-tls"))
+    }
+
+    fn start_with(mode: Option<&str>) -> Self {
         let pki = Pki::new();
         let dir = tempfile::tempdir().expect("temp dir");
         let port_file = dir.path().join("port");
@@ -39,9 +48,7 @@ impl Smtp {
             .arg(pki.path("server.pem"))
             .arg(pki.path("server.key"))
             .args([USER, PASSWORD]);
-        if implicit {
-            command.arg("--implicit");
-        }
+        command.args(mode);
         let child = command
             .stdin(Stdio::null())
             .stdout(Stdio::null())

@@ -10,7 +10,10 @@ accepted message to LOG:
   {"auth": USER, "from": ..., "to": [...], "subject": ..., "messageId": ...,
    "contentLanguage": ..., "date": ..., "plain": ..., "html": ..., "raw": ...}
 
-Usage: smtp_receiver.py PORT_FILE LOG CERT KEY USER PASSWORD [--implicit]
+Usage: smtp_receiver.py PORT_FILE LOG CERT KEY USER PASSWORD [--implicit | --no-tls]
+
+--no-tls offers no STARTTLS at all (a server a client must refuse to send
+a password and a message to in plain text).
 """
 import asyncio, email, email.policy, json, os, socket, ssl, sys, warnings
 
@@ -21,6 +24,7 @@ from aiosmtpd.smtp import AuthResult, LoginPassword
 def main():
     port_file, log, cert, key, user, password = sys.argv[1:7]
     implicit = "--implicit" in sys.argv[7:]
+    no_tls = "--no-tls" in sys.argv[7:]
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     context.load_cert_chain(cert, key)
 
@@ -68,11 +72,13 @@ def main():
             # With TLS from the first byte aiosmtpd does not count the
             # connection as TLS for AUTH (it only knows STARTTLS), so it would
             # offer no AUTH at all; there every byte is already encrypted.
-            auth_require_tls=not implicit,
+            auth_require_tls=not implicit and not no_tls,
             auth_required=True,
         )
         if implicit:
             controller = Controller(Handler(), ssl_context=context, **kwargs)
+        elif no_tls:
+            controller = Controller(Handler(), **kwargs)
         else:
             controller = Controller(Handler(), tls_context=context, require_starttls=True, **kwargs)
         try:
