@@ -327,7 +327,7 @@ pub enum ConfigError {
         /// The file.
         path: PathBuf,
         /// What is wrong: the line, the column, the key and why, in one
-        /// line, never a value ([`file_error`]).
+        /// line, never a value (`config::file_error`).
         message: String,
     },
 }
@@ -433,7 +433,7 @@ pub fn elsewhere_hint(data_dir: &Path, config_read: Option<&Path>) -> Option<Str
 
 /// The file layer of `text` (a config file's contents), `path` naming it
 /// in errors: one line naming the line, the column and the key, never a
-/// value ([`file_error`]).
+/// value (`config::file_error`).
 pub fn parse_config(path: &Path, text: &str) -> Result<FileConfig, ConfigError> {
     toml::from_str(text).map_err(|e| ConfigError::Invalid {
         path: path.to_owned(),
