@@ -166,7 +166,7 @@ fuzz: fuzz-deps
 ## mutants: mutation testing (cargo-mutants) of the modules that guard promises, for MUTANTS_MINUTES (default 60); not part of `make test`. Results in mutants.out/; see docs/mutants.md
 MUTANTS_MINUTES ?= 60
 # Unit tests of the mutated modules and the black-box modules that test their
-# promises (about 15 s a mutant; crash.rs's 40 s kill loop is left to power_loss).
+# promises (about 15 s a mutant; crash.rs's kill loop is left to power_loss).
 MUTANTS_TESTS := limit:: store:: ledger:: snapshot:: query:: site::verdict webhook::outbox \
 	quota:: quota_model:: keying:: promises_over_time:: power_loss:: ledger_integrity:: \
 	snapshots:: command_line:: api:: conditional::

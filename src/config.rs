@@ -15,6 +15,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+mod file_error;
+
 /// Where a setting's value came from; ordered by precedence (a flag first).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Source {
@@ -48,11 +50,21 @@ impl Merged {
 pub struct EnvError {
     /// The variable.
     pub variable: String,
-    /// Its value.
+    /// Its value ([`crate::redact::NOT_SHOWN`] for a key of [`SECRET_KEYS`]).
     pub value: String,
     /// What the setting takes.
     pub expected: &'static str,
 }
+
+/// The keys (snake case) whose value may hold a secret (a Redis password,
+/// an upstream's userinfo or token, a credential header): no error, log
+/// line or listing ever shows their value ([`crate::redact`] shows them).
+pub const SECRET_KEYS: &[&str] = &[
+    "rate_limit_store",
+    "upstream",
+    "upstream_header",
+    "public_base_url",
+];
 
 /// The variable of `key` (snake case): `RESETCTL_` and the key in upper case.
 pub fn env_variable(key: &str) -> String {
@@ -129,9 +141,12 @@ fn env_value<T: FromEnv>(
     let Some(value) = get(&variable) else {
         return Ok(None);
     };
-    T::from_env(&value, key).map(Some).ok_or(EnvError {
+    T::from_env(&value, key).map(Some).ok_or_else(|| EnvError {
         variable,
-        value,
+        value: match SECRET_KEYS.contains(&key) {
+            true => crate::redact::NOT_SHOWN.to_owned(),
+            false => value,
+        },
         expected: T::EXPECTED,
     })
 }
@@ -307,11 +322,12 @@ pub enum ConfigError {
     #[error("config file: {0}")]
     Read(crate::durable::ReadError),
     /// The file is not valid TOML or has an unknown or mistyped key.
-    #[error("config file {path}: {message}")]
+    #[error("config file {}: {message}", .path.display())]
     Invalid {
         /// The file.
         path: PathBuf,
-        /// What is wrong, as the TOML parser says it (with line and column).
+        /// What is wrong: the line, the column, the key and why, in one
+        /// line, never a value (`config::file_error`).
         message: String,
     },
 }
@@ -415,35 +431,13 @@ pub fn elsewhere_hint(data_dir: &Path, config_read: Option<&Path>) -> Option<Str
     (!found.is_empty()).then(|| found.join("; "))
 }
 
-/// The file layer of `text` (a config file's contents), `path` naming it in errors.
+/// The file layer of `text` (a config file's contents), `path` naming it
+/// in errors: one line naming the line, the column and the key, never a
+/// value (`config::file_error`).
 pub fn parse_config(path: &Path, text: &str) -> Result<FileConfig, ConfigError> {
     toml::from_str(text).map_err(|e| ConfigError::Invalid {
         path: path.to_owned(),
-        message: unknown_key(&e, text).unwrap_or_else(|| e.to_string().trim().to_owned()),
-    })
-}
-
-/// An unknown key's error in few words: where it is, and the key it most
-/// likely meant (`lisen` → `listen`), as clap suggests a flag; `None` for
-/// any other error, which the TOML parser words itself.
-fn unknown_key(error: &toml::de::Error, text: &str) -> Option<String> {
-    let message = error.message();
-    let key = message.strip_prefix("unknown field `")?.split('`').next()?;
-    let line = error
-        .span()
-        .map(|span| text[..span.start.min(text.len())].matches('\n').count() + 1);
-    let at = line.map(|n| format!(" at line {n}")).unwrap_or_default();
-    let nearest = FileConfig::KEYS
-        .iter()
-        .map(|k| k.replace('_', "-"))
-        .map(|k| (strsim::jaro_winkler(key, &k), k))
-        .filter(|(score, _)| *score > 0.8)
-        .max_by(|a, b| a.0.total_cmp(&b.0));
-    Some(match nearest {
-        Some((_, k)) => format!("unknown key `{key}`{at}; did you mean `{k}`?"),
-        None => format!(
-            "unknown key `{key}`{at}; the keys are the long flags' names (`resetctl help` lists them)"
-        ),
+        message: file_error::describe(&e, text),
     })
 }
 

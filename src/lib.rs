@@ -13,6 +13,7 @@
 //! - [`standalone`]: seeding and publishing a standalone instance;
 //! - [`config`]: the raw layers of settings (flags, env, file) and their precedence;
 //! - [`settings`]: every setting validated once into typed settings;
+//! - [`preflight`]: whether a configuration can run (start, `serve --check`, a reload);
 //! - [`status`]: what an operator sees in `resetctl status`;
 //! - [`query`]: strict query parsing, filters, ordering, the precomputed view;
 //! - [`changes`]: the change diff between two published versions (SSE, webhooks);
@@ -63,6 +64,7 @@ pub mod metrics;
 pub mod model;
 pub mod outbound;
 pub mod paths;
+pub mod preflight;
 pub mod publish;
 pub mod query;
 pub mod redact;

@@ -98,7 +98,7 @@ fn a_bad_config_file_names_the_key() {
         .code(64);
     assert!(
         run.stderr
-            .contains("unknown key `data-dri` at line 1; did you mean `data-dir`?"),
+            .contains("line 1, column 1: unknown key `data-dri`; did you mean `data-dir`?"),
         "{}",
         run.stderr
     );

@@ -171,18 +171,26 @@ fn polling_mode_reloads_too() {
 #[test]
 fn when_the_watch_cannot_be_set_up_the_server_polls_and_says_so() {
     let w = World::new();
-    // The data dir's parent is a file, so the directory cannot exist and no watch can be set up.
-    let parent = w.path("blocked");
-    std::fs::write(&parent, b"not a directory").unwrap();
-    let data_dir = parent.join("data");
-    let mut cmd = std::process::Command::new(crate::util::bin());
-    cmd.env_clear()
+    let data_dir = w.path("data");
+    // The kernel refuses every inotify instance (strace makes
+    // inotify_init1 fail with EMFILE, as when the user's instances run
+    // out), so no watch can be set up.
+    let strace = crate::util::tool(&["strace"], "-V", "strace");
+    let mut cmd = std::process::Command::new(strace);
+    cmd.args(["-f", "-qq", "-o", "/dev/null", "-e", "trace=inotify_init1"])
+        .args(["-e", "inject=inotify_init1:error=EMFILE"])
+        .arg(crate::util::bin())
+        .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("HOME", w.path("home"))
         .arg("--data-dir")
         .arg(&data_dir);
     crate::util::own_config(&mut cmd, w.tmp.path());
     let s = crate::util::server::Server::start_with(cmd, &[]);
+    // strace's tracee: stopped by the test, not left running.
+    let children = format!("/proc/{0}/task/{0}/children", s.child.id());
+    let serve = std::fs::read_to_string(children).unwrap();
+    let _serve = KilledOnDrop(serve.split_whitespace().next().unwrap().to_owned());
     let deadline = Instant::now() + Duration::from_secs(5);
     while !s.log_text().contains("polling every 200ms instead") {
         assert!(
@@ -193,12 +201,22 @@ fn when_the_watch_cannot_be_set_up_the_server_polls_and_says_so() {
         std::thread::sleep(Duration::from_millis(20));
     }
     assert_eq!(s.get("/openapi/v1/records").status, 503);
-    // Once the directory can exist and a snapshot lands, polling serves it.
-    std::fs::remove_file(&parent).unwrap();
+    // When a snapshot lands, polling serves it.
     let (records, at) = version(1);
     publish_into(&data_dir, &records, &at);
     s.wait_for("/healthz", Duration::from_secs(5), |r| r.status == 200);
     assert_eq!(s.get("/openapi/v1/records").json()["data"]["total"], 2);
+}
+
+/// A process (by pid) killed when the test ends, passed or not.
+struct KilledOnDrop(String);
+
+impl Drop for KilledOnDrop {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("kill")
+            .args(["-KILL", &self.0])
+            .status();
+    }
 }
 
 fn publish_into(data_dir: &std::path::Path, records: &[Value], generated_at: &str) {

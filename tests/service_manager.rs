@@ -17,6 +17,8 @@ use crate::util::{bin, Run, World};
 
 const LATEST: &str = "/openapi/v1/records/latest";
 
+mod reloads;
+
 /// The next datagram on `socket`, as text; panics after 10 s with `what`.
 fn next_notice(socket: &UnixDatagram, what: &str) -> String {
     socket

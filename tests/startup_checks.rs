@@ -267,7 +267,7 @@ fn settings_from_several_layers_are_one_setting_and_errors_name_their_file() {
         .code(64);
     assert!(
         run.stderr.contains(&format!(
-            "config file {}: unknown key `lisen` at line 2; did you mean `listen`?",
+            "config file {}: line 2, column 1: unknown key `lisen`; did you mean `listen`?",
             config.display()
         )),
         "{}",
@@ -353,24 +353,35 @@ fn serve_check_tests_the_settings_as_serve_would_without_serving() {
     w.seed_bundled();
     let s = Server::start(&w, &["--now", NOW], &[]);
     let held = s.addr.to_string();
+    let run = w.run(&["serve", "--listen", &held, "--check"]).success();
+    assert!(
+        run.stdout.contains(&format!("listen = {held}"))
+            && run.stdout.contains("# flag")
+            && run.stdout.contains("its port is in use now")
+            && run.stdout.contains("# the settings are good"),
+        "{}",
+        run.stdout
+    );
+    // A quota store that does not answer is refused (69), as a reload
+    // refuses it; its password is shown nowhere.
     let mut cmd = w.cmd();
     cmd.env(
         "RESETCTL_RATE_LIMIT_STORE",
         "redis://user:S3cretPw@127.0.0.1:1/0",
     )
     .args(["serve", "--listen", &held, "--check"]);
-    let run = crate::util::Run::from(cmd.output().unwrap()).success();
+    let run = crate::util::Run::from(cmd.output().unwrap()).code(69);
     assert!(
-        run.stdout.contains(&format!("listen = {held}"))
-            && run.stdout.contains("# flag")
-            && run
-                .stdout
-                .contains("rate-limit-store = redis://127.0.0.1:1/0")
+        run.stdout
+            .contains("rate-limit-store = redis://127.0.0.1:1/0")
             && run.stdout.contains("# env RESETCTL_RATE_LIMIT_STORE")
-            && run.stdout.contains("its port is in use now")
-            && run.stdout.contains("# the settings are good"),
+            && !run.stdout.contains("# the settings are good"),
         "{}",
         run.stdout
+    );
+    assert_eq!(
+        exit_message(&run),
+        "resetctl: the quota store at redis://127.0.0.1:1/0 does not answer: Connection refused (os error 111)"
     );
     assert!(!format!("{}{}", run.stdout, run.stderr).contains("S3cretPw"));
     let foreign = w
@@ -395,4 +406,243 @@ fn serve_check_tests_the_settings_as_serve_would_without_serving() {
     drop(free);
     w.run(&["serve", "--listen", &port, "--check"]).success();
     std::net::TcpListener::bind(&port).expect("the checked port is free again");
+}
+
+/// The line of `run`'s stderr that is its exit message (`resetctl: …`).
+#[track_caller]
+fn exit_message(run: &crate::util::Run) -> &str {
+    run.stderr
+        .lines()
+        .find(|l| l.starts_with("resetctl: "))
+        .unwrap_or_else(|| panic!("no exit message (exit {}):\n{}", run.code, run.stderr))
+}
+
+/// `cmd` (a `resetctl` command of [`World::cmd`]) run as the user
+/// `nobody`, as a unit's `User=` runs it: what the service user may
+/// open and bind, not what root may.
+fn as_nobody(cmd: &std::process::Command) -> std::process::Command {
+    let mut wrapped = std::process::Command::new("setpriv");
+    wrapped
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+        .arg(cmd.get_program())
+        .args(cmd.get_args())
+        .env_clear()
+        .stdin(std::process::Stdio::null());
+    for (name, value) in cmd.get_envs() {
+        if let Some(value) = value {
+            wrapped.env(name, value);
+        }
+    }
+    wrapped
+}
+
+/// Runs `cmd` to its end, which must come within 20 s (else it is killed
+/// and reported as exit code -1: it served instead of refusing).
+fn finished(mut cmd: std::process::Command) -> crate::util::Run {
+    let mut child = cmd
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn resetctl");
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while child.try_wait().unwrap().is_none() && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    crate::util::Run::from(child.wait_with_output().unwrap())
+}
+
+/// One bad configuration: what it is, how `serve` is run with it (as
+/// root or as the service user), and what both start and `--check` say.
+struct Bad {
+    what: &'static str,
+    as_service_user: bool,
+    args: Vec<String>,
+    config: &'static str,
+    code: i32,
+    first_line: String,
+}
+
+/// Issue 50, item 1: `serve --check` is start's own checks. For each bad
+/// configuration, `serve` fails at start with the same exit code and the
+/// same first line as `--check` (both as the user the unit runs them as),
+/// and that is the documented refusal: nothing `--check` passes fails at
+/// start, and nothing it refuses starts.
+#[test]
+fn serve_fails_at_start_exactly_as_serve_check_says() {
+    let w = World::new();
+    w.seed_bundled();
+    // The service user reads the world's files, as `resetctl` reads /var/lib/resetctl.
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(w.tmp.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let unreadable = w.path("unreadable");
+    std::fs::create_dir_all(unreadable.join("snapshots")).unwrap();
+    std::fs::set_permissions(&unreadable, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let port = crate::util::redis::free_port();
+    let at = format!("127.0.0.1:{port}");
+    let config = w.path("bad.toml");
+    let file = |why: &str| format!("resetctl: config file {}: {why}", config.display());
+    let args = |list: &[&str]| list.iter().map(|a| a.to_string()).collect::<Vec<_>>();
+    let table = [
+        Bad {
+            what: "the admin listener on the API's address",
+            as_service_user: false,
+            args: args(&["--listen", &at, "--admin-listen", &at]),
+            config: "",
+            code: 64,
+            first_line: format!(
+                "resetctl: admin-listen {at} is the address of listen ({at}): the admin \
+                 listener (metrics, healthz, export) needs a port of its own"
+            ),
+        },
+        Bad {
+            what: "a port below 1024 for the service user",
+            as_service_user: true,
+            args: args(&["--listen", "127.0.0.1:80"]),
+            config: "",
+            code: 71,
+            first_line: "resetctl: cannot listen on 127.0.0.1:80: permission denied for user \
+                         nobody (a port below 1024 needs root or CAP_NET_BIND_SERVICE: under \
+                         systemd, resetctl-serve.socket can bind it, or a drop-in gives the \
+                         capability)"
+                .to_owned(),
+        },
+        Bad {
+            what: "a typo in the log filter",
+            as_service_user: false,
+            args: args(&["--listen", "127.0.0.1:0"]),
+            config: "log = \"info,resetctl::access=wanr\"\n",
+            code: 64,
+            first_line: file(
+                "log: unknown directive `resetctl::access=wanr`: a directive is a level \
+                 (error, warn, info, debug, trace or off) or TARGET=LEVEL \
+                 (`info,resetctl::access=warn`)",
+            ),
+        },
+        Bad {
+            what: "a log filter that is one word but no level",
+            as_service_user: false,
+            args: args(&["--listen", "127.0.0.1:0", "--log", "inof"]),
+            config: "",
+            code: 64,
+            first_line: "resetctl: log: unknown directive `inof`: a directive is a level \
+                         (error, warn, info, debug, trace or off) or TARGET=LEVEL \
+                         (`info,resetctl::access=warn`)"
+                .to_owned(),
+        },
+        Bad {
+            what: "a data dir the service user cannot read",
+            as_service_user: true,
+            args: args(&[
+                "--data-dir",
+                unreadable.to_str().unwrap(),
+                "--listen",
+                "127.0.0.1:0",
+            ]),
+            config: "",
+            code: 74,
+            first_line: format!(
+                "resetctl: the data dir {} cannot be read by user nobody: Permission denied \
+                 (os error 13)",
+                unreadable.display()
+            ),
+        },
+        Bad {
+            what: "a listen address that is no address",
+            as_service_user: false,
+            args: args(&["--listen", "nonsense"]),
+            config: "",
+            code: 64,
+            first_line: "resetctl: listen \"nonsense\" is not an address like 127.0.0.1:8080 \
+                         or localhost:8080: invalid socket address"
+                .to_owned(),
+        },
+        Bad {
+            what: "an address not this host's",
+            as_service_user: false,
+            args: args(&["--listen", "192.0.2.1:8080"]),
+            config: "",
+            code: 71,
+            first_line: "resetctl: cannot listen on 192.0.2.1:8080: 192.0.2.1 is not this \
+                         host's: Cannot assign requested address (os error 99)"
+                .to_owned(),
+        },
+        Bad {
+            what: "a value out of its range",
+            as_service_user: false,
+            args: args(&["--listen", "127.0.0.1:0", "--max-connections", "0"]),
+            config: "",
+            code: 64,
+            first_line: "resetctl: max-connections must be at least 1".to_owned(),
+        },
+    ];
+    let mut wrong = Vec::new();
+    for bad in &table {
+        std::fs::write(&config, bad.config).unwrap();
+        std::fs::set_permissions(&config, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let runs = [true, false].map(|checking| {
+            let mut cmd = w.cmd();
+            cmd.arg("--config")
+                .arg(&config)
+                .arg("serve")
+                .args(&bad.args);
+            if checking {
+                cmd.arg("--check");
+            }
+            let cmd = if bad.as_service_user {
+                as_nobody(&cmd)
+            } else {
+                cmd
+            };
+            finished(cmd)
+        });
+        let [check, start] = &runs;
+        for (run, how) in [(check, "serve --check"), (start, "serve")] {
+            let said = run
+                .stderr
+                .lines()
+                .find(|l| l.starts_with("resetctl: "))
+                .unwrap_or("(no exit message)");
+            if (run.code, said) != (bad.code, bad.first_line.as_str()) {
+                wrong.push(format!(
+                    "{}: {how} exited {} with {said:?}\n  (expected {} with {:?})",
+                    bad.what, run.code, bad.code, bad.first_line
+                ));
+            }
+        }
+        if !start.stdout.is_empty() {
+            wrong.push(format!("{}: serve listened: {}", bad.what, start.stdout));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// The one difference, documented: a quota store that does not answer
+/// is refused by `--check` (and a reload), while a start serves and
+/// answers data requests 503 until the store answers.
+#[test]
+fn a_store_that_does_not_answer_fails_the_check_and_a_start_serves_503() {
+    let w = World::new();
+    w.seed_bundled();
+    let store = ["--rate-limit-store", "redis://127.0.0.1:1/0"];
+    let mut args = vec!["serve", "--listen", "127.0.0.1:0", "--check"];
+    args.extend(store);
+    let check = w.run(&args).code(69);
+    assert_eq!(
+        exit_message(&check),
+        "resetctl: the quota store at redis://127.0.0.1:1/0 does not answer: Connection \
+         refused (os error 111)"
+    );
+    let s = Server::start(&w, &["--now", NOW, store[0], store[1]], &[]);
+    assert_eq!(
+        s.get("/openapi/v1/records").json()["error"],
+        "rate_limit_unavailable"
+    );
+    assert!(
+        s.log_text().contains(
+            "the quota store at redis://127.0.0.1:1/0 does not answer yet (Connection refused"
+        ),
+        "{}",
+        s.log_text()
+    );
 }

@@ -204,7 +204,7 @@ fn hostile_machine() {
     assert!(
         plain
             .stderr
-            .contains("/etc/resetctl/config.toml: unknown key `hostile-key`"),
+            .contains("/etc/resetctl/config.toml: line 1, column 1: unknown key `hostile-key`"),
         "{}",
         plain.stderr
     );

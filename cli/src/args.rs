@@ -51,7 +51,9 @@ pub struct GlobalArgs {
     /// /etc/resetctl/config.toml (one file is read, never both).
     #[arg(long, global = true, env = "RESETCTL_CONFIG", value_name = "FILE")]
     pub config: Option<PathBuf>,
-    /// Log filter: error, warn, info, debug, trace, or a tracing directive. RUST_LOG wins.
+    /// Log filter: a level (error, warn, info, debug, trace, off) or comma-separated
+    /// directives, each a level or TARGET=LEVEL (info,resetctl::access=warn); any other
+    /// directive is an error naming it. RUST_LOG wins.
     #[arg(long, global = true, env = "RESETCTL_LOG", value_name = "FILTER")]
     pub log: Option<String>,
     /// Log line format on stderr: text or json. Text is for people; json is one object per line,
@@ -238,10 +240,12 @@ pub enum Command {
     /// restart keeps it; with NOTIFY_SOCKET set, it says READY=1 once it answers with the newest
     /// snapshot loaded, and STOPPING=1 when it drains (Type=notify).
     ///
-    /// SIGHUP (systemctl reload) reads the settings again: log, the quota, the flood guard, the
-    /// client keys and the site name apply at once (a new quota counts afresh); any other changed
-    /// key is logged and waits for a restart; a file that does not pass is refused whole and
-    /// nothing changes.
+    /// SIGHUP (systemctl reload, or kill -HUP) reads the settings again and checks them as --check
+    /// does: a file it refuses is refused whole, in one log line, and nothing changes. Otherwise
+    /// log, the quota, the flood guard, the client keys and the site name apply at once, from
+    /// every connection's next request (a new policy or store counts afresh; a new flood guard or
+    /// rate-limit-max-clients keeps every count); any other changed key is logged and waits for a
+    /// restart.
     #[command(
         after_help = "Examples:\n  resetctl --data-dir /var/lib/resetctl serve --listen 0.0.0.0:8080\n  RUST_LOG=resetctl::access=info resetctl serve"
     )]
@@ -570,12 +574,26 @@ pub struct SyncArgs {
     /// The upstream: a records document (another instance's export), the public status feed,
     /// or "public" for the public feed's preset (URL, page URL, source id and name).
     /// Default: none (sync then says what to pass).
-    #[arg(long, env = "RESETCTL_UPSTREAM", value_name = "URL")]
+    // A value that may hold a secret is taken whole, even one that starts with `-`:
+    // clap would quote a part of it as an unknown flag.
+    #[arg(
+        long,
+        env = "RESETCTL_UPSTREAM",
+        allow_hyphen_values = true,
+        value_name = "URL"
+    )]
     pub upstream: Option<String>,
     /// An extra request header for the upstream, "NAME: VALUE" (repeatable): the place for
     /// a secret such as "Authorization: Bearer …". Never printed, logged or published.
     /// Default: none.
-    #[arg(long, env = "RESETCTL_UPSTREAM_HEADER", value_name = "HEADER")]
+    // A value that may hold a secret is taken whole, even one that starts with `-`:
+    // clap would quote a part of it as an unknown flag.
+    #[arg(
+        long,
+        env = "RESETCTL_UPSTREAM_HEADER",
+        allow_hyphen_values = true,
+        value_name = "HEADER"
+    )]
     pub upstream_header: Vec<String>,
     /// The upstream URL as published in dataSource.url. Default: the upstream URL, without
     /// its secrets (userinfo, query or fragment).
@@ -666,7 +684,14 @@ pub struct ServeArgs {
     /// to the record pages: an absolute http:// or https:// URL without query or fragment,
     /// with the path prefix a proxy adds, if any. Default: the request's Host (as
     /// http://HOST; links are relative when that is not a plain host and port).
-    #[arg(long, env = "RESETCTL_PUBLIC_BASE_URL", value_name = "URL")]
+    // A value that may hold a secret is taken whole, even one that starts with `-`:
+    // clap would quote a part of it as an unknown flag.
+    #[arg(
+        long,
+        env = "RESETCTL_PUBLIC_BASE_URL",
+        allow_hyphen_values = true,
+        value_name = "URL"
+    )]
     pub public_base_url: Option<String>,
     /// Serve the API only: no status page at / and no record pages (/records/ID,
     /// /en/, /zh/), which then answer 404. The badge and the API are unchanged.
@@ -693,11 +718,14 @@ pub struct ServeArgs {
     /// The quota.
     #[command(flatten)]
     pub limits: LimiterArgs,
-    /// Test the settings and exit, as nginx -t does. Reads every layer, checks every
-    /// setting as serve would, checks that each listen address is this host's and that the
-    /// quota store answers, prints every effective setting and where it came from (secrets
-    /// redacted), and exits 0, or as serve would fail: 64 a setting, 69 the quota store, 71
-    /// a listen address. A port a running server holds is reported, not a failure.
+    /// Test the settings and exit, as nginx -t does: start's own checks, as the user it runs
+    /// as. Reads every layer, checks every setting as serve would (the log filter strictly),
+    /// reads the data dir, tries each listen address (this host's, a port this user may bind,
+    /// the admin listener apart from the API's) and asks the quota store (a PING and its script
+    /// loaded within 3 s), prints every effective setting and where it came from (secrets
+    /// redacted), and exits 0, or as serve would fail: 64 a setting, 69 the quota store
+    /// (refusing or not answering), 71 a listen address, 74 the data dir. A port a running
+    /// server holds is reported, not a failure. A reload (SIGHUP) checks the same.
     #[arg(long, help_heading = "Options")]
     pub check: bool,
     /// Delivery flags this command no longer takes (warned about).
@@ -800,7 +828,14 @@ pub struct LimiterArgs {
     /// redis+cluster://HOST:PORT,HOST:PORT… for a Redis Cluster;
     /// redis+sentinel://HOST:PORT,HOST:PORT…/MASTER[/DB] for the master the sentinels name
     /// (rediss+cluster://, rediss+sentinel:// with TLS).
-    #[arg(long, env = "RESETCTL_RATE_LIMIT_STORE", value_name = "URL")]
+    // A value that may hold a secret is taken whole, even one that starts with `-`:
+    // clap would quote a part of it as an unknown flag.
+    #[arg(
+        long,
+        env = "RESETCTL_RATE_LIMIT_STORE",
+        allow_hyphen_values = true,
+        value_name = "URL"
+    )]
     pub rate_limit_store: Option<String>,
     /// CA of a TLS quota store (PEM). The store's certificate is checked against it.
     /// Default: the system's roots.
@@ -856,7 +891,14 @@ pub struct DeliveryArgs {
     pub webhook_timeout: Option<f64>,
     /// The public address of the status site: notifications link to the record's page there
     /// (unless no-site is set). Default: the configured public-base-url.
-    #[arg(long, env = "RESETCTL_PUBLIC_BASE_URL", value_name = "URL")]
+    // A value that may hold a secret is taken whole, even one that starts with `-`:
+    // clap would quote a part of it as an unknown flag.
+    #[arg(
+        long,
+        env = "RESETCTL_PUBLIC_BASE_URL",
+        allow_hyphen_values = true,
+        value_name = "URL"
+    )]
     pub public_base_url: Option<String>,
 }
 

@@ -254,7 +254,9 @@ impl From<resetctl::limit::SettingError> for CliError {
         use resetctl::limit::SettingError;
         // Exhaustive: a new kind of setting error gets its code here.
         let code = match err {
-            SettingError::RedisRefused { .. } => Code::Unavailable,
+            SettingError::RedisRefused { .. } | SettingError::RedisUnavailable { .. } => {
+                Code::Unavailable
+            }
             SettingError::RedisTlsFile { unfit: true, .. } => Code::DataErr,
             SettingError::RedisTlsFile { unfit: false, .. }
             | SettingError::Rate(_)
@@ -267,6 +269,18 @@ impl From<resetctl::limit::SettingError> for CliError {
             | SettingError::RedisSetup { .. } => Code::Usage,
         };
         CliError::new(code, err.to_string())
+    }
+}
+
+impl From<resetctl::preflight::Refusal> for CliError {
+    fn from(err: resetctl::preflight::Refusal) -> Self {
+        use resetctl::preflight::Refusal;
+        match err {
+            Refusal::Address(why) => CliError::new(Code::Usage, why),
+            Refusal::Listen(why) => CliError::new(Code::Listen, why),
+            Refusal::DataDir(why) => CliError::new(Code::IoErr, why),
+            Refusal::Store(e) => e.into(),
+        }
     }
 }
 

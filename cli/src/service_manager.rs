@@ -19,13 +19,7 @@ pub const ADMIN_SOCKET_NAME: &str = "admin";
 const LISTEN_VARIABLES: [&str; 3] = ["LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES"];
 
 /// The listening sockets the service manager passed, if any.
-#[derive(Debug, Default)]
-pub struct Passed {
-    /// The API's.
-    pub api: Option<std::net::TcpListener>,
-    /// The admin listener's.
-    pub admin: Option<std::net::TcpListener>,
-}
+pub use resetctl::preflight::Passed;
 
 /// Takes the sockets passed to this process: one named
 /// [`ADMIN_SOCKET_NAME`] is the admin listener's, one other the API's.

@@ -57,7 +57,7 @@ fn data() -> Data {
         view.store(PublishedView::build(&snapshot, None));
         let clock = Arc::new(ManualClock::new(now)) as Arc<dyn Clock>;
         let quota = Quota {
-            limiter: Limiter::Off,
+            limiter: std::sync::Arc::new(Limiter::Off),
             clock,
             flood: None,
         };

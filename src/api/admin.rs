@@ -140,7 +140,7 @@ async fn scrape(state: &Admin) -> Scrape {
         .as_ref()
         .and_then(|view| view.last_successful_check_at())
         .map(|at| at.as_millis() as f64 / 1000.0);
-    let quota_clients = match &state.data.quota().limiter {
+    let quota_clients = match &*state.data.quota().limiter {
         crate::limit::Limiter::Memory(memory) => memory.tracked_clients() as u64,
         _ => 0,
     };

@@ -38,19 +38,21 @@ use crate::query::Validators;
 /// counted route and the flood guard are given.
 #[derive(Debug)]
 pub struct Quota {
-    /// The sliding-window quota (or `Limiter::Off`).
-    pub limiter: Limiter,
+    /// The sliding-window quota (or `Limiter::Off`): shared with the quota
+    /// a reload makes when it keeps the policy and the store, so every
+    /// client keeps its count.
+    pub limiter: Arc<Limiter>,
     /// The clock the windows move by.
     pub clock: Arc<dyn Clock>,
-    /// The burst guard of uncounted answers (`None`: off).
-    pub flood: Option<FloodGuard>,
+    /// The burst guard of uncounted answers (`None`: off), shared the same way.
+    pub flood: Option<Arc<FloodGuard>>,
 }
 
 impl Quota {
     /// Drops idle entries, so memory is bounded by the clients active in
     /// the last window (called every minute by the server).
     pub(crate) fn evict_idle(&self) {
-        if let Limiter::Memory(memory) = &self.limiter {
+        if let Limiter::Memory(memory) = &*self.limiter {
             let left = memory.evict_idle(self.clock.now());
             tracing::debug!(clients = left, "evicted idle quota entries");
         }

@@ -53,7 +53,7 @@ pub use admission::Quota;
 pub use clients::ClientKeys;
 pub use handlers::Data;
 pub use router::{routes, Api, Router};
-pub use server::{serve, LiveSettings, ServeOptions};
+pub use server::{serve, LiveSettings, QuotaChange, ServeOptions};
 pub use site::{Site, SiteCache};
 pub use stream::{StreamLimits, StreamSlots, Streams};
 pub use transport::{ConnectionLimits, MIN_HEAD_BYTES};

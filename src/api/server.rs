@@ -186,18 +186,40 @@ fn quota_of(
     clock: Arc<dyn Clock>,
 ) -> Quota {
     Quota {
-        limiter,
+        limiter: Arc::new(limiter),
         clock,
-        flood: limits
-            .flood
-            .map(|(rate, burst)| FloodGuard::new(rate, burst)),
+        flood: flood_of(limits),
     }
 }
 
+/// The flood guard of `limits`, empty (`None`: off).
+fn flood_of(limits: &crate::limit::LimiterSettings) -> Option<Arc<FloodGuard>> {
+    limits
+        .flood
+        .map(|(rate, burst)| Arc::new(FloodGuard::new(rate, burst)))
+}
+
+/// What of the quota a reload changes ([`crate::settings::reload::Changes`]).
+#[derive(Debug)]
+pub enum QuotaChange {
+    /// A new policy, store or TLS files: `limiter` (connected by the
+    /// caller) counts afresh, as after a restart.
+    Limiter(crate::limit::Limiter),
+    /// Only the flood guard, the in-process store's size, or both (each
+    /// `true` when it changed): every client keeps its count.
+    Guards {
+        /// The flood guard changed: it starts full again.
+        flood: bool,
+        /// The in-process store's size changed.
+        max_clients: bool,
+    },
+}
+
 /// The settings a running server takes anew ([`crate::settings::reload`]),
-/// handed to `serve`'s `ready`: each applies to the requests (the client
-/// keys: the connections) that arrive from then on; one in flight finishes
-/// under the settings it started with, so nothing is counted twice.
+/// handed to `serve`'s `ready`: each applies to the requests that arrive
+/// from then on, on every connection (a kept-alive one too); one in
+/// flight finishes under the settings it started with, so nothing is
+/// counted twice.
 #[derive(Clone)]
 pub struct LiveSettings {
     data: Arc<Data>,
@@ -206,18 +228,30 @@ pub struct LiveSettings {
 }
 
 impl LiveSettings {
-    /// Puts in force the quota and flood guard of `limits`, counted by
-    /// `limiter` (connected by the caller, so a store that does not
-    /// answer refuses the reload before anything changes). A new quota
-    /// counts afresh, as after a restart.
-    pub fn set_quota(
-        &self,
-        limits: &crate::limit::LimiterSettings,
-        limiter: crate::limit::Limiter,
-    ) {
-        let clock = self.data.quota().clock.clone();
-        self.data
-            .set_quota(Arc::new(quota_of(limits, limiter, clock)));
+    /// Puts in force the quota and flood guard of `limits` as `change`
+    /// says: a new limiter counts afresh; a new flood guard or store size
+    /// alone keeps every client's count.
+    pub fn set_quota(&self, limits: &crate::limit::LimiterSettings, change: QuotaChange) {
+        let running = self.data.quota();
+        let quota = match change {
+            QuotaChange::Limiter(limiter) => quota_of(limits, limiter, running.clock.clone()),
+            QuotaChange::Guards { flood, max_clients } => {
+                if let (true, crate::limit::Limiter::Memory(memory)) =
+                    (max_clients, &*running.limiter)
+                {
+                    memory.set_max_clients(limits.max_clients);
+                }
+                Quota {
+                    limiter: running.limiter.clone(),
+                    clock: running.clock.clone(),
+                    flood: match flood {
+                        true => flood_of(limits),
+                        false => running.flood.clone(),
+                    },
+                }
+            }
+        };
+        self.data.set_quota(Arc::new(quota));
     }
 
     /// Names the pages `name` (`site-name`): the pages are made again.
@@ -226,7 +260,7 @@ impl LiveSettings {
     }
 
     /// Puts in force how clients are keyed (trusted proxies, their header,
-    /// the IPv6 prefix).
+    /// the IPv6 prefix), from every connection's next request on.
     pub fn set_client_keys(&self, policy: crate::limit::client::ClientKeyPolicy) {
         self.keys.store(Arc::new(ClientKeys::new(policy)));
     }

@@ -18,7 +18,7 @@ fn at(text: &str) -> Timestamp {
 fn state(clock: Arc<ManualClock>) -> Api {
     let clock = clock as Arc<dyn Clock>;
     let quota = Quota {
-        limiter: Limiter::Memory(MemoryLimiter::new(QuotaPolicy::default())),
+        limiter: Arc::new(Limiter::Memory(MemoryLimiter::new(QuotaPolicy::default()))),
         clock,
         flood: None,
     };

@@ -76,7 +76,8 @@ struct Shard {
 #[derive(Debug)]
 pub struct MemoryLimiter {
     policy: QuotaPolicy,
-    max_clients: usize,
+    /// The cap; a reload may change it without forgetting any client.
+    max_clients: AtomicUsize,
     tracked: AtomicUsize,
     /// New clients refused because the table was full, in all.
     refused: AtomicUsize,
@@ -96,7 +97,7 @@ impl MemoryLimiter {
     pub fn with_max_clients(policy: QuotaPolicy, max_clients: usize) -> Self {
         Self {
             policy,
-            max_clients,
+            max_clients: AtomicUsize::new(max_clients),
             tracked: AtomicUsize::new(0),
             refused: AtomicUsize::new(0),
             last_warned: std::sync::atomic::AtomicI64::new(i64::MIN),
@@ -125,7 +126,8 @@ impl MemoryLimiter {
         let index = (self.hasher.hash_one(client) as usize) % SHARDS;
         let mut shard = self.shards[index].lock().unwrap_or_else(|p| p.into_inner());
         let shard = &mut *shard;
-        let (policy, tracked, max) = (self.policy, &self.tracked, self.max_clients);
+        let (policy, tracked) = (self.policy, &self.tracked);
+        let max = self.max_clients.load(Ordering::Relaxed);
         let result = match client {
             IpAddr::V4(v4) => check_in(
                 &mut shard.v4,
@@ -229,9 +231,16 @@ impl MemoryLimiter {
             tracing::warn!(
                 "the quota table is full ({} clients, --rate-limit-max-clients): new clients get 503 rate_limit_unavailable \
                  until idle ones leave the window; {refused} refused so far",
-                self.max_clients
+                self.max_clients.load(Ordering::Relaxed)
             );
         }
+    }
+
+    /// Tracks at most `max_clients` clients from now on (a reload): every
+    /// client tracked keeps its count; past a lower cap, new clients wait
+    /// for idle ones to leave.
+    pub fn set_max_clients(&self, max_clients: usize) {
+        self.max_clients.store(max_clients, Ordering::Relaxed);
     }
 
     /// New clients refused because the table was full, in all.

@@ -105,6 +105,15 @@ pub enum SettingError {
         /// What failed, in the library's words.
         why: String,
     },
+    /// A store that does not answer a `PING` and load the quota script in
+    /// time, where it must (`serve --check`, a reload).
+    #[error("the quota store at {url} does not answer: {why}")]
+    RedisUnavailable {
+        /// The URL, redacted.
+        url: String,
+        /// What failed, in the library's words.
+        why: String,
+    },
     /// A Redis client that cannot be set up.
     #[error("cannot set up Redis at {url}: {why}")]
     RedisSetup {

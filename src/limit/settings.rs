@@ -121,15 +121,16 @@ impl LimiterSettings {
 
     /// Builds the limiter these settings describe; a Redis store is asked
     /// once (see [`RedisLimiter::connect`]): one that refuses us for good is
-    /// an error before anything listens.
-    pub async fn connect(&self) -> Result<Limiter, SettingError> {
+    /// an error before anything listens, and so is one that does not
+    /// answer in time when `strict`.
+    pub async fn connect(&self, strict: bool) -> Result<Limiter, SettingError> {
         Ok(match (&self.policy, &self.redis_url) {
             (None, _) => Limiter::Off,
             (Some(p), None) => {
                 Limiter::Memory(MemoryLimiter::with_max_clients(*p, self.max_clients))
             }
             (Some(p), Some(url)) => {
-                Limiter::Redis(RedisLimiter::connect(url, &self.redis_tls, *p).await?)
+                Limiter::Redis(RedisLimiter::connect(url, &self.redis_tls, *p, strict).await?)
             }
         })
     }

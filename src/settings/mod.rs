@@ -200,6 +200,39 @@ impl Raw<'_> {
     }
 }
 
+/// Checks a `log` filter strictly: each comma-separated directive is a
+/// level (`error`, `warn`, `info`, `debug`, `trace`, `off`) or
+/// `TARGET=LEVEL`; anything else is an error naming the directive, never a
+/// filter quietly replaced by `info` (which turned a dropped access log
+/// back on).
+fn log_filter(filter: &str) -> Result<(), String> {
+    const LEVELS: &str = "error, warn, info, debug, trace or off";
+    for directive in filter.split(',').map(str::trim).filter(|d| !d.is_empty()) {
+        let is_level = |text: &str| {
+            !text.is_empty() && text.parse::<tracing::level_filters::LevelFilter>().is_ok()
+        };
+        let named_target = |target: &str| {
+            let name = target.split('[').next().unwrap_or("");
+            !name.is_empty()
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "_:-".contains(c))
+                && (name.len() == target.len() || target.ends_with(']'))
+        };
+        let known = match directive.rsplit_once('=') {
+            Some((target, level)) => named_target(target.trim()) && is_level(level.trim()),
+            None => is_level(directive),
+        };
+        if !known {
+            return Err(format!(
+                "log: unknown directive `{directive}`: a directive is a level ({LEVELS}) or \
+                 TARGET=LEVEL (`info,resetctl::access=warn`)"
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// A key as the flags and the config file spell it.
 pub fn kebab(key: &str) -> String {
     key.replace('_', "-")
@@ -269,6 +302,9 @@ impl Settings {
                 ))
             }
         };
+        if let Some(filter) = &v.log {
+            log_filter(filter).map_err(|why| raw.invalid("log", why))?;
+        }
         if let Some(contact) = &v.user_agent_contact {
             crate::outbound::check_contact(contact)
                 .map_err(|e| raw.invalid("user_agent_contact", e.to_string()))?;

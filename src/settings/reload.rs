@@ -1,13 +1,14 @@
 //! What a running `serve` takes anew when its settings are read again
-//! (SIGHUP, `systemctl reload`): the keys it applies while serving, and
-//! those that wait for a restart (each named, with the value kept).
+//! (SIGHUP, `systemctl reload`) and checked as `serve --check` checks them
+//! ([`crate::preflight`]): the keys it applies while serving, and those
+//! that wait for a restart (each named, with the value kept).
 
 use super::Settings;
 
-/// The keys a running server applies: the log filter, the quota and the
-/// flood guard (a new quota counts afresh, as after a restart), how
-/// clients are told apart (for connections accepted from then on), and the
-/// pages' name. (Webhook delivery settings are kept with each endpoint and
+/// The keys a running server applies: the log filter, the quota (a new
+/// policy or store counts afresh, as after a restart; a new flood guard or
+/// store size keeps every client's count), how clients are told apart
+/// (from every connection's next request on), and the pages' name. (Webhook delivery settings are kept with each endpoint and
 /// change with `webhook set`, which the deliverer sees at once.)
 pub const LIVE: &[&str] = &[
     "log",
@@ -30,8 +31,13 @@ pub const LIVE: &[&str] = &[
 pub struct Changes {
     /// The log filter (`log`).
     pub log: bool,
-    /// The quota, its store or the flood guard: a new quota is built.
-    pub quota: bool,
+    /// How requests are counted: the policy, the store or its TLS files
+    /// (a new quota counts afresh, as after a restart).
+    pub limiter: bool,
+    /// The flood guard (every client keeps its quota's count).
+    pub flood: bool,
+    /// The in-process store's size (every client keeps its count).
+    pub max_clients: bool,
     /// How clients are keyed (trusted proxies, the header, the IPv6 prefix).
     pub client_keys: bool,
     /// The pages' name.
@@ -43,7 +49,12 @@ pub struct Changes {
 impl Changes {
     /// Whether anything is applied.
     pub fn applies_any(&self) -> bool {
-        self.log || self.quota || self.client_keys || self.site_name
+        self.log
+            || self.limiter
+            || self.flood
+            || self.max_clients
+            || self.client_keys
+            || self.site_name
     }
 }
 
@@ -58,19 +69,10 @@ pub fn changes(running: &Settings, read: &Settings) -> Changes {
         .collect();
     Changes {
         log: running.log != read.log,
-        quota: (
-            old.policy,
-            &old.redis_url,
-            &old.redis_tls,
-            old.flood,
-            old.max_clients,
-        ) != (
-            new.policy,
-            &new.redis_url,
-            &new.redis_tls,
-            new.flood,
-            new.max_clients,
-        ),
+        limiter: (old.policy, &old.redis_url, &old.redis_tls)
+            != (new.policy, &new.redis_url, &new.redis_tls),
+        flood: old.flood != new.flood,
+        max_clients: old.max_clients != new.max_clients,
         client_keys: old.client_keys != new.client_keys,
         site_name: running.serve.options.site_name != read.serve.options.site_name,
         kept,

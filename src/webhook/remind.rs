@@ -3,7 +3,7 @@
 //! reminders of the leads each asks for), appended to the outbox when it
 //! falls due, and when the next one will.
 //!
-//! The one deliverer of a data dir runs `schedule`: it sleeps until the
+//! The one deliverer of a data dir runs `schedule` (below): it sleeps until the
 //! [`Pass::next_due`] of its last look, and wakes early when the pointer
 //! moves (a publish made visible) or the outbox or the endpoints change;
 //! `webhook deliver --once` appends what is due before it delivers. Appending is under the data-dir lock and skips every key

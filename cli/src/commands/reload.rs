@@ -1,11 +1,13 @@
-//! `serve`'s reload: on SIGHUP (`systemctl reload`) the settings are read
-//! again as at start, and what a running server can change is applied
+//! `serve`'s reload: on SIGHUP (`systemctl reload`, a raw `kill -HUP`)
+//! the settings are read again as at start and checked as `serve --check`
+//! checks them, then what a running server can change is applied
 //! ([`resetctl::settings::reload`] says which keys); the rest is named in
-//! a warning and waits for a restart. A file that does not pass, or a
-//! quota store that does not answer, is refused whole and the running
-//! settings are kept.
+//! a warning and waits for a restart. A file `--check` refuses (a quota
+//! store that does not answer among them) is refused whole, in one log
+//! line saying why, and the running settings are kept.
 
-use resetctl::api::LiveSettings;
+use resetctl::api::{LiveSettings, QuotaChange};
+use resetctl::preflight::{Occasion, Passed};
 use resetctl::settings::reload::changes;
 
 use crate::exit::CliError;
@@ -43,8 +45,10 @@ pub async fn on_hangup(
     }
 }
 
-/// One reload: the settings read again, then (only once all of them and a
-/// changed quota store passed) applied; returns them.
+/// One reload: the settings read again and checked as `serve --check`
+/// checks them ([`resetctl::preflight::check`]: listeners, files, the
+/// quota store answering), then, only once everything passed, what a
+/// running server can change applied; returns them.
 async fn reload(
     started: &Settings,
     applied: &Settings,
@@ -52,12 +56,9 @@ async fn reload(
     live: &LiveSettings,
 ) -> Result<Settings, CliError> {
     let read = reread()?;
+    let runnable = resetctl::preflight::check(&read, Occasion::Check, Passed::default()).await?;
     let live_changes = changes(applied, &read);
     let limits = &read.serve.options.limits;
-    let limiter = match live_changes.quota {
-        true => Some(limits.connect().await?),
-        false => None,
-    };
     let mut done = Vec::new();
     if live_changes.log {
         if crate::logging::set_filter(read.log.as_deref()) {
@@ -66,13 +67,22 @@ async fn reload(
             tracing::warn!("log changed, but RUST_LOG is set and wins over it");
         }
     }
-    if let Some(limiter) = limiter {
-        live.set_quota(limits, limiter);
+    if live_changes.limiter {
+        live.set_quota(limits, QuotaChange::Limiter(runnable.limiter));
         done.push("quota (counted afresh) and flood guard");
+    } else if live_changes.flood || live_changes.max_clients {
+        let (flood, max_clients) = (live_changes.flood, live_changes.max_clients);
+        live.set_quota(limits, QuotaChange::Guards { flood, max_clients });
+        if flood {
+            done.push("flood-guard (every client's quota kept)");
+        }
+        if max_clients {
+            done.push("rate-limit-max-clients (every client's quota kept)");
+        }
     }
     if live_changes.client_keys {
         live.set_client_keys(limits.client_keys.clone());
-        done.push("client keys (for new connections)");
+        done.push("client keys (from every connection's next request)");
     }
     if live_changes.site_name {
         live.set_site_name(read.serve.options.site_name.clone());

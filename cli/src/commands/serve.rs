@@ -4,6 +4,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use resetctl::api::serve;
+use resetctl::preflight::Occasion;
 
 use crate::args::ServeArgs;
 use crate::exit::CliError;
@@ -39,8 +40,8 @@ fn warn_if_nothing_published(settings: &Settings) {
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// `serve --check`: every effective setting and where it came from, then
-/// the listen addresses and the quota store tried; exits as `serve` would
-/// fail, without serving.
+/// what start would try ([`resetctl::preflight::check`], the one check
+/// start and a reload make too); exits as `serve` would fail, without serving.
 fn check(settings: &Settings) -> Result<(), CliError> {
     let shown = resetctl::settings::effective::effective(settings, settings.config_path.as_deref());
     let width = shown
@@ -62,66 +63,21 @@ fn check(settings: &Settings) -> Result<(), CliError> {
         out.push_str(&format!("{line:<width$}# {}\n", shown!("{}", e.source)));
     }
     print(&out)?;
-    let serve = &settings.serve;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| CliError::io(format!("cannot start the runtime: {e}")))?;
-    runtime.block_on(async {
-        let mut report = String::new();
-        let listeners = std::iter::once(("listen", &serve.listen))
-            .chain(serve.admin_listen.as_ref().map(|a| ("admin-listen", a)));
-        for (key, address) in listeners {
-            report.push_str(&shown!("# {}: {}\n", key, try_address(address).await?));
-        }
-        options_store(&serve.options.limits).await?;
-        report.push_str(&shown!(
-            "# quota store: {} answers\n# the settings are good\n",
-            serve
-                .options
-                .limits
-                .redis_url
-                .as_deref()
-                .map_or_else(|| "memory".to_owned(), resetctl::redact::redact_url)
-        ));
-        print(&report)
-    })
-}
-
-/// Whether `address` (IP:PORT or HOST:PORT) can be listened on here: each
-/// IP it names is this host's (bound on another port to find out, so a
-/// running server's port is no failure), and whether its port is free.
-async fn try_address(address: &str) -> Result<String, CliError> {
-    let addresses: Vec<SocketAddr> = tokio::net::lookup_host(address)
-        .await
-        .map_err(|e| {
-            CliError::usage(format!(
-                "listen {address:?} is not an address like 127.0.0.1:8080 or localhost:8080: {e}"
-            ))
-        })?
-        .collect();
-    let mut free = false;
-    for at in &addresses {
-        let mut any_port = *at;
-        any_port.set_port(0);
-        std::net::TcpListener::bind(any_port).map_err(|e| {
-            CliError::listen(format!(
-                "cannot listen on {address}: {} is not this host's: {e}",
-                at.ip()
-            ))
-        })?;
-        free |= std::net::TcpListener::bind(at).is_ok();
+    let runnable = runtime.block_on(resetctl::preflight::check(
+        settings,
+        Occasion::Check,
+        Default::default(),
+    ))?;
+    let mut report = String::new();
+    for line in &runnable.report {
+        report.push_str(&shown!("# {}\n", line));
     }
-    Ok(if free {
-        format!("{address} can be listened on")
-    } else {
-        format!("{address} is this host's; its port is in use now (a running server?)")
-    })
-}
-
-/// The quota store asked once, as `serve` asks it at start.
-async fn options_store(limits: &resetctl::limit::LimiterSettings) -> Result<(), CliError> {
-    limits.connect().await.map(drop).map_err(CliError::from)
+    report.push_str("# the settings are good\n");
+    print(&report)
 }
 
 pub fn run(
@@ -133,16 +89,10 @@ pub fn run(
         return check(settings);
     }
     let resetctl::settings::serve::ServeSettings {
-        listen,
-        admin_listen,
-        backlog,
-        republish,
-        options,
-        ..
+        republish, options, ..
     } = settings.serve.clone();
     ensure_open_files(options.connections.max_connections);
     args.moved.warn();
-    warn_if_nothing_published(settings);
     let delivery = settings.delivery();
     // `--now` freezes the server's clock (tests and demos); otherwise the system clock.
     let clock = settings.clock();
@@ -156,11 +106,12 @@ pub fn run(
     let served = runtime.block_on(async move {
         // From here on a SIGHUP reloads (it no longer ends the process).
         let hangups = super::reload::hangups()?;
-        // The quota store first: one that refuses us for good (TLS,
-        // credentials) stops the start before anything listens.
-        let limiter = options.limits.connect().await?;
-        let (listener, local, admin) =
-            listeners(passed, &listen, admin_listen.as_deref(), backlog).await?;
+        // What `serve --check` and a reload try, tried and kept: a
+        // configuration either of them refuses does not start.
+        let runnable = resetctl::preflight::check(settings, Occasion::Start, passed).await?;
+        let limiter = runnable.limiter;
+        let (listener, local, admin) = announce(runnable.listeners.expect("bound at start"))?;
+        warn_if_nothing_published(settings);
         tracing::info!(data_dir = %options.data_dir.display(), "listening on http://{local}");
         for (name, value) in options.limits.describe() {
             tracing::info!("{name}: {value}");
@@ -251,14 +202,9 @@ fn ensure_open_files(max_connections: usize) {
     }
 }
 
-/// The API's listener and its address, and the admin listener if any:
-/// the sockets the service manager passed, or else the addresses bound;
-/// each address printed (stdout) as it listens.
-async fn listeners(
-    passed: service_manager::Passed,
-    listen: &str,
-    admin_listen: Option<&str>,
-    backlog: u32,
+/// Prints (stdout) and logs the address of each listener bound.
+fn announce(
+    listeners: resetctl::preflight::Listeners,
 ) -> Result<
     (
         tokio::net::TcpListener,
@@ -267,89 +213,16 @@ async fn listeners(
     ),
     CliError,
 > {
-    let listener = listener_of(passed.api, listen, backlog).await?;
-    let local = listener
-        .local_addr()
-        .map_err(|e| CliError::io(e.to_string()))?;
-    let admin = match (passed.admin, admin_listen) {
-        (Some(socket), _) => Some(adopt(socket)?),
-        (None, Some(address)) => Some(bind(address, backlog).await?),
-        (None, None) => None,
-    };
+    let (listener, local) = listeners.api;
     print(&format!("listening on http://{local}\n"))?;
-    if let Some(admin) = &admin {
+    if let Some(admin) = &listeners.admin {
         let at = admin
             .local_addr()
             .map_err(|e| CliError::io(e.to_string()))?;
         print(&format!("admin listening on http://{at}\n"))?;
         tracing::info!("admin (metrics, healthz, export) listening on http://{at}");
     }
-    Ok((listener, local, admin))
-}
-
-/// The socket the service manager passed, or else `listen` bound.
-async fn listener_of(
-    passed: Option<std::net::TcpListener>,
-    listen: &str,
-    backlog: u32,
-) -> Result<tokio::net::TcpListener, CliError> {
-    match passed {
-        Some(socket) => adopt(socket),
-        None => bind(listen, backlog).await,
-    }
-}
-
-/// A socket the service manager passed, as the runtime's listener.
-fn adopt(socket: std::net::TcpListener) -> Result<tokio::net::TcpListener, CliError> {
-    let listener =
-        tokio::net::TcpListener::from_std(socket).map_err(|e| CliError::io(e.to_string()))?;
-    if let Ok(at) = listener.local_addr() {
-        tracing::info!("on the socket the service manager passed ({at}), kept across restarts");
-    }
-    Ok(listener)
-}
-
-/// Binds `listen` (IP:PORT, or HOST:PORT tried address by address) with
-/// `backlog`: a name that does not resolve is a usage error, an address in
-/// use exit 71.
-async fn bind(listen: &str, backlog: u32) -> Result<tokio::net::TcpListener, CliError> {
-    let addresses: Vec<SocketAddr> = tokio::net::lookup_host(listen)
-        .await
-        .map_err(|e| {
-            CliError::usage(format!(
-                "listen {listen:?} is not an address like 127.0.0.1:8080 or localhost:8080: {e}"
-            ))
-        })?
-        .collect();
-    let mut last = None;
-    for address in addresses {
-        let socket = match address {
-            SocketAddr::V4(_) => tokio::net::TcpSocket::new_v4(),
-            SocketAddr::V6(_) => tokio::net::TcpSocket::new_v6(),
-        };
-        let bound = socket.and_then(|socket| {
-            socket.set_reuseaddr(true)?;
-            socket.bind(address)?;
-            socket.listen(backlog)
-        });
-        match bound {
-            Ok(listener) => return Ok(listener),
-            Err(e) => last = Some(e),
-        }
-    }
-    let why = match last {
-        None => "the name has no address".to_owned(),
-        // Who holds it is one command away; say which.
-        Some(e) if e.kind() == std::io::ErrorKind::AddrInUse => format!(
-            "{e}: another server holds it (`ss -ltnp 'sport = :{}'` names it; under systemd, \
-             resetctl-serve.socket holds it for the service)",
-            listen.rsplit(':').next().unwrap_or(listen)
-        ),
-        Some(e) => e.to_string(),
-    };
-    Err(CliError::listen(format!(
-        "cannot listen on {listen}: {why}"
-    )))
+    Ok((listener, local, listeners.admin))
 }
 
 pub async fn shutdown_signal() {

@@ -190,7 +190,8 @@ pub(crate) async fn run(
             },
             () = &mut shutdown => break,
         };
-        // The rules in force at accept serve the whole connection.
+        // The rules in force at accept place the connection under the
+        // caps; each request is keyed by the rules in force when it comes.
         let keys = current_keys.load_full();
         let exempt = keys.trusts(peer.ip());
         // Keyed like the quota: an IPv6 client by its prefix, so one /64 cannot
@@ -206,7 +207,7 @@ pub(crate) async fn run(
         };
         let connection = Connection {
             service: routes.clone(),
-            keys,
+            keys: current_keys.clone(),
             builder: builder.clone(),
             peer,
             header_timeout: limits.header_timeout,
@@ -226,7 +227,8 @@ pub(crate) async fn run(
 /// One accepted connection and what serving it needs.
 struct Connection<S> {
     service: S,
-    keys: Arc<ClientKeys>,
+    /// How clients are keyed, as a reload leaves it.
+    keys: Arc<arc_swap::ArcSwap<ClientKeys>>,
     builder: Arc<hyper_util::server::conn::auto::Builder<TokioExecutor>>,
     peer: SocketAddr,
     header_timeout: Duration,
@@ -260,7 +262,7 @@ impl<S: Routes> Connection<S> {
             Ok(Ok(Opening::Other(first))) => first,
             Ok(Ok(Opening::Stream(mut request))) => {
                 let started = Instant::now();
-                prepare(&self.keys, peer, &mut request);
+                prepare(&self.keys.load(), peer, &mut request);
                 let client = request.extensions().get::<ClientKey>().map(|k| k.0);
                 let path = request.uri().path().to_owned();
                 let close = stream_conn::asks_close(request.headers());
@@ -392,7 +394,9 @@ impl<S: Routes> Connection<S> {
 /// What each request of a hyper connection is answered with.
 struct RequestContext<S> {
     service: S,
-    keys: Arc<ClientKeys>,
+    /// How clients are keyed, read again for each request (a reload
+    /// reaches kept-alive and HTTP/2 connections at their next request).
+    keys: Arc<arc_swap::ArcSwap<ClientKeys>>,
     peer: SocketAddr,
     body_timeout: Duration,
     /// The largest request head (HTTP/1.1's is hyper's buffer; HTTP/2's is
@@ -426,7 +430,7 @@ impl<S: Routes> RequestContext<S> {
     > + Send
            + 'static {
         let in_flight = self.activity.begin();
-        prepare(&self.keys, self.peer, &mut request);
+        prepare(&self.keys.load(), self.peer, &mut request);
         let client = request.extensions().get::<ClientKey>().map(|k| k.0);
         let method = request.method().clone();
         let http1 = request.version() < hyper::Version::HTTP_2;

@@ -266,12 +266,40 @@ impl StoreConnection {
         .map(drop)
     }
 
-    /// One `PING` within `wait`: `Err(Refused)` when the store refuses us
-    /// in a way that will not heal by itself (a TLS handshake that fails,
-    /// credentials refused, a TLS URL naming a port that accepts TCP but
-    /// never completes a handshake: a plain-TCP server), `Err(Unreachable)`
-    /// when it does not answer.
-    pub async fn probe(&self, address: &RedisAddress, wait: Duration) -> Result<(), ProbeFailure> {
+    /// One `PING`, then `SCRIPT LOAD` of each of `scripts`, all within
+    /// `wait`: `Err(Refused)` when the store refuses us in a way that will
+    /// not heal by itself (a TLS handshake that fails, credentials or a
+    /// script refused, a TLS URL naming a port that accepts TCP but never
+    /// completes a handshake: a plain-TCP server), `Err(Unreachable)` when
+    /// it does not answer in time.
+    pub async fn probe(
+        &self,
+        address: &RedisAddress,
+        wait: Duration,
+        scripts: &[&Script],
+    ) -> Result<(), ProbeFailure> {
+        let started = tokio::time::Instant::now();
+        self.answers(address, wait).await?;
+        let loads = async {
+            for script in scripts {
+                self.load(script).await?;
+            }
+            Ok::<_, RedisError>(())
+        };
+        match tokio::time::timeout_at(started + wait, loads).await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) if refuses_for_good(&e) => Err(ProbeFailure::Refused(e.to_string())),
+            Ok(Err(e)) => Err(ProbeFailure::Unreachable(format!(
+                "it answered PING but did not load the quota script: {e}"
+            ))),
+            Err(_) => Err(ProbeFailure::Unreachable(format!(
+                "it answered PING but did not load the quota script within {wait:?}"
+            ))),
+        }
+    }
+
+    /// One `PING` within `wait` ([`StoreConnection::probe`]'s first step).
+    async fn answers(&self, address: &RedisAddress, wait: Duration) -> Result<(), ProbeFailure> {
         match self.ping(wait).await {
             Ok(()) => Ok(()),
             Err(Ping::Refused(why)) => Err(ProbeFailure::Refused(why)),

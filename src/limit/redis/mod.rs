@@ -192,21 +192,35 @@ impl RedisLimiter {
         })
     }
 
-    /// [`new`](Self::new), then one `PING` within 3 s: a store that
-    /// refuses us for good (a TLS handshake that fails, credentials
-    /// refused) is an error; one that does not answer yet is only logged,
-    /// and data requests fail closed until it does.
+    /// [`new`](Self::new), then one `PING` and the scripts loaded within
+    /// 3 s: a store that refuses us for good (a TLS handshake that fails,
+    /// credentials refused) is an error. One that does not answer in time
+    /// is an error too when `strict` (`serve --check`, a reload: a file
+    /// they pass must run); otherwise (a start) it is only logged, and data
+    /// requests fail closed until it answers.
     pub async fn connect(
         url: &str,
         tls: &RedisTlsFiles,
         policy: QuotaPolicy,
+        strict: bool,
     ) -> Result<Self, SettingError> {
         let address = RedisAddress::parse(url)?;
         let limiter = Self::with_address(address.clone(), tls, policy)?;
-        match limiter.connection.probe(&address, PROBE_WAIT).await {
+        let scripts = [&limiter.script, &limiter.peek_script];
+        match limiter
+            .connection
+            .probe(&address, PROBE_WAIT, &scripts)
+            .await
+        {
             Ok(()) => {}
             Err(ProbeFailure::Refused(why)) => {
                 return Err(SettingError::RedisRefused {
+                    url: limiter.url.clone(),
+                    why,
+                })
+            }
+            Err(ProbeFailure::Unreachable(why)) if strict => {
+                return Err(SettingError::RedisUnavailable {
                     url: limiter.url.clone(),
                     why,
                 })
