@@ -1,7 +1,7 @@
 //! The layout's promises, checked: no two modules of the library import
-//! each other, even through others, and no two rooms of `src/api/` either
-//! (tests/modgraph.py prints the graph's strongly connected components;
-//! ARCHITECTURE.md).
+//! each other, even through others, and no two rooms of any folder either,
+//! at any depth (tests/modgraph.py prints the graph's strongly connected
+//! components; ARCHITECTURE.md).
 
 use crate::util::repo_root;
 
@@ -51,27 +51,44 @@ fn no_room_of_the_api_is_in_an_import_cycle() {
     }
 }
 
-/// Every folder of the library (a room: `webhook`, `upstream`, `limit`,
-/// `settings`, …, and any added later) is checked as `api` is: no two of
-/// its files import each other, even through others.
+/// Every folder of the library and of the CLI, at any depth (a room:
+/// `webhook`, `api/transport`, `limit/redis`, …, and any added later), is
+/// checked as `api` is: no two of its files or folders import each other,
+/// even through others.
 #[test]
-fn no_room_of_any_folder_is_in_an_import_cycle() {
-    let mut rooms: Vec<String> = std::fs::read_dir(repo_root().join("src"))
-        .unwrap()
-        .filter_map(Result::ok)
-        .filter(|e| e.path().is_dir())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
-    rooms.sort();
-    for room in ["webhook", "upstream", "limit", "settings", "api"] {
+fn no_room_of_any_folder_at_any_depth_is_in_an_import_cycle() {
+    for (crate_root, rooms) in [
+        (
+            "src",
+            &[
+                "api",
+                "api/transport",
+                "webhook/outbox",
+                "limit/redis",
+                "settings",
+            ][..],
+        ),
+        ("cli/src", &["commands"][..]),
+    ] {
+        let out = std::process::Command::new(crate::util::python())
+            .arg(repo_root().join("tests/modgraph.py"))
+            .arg(repo_root().join(crate_root))
+            .arg("--every")
+            .output()
+            .expect("run tests/modgraph.py");
+        let printed = String::from_utf8_lossy(&out.stdout);
         assert!(
-            rooms.iter().any(|r| r == room),
-            "{room} is a room: {rooms:?}"
+            out.status.success() && !printed.contains("CYCLE"),
+            "import cycles in {crate_root}:\n{printed}{}",
+            String::from_utf8_lossy(&out.stderr)
         );
-    }
-    for room in &rooms {
-        let printed = components_without_cycles(&[room]);
-        assert!(!printed.trim().is_empty(), "{room}: no file read");
+        // Every folder is really read, the nested ones too.
+        for room in rooms {
+            assert!(
+                printed.lines().any(|l| l == format!("# {room}")),
+                "{crate_root}/{room} missing from:\n{printed}"
+            );
+        }
     }
 }
 

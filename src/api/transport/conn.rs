@@ -23,6 +23,7 @@ use tokio::net::{TcpListener, TcpStream};
 
 use super::deadline::{Activity, TimedBody, Tracked};
 use super::gate::{ConnectionGate, ConnectionLimits, Ticket, BUSY_RESPONSE, MIN_HEAD_BYTES};
+use super::head::one_host;
 use super::hyper_io::HyperIo;
 use super::stream_conn::{self, Answered, Opening};
 use crate::api::clients::{ClientKey, ClientKeys};
@@ -103,13 +104,6 @@ impl TargetForm {
             None
         }
     }
-}
-
-/// Whether `headers` hold exactly one `Host` (what an HTTP/1.1 request
-/// must carry); the stream's own path asks too.
-pub(crate) fn one_host(headers: &hyper::HeaderMap) -> bool {
-    let mut hosts = headers.get_all(hyper::header::HOST).iter();
-    hosts.next().is_some() && hosts.next().is_none()
 }
 
 /// The header list HTTP/2 decodes (RFC 9113 `SETTINGS_MAX_HEADER_LIST_SIZE`,

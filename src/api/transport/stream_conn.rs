@@ -11,7 +11,7 @@
 //! The accept loop reads the first bytes of every connection
 //! ([`read_opening`]) and hands everything that is not exactly such a
 //! request to hyper with those bytes replayed in front of the socket
-//! (`HyperIo` in `conn.rs`), so hyper sees the connection byte for byte as sent: any
+//! (`HyperIo`, `hyper_io.rs`), so hyper sees the connection byte for byte as sent: any
 //! other method, path, version, a request with a body, `Expect` or
 //! `Upgrade`, a pipelined second request, HTTP/2, a head too large or not
 //! yet complete within the header timeout. Only the HTTP/1.1 framing of the
@@ -143,7 +143,7 @@ fn parse_stream_request(bytes: &[u8]) -> Parsed {
         map.append(name, value);
     }
     // Without exactly one Host, hyper's path answers the 400.
-    if !super::conn::one_host(request.headers()) {
+    if !super::head::one_host(request.headers()) {
         return Parsed::Other;
     }
     Parsed::Stream(Box::new(request))
