@@ -7,7 +7,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::backoff::{interval_with_jitter, random_unit};
-use super::run::{sync_once, SyncError, SyncOutcome, SyncSettings};
+use super::error::SyncError;
+use super::run::{sync_once, SyncOutcome, SyncSettings};
 use crate::clock::Clock;
 
 /// Syncs now and then every interval plus a small jitter (or when back-off allows) until
