@@ -13,17 +13,11 @@ Examples:
   resetctl --data-dir ./data serve    # answer the public API on 127.0.0.1:8080
   resetctl --data-dir ./data export -o records.json
   resetctl snapshots list
-  resetctl snapshots rollback 41
-
-Exit codes: 0 ok, 1 status: served but stale, 64 usage, 65 bad data,
-66 no input (restore: no backup in the directory), 69 nothing published
-(serve: a quota store that refuses TLS or the credentials),
-71 cannot listen (serve: the address is in use or not ours), 74 I/O error,
-75 temporary failure (locked; try again).";
+  resetctl snapshots rollback 41";
 
 /// Publish and serve records of announced and completed usage-limit resets.
 #[derive(Debug, Parser)]
-#[command(name = "resetctl", version, long_version = resetctl::build::LONG_VERSION, about, after_help = EXAMPLES, propagate_version = true)]
+#[command(name = "resetctl", version, long_version = resetctl::build::LONG_VERSION, about, after_help = crate::exit::with_exit_codes(EXAMPLES), propagate_version = true)]
 pub struct Cli {
     /// Settings every command shares.
     #[command(flatten)]
