@@ -27,6 +27,7 @@
 //! - [`clock`]: the injectable clock;
 //! - [`build`]: the version and commit of this build (`--version`, `resetctl_build_info`);
 //! - [`redact`]: the one redacted form of URLs that may carry secrets;
+//! - [`random`]: randomness, made once: ids, secrets and jitter from the OS generator;
 //! - [`outbound`]: the one policy of every outbound request (addresses, redirects, headers across origins, timeouts);
 //! - [`sync`]: upstream-sync mode (conditional GET, sync state, back-off);
 //! - [`upstream`]: the public status feed (detection, conversion into records);
@@ -70,6 +71,7 @@ pub mod paths;
 pub mod preflight;
 pub mod publish;
 pub mod query;
+pub mod random;
 pub mod redact;
 pub mod reload;
 pub mod remind;
