@@ -23,7 +23,8 @@
 //! - [`site`]: the status page, the record pages and the badge of a view (pure);
 //! - [`encoding`]: content codings of a body (gzip, brotli, zstd), made once, and their tags;
 //! - [`reload`]: watches the data dir and swaps the published view atomically;
-//! - [`api`]: warp routes, handlers, error bodies, the accept loop (translation only);
+//! - [`api`]: the route table over hyper (warp only for the admin listener), handlers, error
+//!   bodies, the accept loop (translation only);
 //! - [`clock`]: the injectable clock;
 //! - [`build`]: the version and commit of this build (`--version`, `resetctl_build_info`);
 //! - [`redact`]: the one redacted form of URLs that may carry secrets;

@@ -51,6 +51,56 @@ fn no_room_of_the_api_is_in_an_import_cycle() {
     }
 }
 
+/// src/api/mod.rs lists the rooms of the API from the floor up (and
+/// ARCHITECTURE.md after it): each room uses only rooms listed before it.
+#[test]
+fn every_room_of_the_api_uses_only_rooms_listed_before_it() {
+    let doc = std::fs::read_to_string(repo_root().join("src/api/mod.rs")).unwrap();
+    let rooms_doc = doc
+        .split("Rooms, from the floor up")
+        .nth(1)
+        .and_then(|rest| rest.split("No domain decision").next())
+        .expect("src/api/mod.rs lists its rooms from the floor up");
+    let out = std::process::Command::new(crate::util::python())
+        .arg(repo_root().join("tests/modgraph.py"))
+        .arg(repo_root().join("src"))
+        .args(["api", "--edges"])
+        .output()
+        .expect("run tests/modgraph.py");
+    let edges: Vec<(String, String)> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| {
+            let (from, to) = l.split_once(" -> ")?;
+            Some((from.to_owned(), to.to_owned()))
+        })
+        .collect();
+    assert!(edges.len() > 20, "edges of src/api/: {edges:?}");
+    // The rooms in the order the list names them (`room`, [`room`]).
+    let mut order: Vec<&str> = Vec::new();
+    for name in rooms_doc.split('`').skip(1).step_by(2) {
+        if !order.contains(&name) {
+            order.push(name);
+        }
+    }
+    let at = |room: &str| order.iter().position(|r| *r == room);
+    let mut wrong = Vec::new();
+    for (from, to) in &edges {
+        match (at(from), at(to)) {
+            _ if from == "tests" => {}
+            (Some(a), Some(b)) if b < a => {}
+            (None, _) => wrong.push(format!("{from} is not in the list")),
+            (_, None) => wrong.push(format!("{to} is not in the list")),
+            _ => wrong.push(format!("{from} uses {to}, listed after it")),
+        }
+    }
+    wrong.dedup();
+    assert!(
+        wrong.is_empty(),
+        "src/api/mod.rs's rooms, from the floor up:\n{}",
+        wrong.join("\n")
+    );
+}
+
 /// Every folder of the library and of the CLI, at any depth (a room:
 /// `webhook`, `api/transport`, `limit/redis`, …, and any added later), is
 /// checked as `api` is: no two of its files or folders import each other,

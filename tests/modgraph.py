@@ -8,6 +8,7 @@ components (any with more than one module is an import cycle).
     python3 tests/modgraph.py src api              # the files and folders of src/api/
     python3 tests/modgraph.py src api/transport    # ... of src/api/transport/
     python3 tests/modgraph.py src --every          # the crate and every folder, at any depth
+    python3 tests/modgraph.py src api --edges      # src/api/'s edges, one `a -> b` a line
 
 A module of a folder stands for everything below it: a use of
 `crate::api::transport::gate::X` from src/api/routes.rs is an edge
@@ -21,6 +22,7 @@ import os, re, sys, collections
 
 root = sys.argv[1] if len(sys.argv) > 1 else "src"
 arg = sys.argv[2] if len(sys.argv) > 2 else ""
+edges_only = "--edges" in sys.argv[3:]
 
 
 def module_path(path):
@@ -187,6 +189,12 @@ if arg == "--every":
     for folder in folders:
         print("# " + ("/".join(folder) or "(crate)"))
         cycle |= show(list(folder))
+elif edges_only:
+    mods, edges = graph([p for p in arg.split("/") if p])
+    for m in sorted(mods):
+        for used in sorted(edges[m] & mods):
+            print(f"{m} -> {used}")
+    cycle = False
 else:
     cycle = show([p for p in arg.split("/") if p])
 sys.exit(1 if cycle else 0)

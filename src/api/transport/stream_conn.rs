@@ -16,7 +16,7 @@
 //! `Upgrade`, a pipelined second request, HTTP/2, a head too large or not
 //! yet complete within the header timeout. Only the HTTP/1.1 framing of the
 //! answer is written here; the answer itself (caps, quota, headers, events)
-//! comes from the same warp routes every request goes through. A stream's
+//! comes from the same route table every request goes through. A stream's
 //! answer is chunked and ends the connection when the stream ends; any
 //! other answer (429, 422, 503) has a length and the connection goes on
 //! under hyper, keep-alive as usual, unless the request said
