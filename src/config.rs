@@ -50,21 +50,50 @@ impl Merged {
 pub struct EnvError {
     /// The variable.
     pub variable: String,
-    /// Its value ([`crate::redact::NOT_SHOWN`] for a key of [`SECRET_KEYS`]).
+    /// Its value ([`crate::redact::NOT_SHOWN`] for a [`Mark::Secret`] key).
     pub value: String,
     /// What the setting takes.
     pub expected: &'static str,
 }
 
-/// The keys (snake case) whose value may hold a secret (a Redis password,
-/// an upstream's userinfo or token, a credential header): no error, log
-/// line or listing ever shows their value ([`crate::redact`] shows them).
-pub const SECRET_KEYS: &[&str] = &[
-    "rate_limit_store",
-    "upstream",
-    "upstream_header",
-    "public_base_url",
-];
+/// A mark on a row of the table of settings (`settings_keys!`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mark {
+    /// A running `serve` applies a new value when its settings are read
+    /// again (SIGHUP, [`crate::settings::reload`]); a change of any other
+    /// key `serve` reads waits for a restart.
+    Live,
+    /// The value may hold a secret (a Redis password, an upstream's
+    /// userinfo or token, a credential header): no error, log line or
+    /// listing ever shows it ([`crate::redact`] shows it).
+    Secret,
+}
+
+/// One row of the table of settings.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Setting {
+    /// The key, in snake case.
+    pub key: &'static str,
+    marks: &'static [Mark],
+}
+
+impl Setting {
+    /// Whether the row carries `mark`.
+    pub fn has(&self, mark: Mark) -> bool {
+        self.marks.contains(&mark)
+    }
+}
+
+/// The row of `key` (snake or kebab case), if it is a setting.
+pub fn setting(key: &str) -> Option<&'static Setting> {
+    let key = key.replace('-', "_");
+    FileConfig::SETTINGS.iter().find(|s| s.key == key)
+}
+
+/// Whether `key`'s value may hold a secret ([`Mark::Secret`]).
+pub fn is_secret(key: &str) -> bool {
+    setting(key).is_some_and(|s| s.has(Mark::Secret))
+}
 
 /// The variable of `key` (snake case): `RESETCTL_` and the key in upper case.
 pub fn env_variable(key: &str) -> String {
@@ -143,7 +172,7 @@ fn env_value<T: FromEnv>(
     };
     T::from_env(&value, key).map(Some).ok_or_else(|| EnvError {
         variable,
-        value: match SECRET_KEYS.contains(&key) {
+        value: match is_secret(key) {
             true => crate::redact::NOT_SHOWN.to_owned(),
             false => value,
         },
@@ -152,10 +181,11 @@ fn env_value<T: FromEnv>(
 }
 
 /// Declares every settings key once: the raw layer [`FileConfig`] (the
-/// same shape for flags, the environment and the file), its keys, how the
-/// environment spells and is read for each, and the merge.
+/// same shape for flags, the environment and the file), its keys and rows
+/// (a row's marks, `[Live, Secret]`, are [`Mark`]s), how the environment
+/// spells and is read for each, and the merge.
 macro_rules! settings_keys {
-    ($( $(#[$doc:meta])* $field:ident : $ty:ty, )*) => {
+    ($( $(#[$doc:meta])* $field:ident : $ty:ty $([$($mark:ident),*])?, )*) => {
         /// The settings a config file may hold (the same names as the long
         /// flags); also the shape of the flag and environment layers.
         #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
@@ -168,6 +198,14 @@ macro_rules! settings_keys {
             /// Every key, in snake case (the config file spells `_` as `-`,
             /// the environment as `RESETCTL_` and upper case).
             pub const KEYS: &'static [&'static str] = &[$( stringify!($field) ),*];
+
+            /// Every row of the table, in the order of [`Self::KEYS`].
+            pub const SETTINGS: &'static [Setting] = &[$(
+                Setting {
+                    key: stringify!($field),
+                    marks: &[$($(Mark::$mark),*)?],
+                }
+            ),*];
 
             /// The environment layer: `RESETCTL_<KEY>` for every key,
             /// read with `get` (the process environment, or a test's map).
@@ -210,7 +248,7 @@ settings_keys! {
     /// `--lock-timeout`, seconds.
     lock_timeout: f64,
     /// `--log`: a tracing filter.
-    log: String,
+    log: String [Live],
     /// `--log-format`: `text` or `json`.
     log_format: String,
     /// `--match-tolerance-minutes`.
@@ -226,19 +264,19 @@ settings_keys! {
     /// `serve --republish-every`, seconds.
     republish_every: f64,
     /// `serve --public-base-url`.
-    public_base_url: String,
+    public_base_url: String [Secret],
     /// `serve --no-site`.
     no_site: bool,
     /// `serve --site-name`: the pages' name in their header and titles.
-    site_name: String,
+    site_name: String [Live],
     /// `serve --mcp-allow-origin` (a list).
     mcp_allow_origin: Vec<String>,
     /// `record … --actor` and `mark-checked --actor`: who records changes.
     actor: String,
     /// `--rate-limit N/SECONDS`.
-    rate_limit: String,
+    rate_limit: String [Live],
     /// `--no-rate-limit`.
-    no_rate_limit: bool,
+    no_rate_limit: bool [Live],
     /// `serve --header-timeout`, seconds.
     header_timeout: f64,
     /// `serve --body-timeout`, seconds.
@@ -258,27 +296,27 @@ settings_keys! {
     /// `serve --stream-heartbeat`, seconds.
     stream_heartbeat: f64,
     /// `--rate-limit-max-clients`.
-    rate_limit_max_clients: u64,
+    rate_limit_max_clients: u64 [Live],
     /// `--rate-limit-store`.
-    rate_limit_store: String,
+    rate_limit_store: String [Live, Secret],
     /// `--redis-ca-file`: the private CA of a TLS quota store.
-    redis_ca_file: PathBuf,
+    redis_ca_file: PathBuf [Live],
     /// `--redis-cert-file`: the client certificate for a TLS quota store.
-    redis_cert_file: PathBuf,
+    redis_cert_file: PathBuf [Live],
     /// `--redis-key-file`: its private key.
-    redis_key_file: PathBuf,
+    redis_key_file: PathBuf [Live],
     /// `--trust-proxy` (a list).
-    trust_proxy: Vec<String>,
+    trust_proxy: Vec<String> [Live],
     /// `--client-ip-header`.
-    client_ip_header: String,
+    client_ip_header: String [Live],
     /// `--ipv6-prefix-len`.
-    ipv6_prefix_len: u8,
+    ipv6_prefix_len: u8 [Live],
     /// `--flood-guard`.
-    flood_guard: String,
+    flood_guard: String [Live],
     /// `sync --upstream`.
-    upstream: String,
+    upstream: String [Secret],
     /// `sync --upstream-header` (a list of "NAME: VALUE").
-    upstream_header: Vec<String>,
+    upstream_header: Vec<String> [Secret],
     /// `sync --public-url`.
     public_url: String,
     /// `sync --page-url`.

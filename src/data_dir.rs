@@ -45,8 +45,10 @@ const DELIVERIES: &str = "deliveries.jsonl";
 const DELIVER_LOCK: &str = "deliver.lock";
 const ENDPOINT_STATES: &str = "state";
 
-/// How often a watcher of the data dir looks anyway when no event came
-/// (events can be lost): the server's reloader and the deliverer alike.
+/// How often the server's reloader looks anyway when no event came (a
+/// watch can be lost with its directory), and how often the deliverer
+/// looks when the data dir cannot be watched at all (a watched deliverer
+/// never looks unasked).
 pub const SAFETY_LOOK: Duration = Duration::from_secs(2);
 
 /// How long a file event waits for the rest of its burst (a write, then

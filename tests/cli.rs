@@ -34,6 +34,74 @@ fn usage_errors_exit_64_and_help_exits_0() {
         .starts_with("resetctl "));
 }
 
+/// The codes an "Exit codes:" text lists: the number that starts each of
+/// its comma-separated items (commas inside parentheses belong to an item).
+fn listed_codes(text: &str) -> Vec<u8> {
+    let mut items = vec![String::new()];
+    let mut depth = 0;
+    for c in text.chars() {
+        match c {
+            '(' | '[' => depth += 1,
+            ')' | ']' => depth -= 1,
+            ',' if depth == 0 => {
+                items.push(String::new());
+                continue;
+            }
+            _ => {}
+        }
+        items.last_mut().unwrap().push(c);
+    }
+    items
+        .iter()
+        .filter_map(|item| item.split_whitespace().next()?.parse().ok())
+        .collect()
+}
+
+/// The paragraph of `text` that starts with "Exit codes:", without it.
+fn exit_codes_paragraph(text: &str) -> String {
+    let at = text
+        .find("Exit codes:")
+        .expect("an \"Exit codes:\" paragraph");
+    let rest = &text[at + "Exit codes:".len()..];
+    rest.split("\n\n").next().unwrap().replace('\n', " ")
+}
+
+/// `--help`'s table of exit codes is made from cli/src/exit.rs (one line a
+/// code); the manual lists exactly those codes, and `sync --help` none
+/// other.
+#[test]
+fn every_exit_code_told_is_one_of_the_table() {
+    let w = World::new();
+    let help = w.run(&["--help"]).success().stdout;
+    let table: Vec<u8> = help
+        .split("Exit codes:\n")
+        .nth(1)
+        .expect("--help has a table of exit codes")
+        .lines()
+        .map_while(|l| {
+            l.strip_prefix("  ")?
+                .split_whitespace()
+                .next()?
+                .parse()
+                .ok()
+        })
+        .collect();
+    assert_eq!(table, [0, 1, 64, 65, 66, 69, 71, 74, 75], "{help}");
+    let manual = std::fs::read_to_string(repo_root().join("docs/manual/configuration.md")).unwrap();
+    let mut told = listed_codes(&exit_codes_paragraph(&manual));
+    told.sort_unstable();
+    assert_eq!(told, table, "docs/manual/configuration.md's exit codes");
+    let sync = w.run(&["sync", "--help"]).success().stdout;
+    let told = listed_codes(&exit_codes_paragraph(&sync));
+    assert!(told.len() >= 4, "sync --help: {told:?}");
+    for code in told {
+        assert!(
+            table.contains(&code),
+            "sync --help tells of exit code {code}"
+        );
+    }
+}
+
 #[test]
 fn flags_beat_env_beats_config_file() {
     let w = World::new();

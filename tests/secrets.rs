@@ -385,6 +385,13 @@ fn check_files(secret: &str) {
         let run = w.run_refused(args);
         assert_eq!(run.code, 64, "{args:?}\n{}", run.stderr);
         assert_kept(secret, &format!("{args:?}"), &run);
+        // Taken as the value, not read as flags (clap quotes a flag it
+        // does not know).
+        assert!(
+            !run.stderr.contains("unexpected argument"),
+            "{args:?}: the value was read as flags\n{}",
+            run.stderr
+        );
     }
 }
 

@@ -974,24 +974,16 @@ fn the_secrets_file_is_never_readable_by_others_at_any_step_or_after_a_kill() {
     assert_eq!(modes(), [("endpoints.json".to_owned(), 0o600)]);
 }
 
-/// A running deliverer learns of a publish from the data dir's file
-/// events, not by reading it five times a second (issue 41): idle for 4 s it
-/// opens the outbox and the endpoints a few times at most (its 2 s look
-/// when no event came), and a publish is still delivered at once.
-#[test]
-fn an_idle_deliverer_rests_and_wakes_on_a_publish() {
+/// `resetctl ARGS…` on `w`'s data dir under strace, which logs every file
+/// it opens to `log` (the child is strace).
+fn traced(w: &World, args: &[&str], log: &std::path::Path) -> std::process::Child {
     let strace = crate::util::tool(&["strace"], "-V", "strace");
-    let w = World::new();
-    w.seed_bundled();
-    let r = Receiver::start();
-    add_standard(&w, &r, "/hook", &[]);
-    let log = w.path("strace.log");
-    let mut deliverer = std::process::Command::new(strace)
+    std::process::Command::new(strace)
         .args(["-f", "-qq", "-e", "trace=open,openat", "-o"])
-        .arg(&log)
+        .arg(log)
         .arg(crate::util::bin())
         .args(w.cmd().get_args())
-        .args(["webhook", "deliver"])
+        .args(args)
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("HOME", w.path("home"))
@@ -1002,63 +994,129 @@ fn an_idle_deliverer_rests_and_wakes_on_a_publish() {
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
-        .unwrap();
-    let opened = |log: &std::path::Path| {
-        let text = std::fs::read_to_string(log).unwrap_or_default();
-        text.lines()
-            .filter(|l| {
-                (l.contains("/outbox.jsonl\"")
-                    || l.contains("/endpoints.json\"")
-                    || l.contains("/CURRENT\""))
-                    && !l.contains("ENOENT")
-            })
-            .count()
-    };
-    crate::util::wait_until(
-        Duration::from_secs(20),
-        "the deliverer's first look",
-        || opened(&log) > 0,
-    );
-    // The first look reads each file once or twice; it is over when a
-    // second passes without an open.
-    let mut before = opened(&log);
+        .unwrap()
+}
+
+/// How many of `log`'s opens succeeded on a file `counts` picks by its
+/// path.
+fn opens(log: &std::path::Path, counts: impl Fn(&str) -> bool) -> usize {
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    text.lines()
+        .filter(|l| !l.contains("ENOENT"))
+        .filter_map(|l| l.split('"').nth(1))
+        .filter(|path| counts(path))
+        .count()
+}
+
+/// Waits for a traced command's first look (an open `counts` picks), then
+/// for it to end (a second without one), and counts such opens over
+/// `idle`.
+fn opens_while_idle(log: &std::path::Path, counts: impl Fn(&str) -> bool, idle: Duration) -> usize {
+    crate::util::wait_until(Duration::from_secs(20), "the first look", || {
+        opens(log, &counts) > 0
+    });
+    let mut before = opens(log, &counts);
     loop {
         std::thread::sleep(Duration::from_secs(1));
-        let now = opened(&log);
+        let now = opens(log, &counts);
         if now == before {
             break;
         }
         before = now;
     }
-    // The observation window: what an idle deliverer does in 4 s.
-    std::thread::sleep(Duration::from_secs(4));
-    let idle = opened(&log) - before;
-    schedule(&w, T0, "900", "all");
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    let delivered = loop {
-        if !r.requests_to("/hook").is_empty() {
-            break true;
-        }
-        if std::time::Instant::now() > deadline {
-            break false;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    // strace keeps fatal signals from the command it runs to itself: the
-    // deliverer (its child) is told to stop, and strace ends with it.
-    let children = std::fs::read_to_string(format!("/proc/{0}/task/{0}/children", deliverer.id()))
+    std::thread::sleep(idle);
+    opens(log, &counts) - before
+}
+
+/// Stops a command run by [`traced`]: strace keeps fatal signals from the
+/// command it runs to itself, so its child is told to stop, and strace
+/// ends with it.
+fn stop_traced(mut traced: std::process::Child) {
+    let children = std::fs::read_to_string(format!("/proc/{0}/task/{0}/children", traced.id()))
         .unwrap_or_default();
     for pid in children.split_whitespace() {
         let _ = std::process::Command::new("kill")
             .args(["-TERM", pid])
             .status();
     }
-    let _ = deliverer.wait();
+    let _ = traced.wait();
+}
+
+/// Whether `r` got more than `before` requests to `path` within 10 s.
+fn delivered_soon(r: &Receiver, path: &str, before: usize) -> bool {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        if r.requests_to(path).len() > before {
+            return true;
+        }
+        if std::time::Instant::now() > deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A running deliverer learns of a publish from the data dir's file
+/// events, not by reading it five times a second (issue 41): idle for 4 s it
+/// opens neither the outbox, the endpoints nor the pointer, and a publish
+/// is still delivered at once.
+#[test]
+fn an_idle_deliverer_rests_and_wakes_on_a_publish() {
+    let w = World::new();
+    w.seed_bundled();
+    let r = Receiver::start();
+    add_standard(&w, &r, "/hook", &[]);
+    let log = w.path("strace.log");
+    let deliverer = traced(&w, &["webhook", "deliver"], &log);
+    let looked_at = |path: &str| {
+        path.ends_with("/outbox.jsonl")
+            || path.ends_with("/endpoints.json")
+            || path.ends_with("/CURRENT")
+    };
+    let idle = opens_while_idle(&log, looked_at, Duration::from_secs(4));
+    schedule(&w, T0, "900", "all");
+    let delivered = delivered_soon(&r, "/hook", 0);
+    stop_traced(deliverer);
     assert!(delivered, "the publish was not delivered within 10 s");
     // It learns of a publish from file events and of the time from its
     // clock: an idle deliverer reads nothing of the data dir.
     assert_eq!(
         idle, 0,
         "an idle deliverer opened the outbox, the endpoints or the pointer {idle} times in 4 s"
+    );
+}
+
+/// The same of `serve`'s deliverer (issue 51): an idle server with one
+/// endpoint, what its outbox held delivered, opens no file of `webhooks/`
+/// in 6 s, and a publish is still delivered at once.
+#[test]
+fn an_idle_server_with_an_endpoint_opens_no_webhook_file() {
+    let w = World::new();
+    w.seed_bundled();
+    let r = Receiver::start();
+    add_standard(&w, &r, "/hook", &[]);
+    schedule(&w, T0, "900", "all");
+    let log = w.path("strace.log");
+    let server = traced(&w, &["serve", "--listen", "127.0.0.1:0"], &log);
+    let webhooks = format!("{}/", w.data_dir().join("webhooks").display());
+    let of_webhooks = |path: &str| path.starts_with(&webhooks);
+    // The first look delivers what the outbox held.
+    let idle = opens_while_idle(&log, of_webhooks, Duration::from_secs(6));
+    let first = r.requests_to("/hook").len();
+    schedule(&w, T0, "901", "all");
+    let delivered = delivered_soon(&r, "/hook", first);
+    let opened = std::fs::read_to_string(&log).unwrap_or_default();
+    stop_traced(server);
+    assert!(first > 0, "what the outbox held was not delivered at start");
+    assert!(delivered, "the publish was not delivered within 10 s");
+    assert_eq!(
+        idle,
+        0,
+        "an idle server opened files of webhooks/ {idle} times in 6 s:\n{}",
+        opened
+            .lines()
+            .filter(|l| l.contains(&webhooks))
+            .collect::<Vec<_>>()
+            .join("\n")
     );
 }

@@ -13,17 +13,11 @@ Examples:
   resetctl --data-dir ./data serve    # answer the public API on 127.0.0.1:8080
   resetctl --data-dir ./data export -o records.json
   resetctl snapshots list
-  resetctl snapshots rollback 41
-
-Exit codes: 0 ok, 1 status: served but stale, 64 usage, 65 bad data,
-66 no input (restore: no backup in the directory), 69 nothing published
-(serve: a quota store that refuses TLS or the credentials),
-71 cannot listen (serve: the address is in use or not ours), 74 I/O error,
-75 temporary failure (locked; try again).";
+  resetctl snapshots rollback 41";
 
 /// Publish and serve records of announced and completed usage-limit resets.
 #[derive(Debug, Parser)]
-#[command(name = "resetctl", version, long_version = resetctl::build::LONG_VERSION, about, after_help = EXAMPLES, propagate_version = true)]
+#[command(name = "resetctl", version, long_version = resetctl::build::LONG_VERSION, about, after_help = crate::exit::with_exit_codes(EXAMPLES), propagate_version = true)]
 pub struct Cli {
     /// Settings every command shares.
     #[command(flatten)]
@@ -574,26 +568,12 @@ pub struct SyncArgs {
     /// The upstream: a records document (another instance's export), the public status feed,
     /// or "public" for the public feed's preset (URL, page URL, source id and name).
     /// Default: none (sync then says what to pass).
-    // A value that may hold a secret is taken whole, even one that starts with `-`:
-    // clap would quote a part of it as an unknown flag.
-    #[arg(
-        long,
-        env = "RESETCTL_UPSTREAM",
-        allow_hyphen_values = true,
-        value_name = "URL"
-    )]
+    #[arg(long, env = "RESETCTL_UPSTREAM", value_name = "URL")]
     pub upstream: Option<String>,
     /// An extra request header for the upstream, "NAME: VALUE" (repeatable): the place for
     /// a secret such as "Authorization: Bearer …". Never printed, logged or published.
     /// Default: none.
-    // A value that may hold a secret is taken whole, even one that starts with `-`:
-    // clap would quote a part of it as an unknown flag.
-    #[arg(
-        long,
-        env = "RESETCTL_UPSTREAM_HEADER",
-        allow_hyphen_values = true,
-        value_name = "HEADER"
-    )]
+    #[arg(long, env = "RESETCTL_UPSTREAM_HEADER", value_name = "HEADER")]
     pub upstream_header: Vec<String>,
     /// The upstream URL as published in dataSource.url. Default: the upstream URL, without
     /// its secrets (userinfo, query or fragment).
@@ -684,14 +664,7 @@ pub struct ServeArgs {
     /// to the record pages: an absolute http:// or https:// URL without query or fragment,
     /// with the path prefix a proxy adds, if any. Default: the request's Host (as
     /// http://HOST; links are relative when that is not a plain host and port).
-    // A value that may hold a secret is taken whole, even one that starts with `-`:
-    // clap would quote a part of it as an unknown flag.
-    #[arg(
-        long,
-        env = "RESETCTL_PUBLIC_BASE_URL",
-        allow_hyphen_values = true,
-        value_name = "URL"
-    )]
+    #[arg(long, env = "RESETCTL_PUBLIC_BASE_URL", value_name = "URL")]
     pub public_base_url: Option<String>,
     /// Serve the API only: no status page at / and no record pages (/records/ID,
     /// /en/, /zh/), which then answer 404. The badge and the API are unchanged.
@@ -828,14 +801,7 @@ pub struct LimiterArgs {
     /// redis+cluster://HOST:PORT,HOST:PORT… for a Redis Cluster;
     /// redis+sentinel://HOST:PORT,HOST:PORT…/MASTER[/DB] for the master the sentinels name
     /// (rediss+cluster://, rediss+sentinel:// with TLS).
-    // A value that may hold a secret is taken whole, even one that starts with `-`:
-    // clap would quote a part of it as an unknown flag.
-    #[arg(
-        long,
-        env = "RESETCTL_RATE_LIMIT_STORE",
-        allow_hyphen_values = true,
-        value_name = "URL"
-    )]
+    #[arg(long, env = "RESETCTL_RATE_LIMIT_STORE", value_name = "URL")]
     pub rate_limit_store: Option<String>,
     /// CA of a TLS quota store (PEM). The store's certificate is checked against it.
     /// Default: the system's roots.
@@ -891,14 +857,7 @@ pub struct DeliveryArgs {
     pub webhook_timeout: Option<f64>,
     /// The public address of the status site: notifications link to the record's page there
     /// (unless no-site is set). Default: the configured public-base-url.
-    // A value that may hold a secret is taken whole, even one that starts with `-`:
-    // clap would quote a part of it as an unknown flag.
-    #[arg(
-        long,
-        env = "RESETCTL_PUBLIC_BASE_URL",
-        allow_hyphen_values = true,
-        value_name = "URL"
-    )]
+    #[arg(long, env = "RESETCTL_PUBLIC_BASE_URL", value_name = "URL")]
     pub public_base_url: Option<String>,
 }
 

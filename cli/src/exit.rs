@@ -11,28 +11,53 @@ use resetctl::history::HistoryError;
 use resetctl::snapshot::SnapshotError;
 use resetctl::standalone::StandaloneError;
 
-/// The documented exit codes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Code {
+/// Declares [`Code`] and its table in one list, so a code cannot be added
+/// without the words `--help` shows for it.
+macro_rules! codes {
+    ($($(#[doc = $doc:literal])* $name:ident = $n:literal, $help:literal;)*) => {
+        /// The documented exit codes.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub enum Code {
+            $($(#[doc = $doc])* $name = $n,)*
+        }
+
+        impl Code {
+            /// Every code, in order, with what `--help` says of it.
+            pub const TABLE: &[(Code, &str)] = &[$((Code::$name, $help),)*];
+        }
+    };
+}
+
+codes! {
     /// Success.
-    Ok = 0,
+    Ok = 0, "ok";
     /// `status`: a snapshot is served, but it is stale (an upstream mirror
     /// whose sync status is `stale` or `error`); for monitoring.
-    Stale = 1,
+    Stale = 1, "status: served but stale";
     /// A flag, argument or config key is wrong (EX_USAGE).
-    Usage = 64,
+    Usage = 64, "usage";
     /// Input data is invalid: a seed file, a snapshot, an upstream body (EX_DATAERR).
-    DataErr = 65,
+    DataErr = 65, "bad data";
     /// An input named does not exist or holds nothing to read (EX_NOINPUT).
-    NoInput = 66,
+    NoInput = 66, "no input (restore: no backup in the directory)";
     /// Nothing to serve or report: no snapshot published yet (EX_UNAVAILABLE).
-    Unavailable = 69,
-    /// Reading or writing a file failed (EX_IOERR).
-    IoErr = 74,
+    Unavailable = 69, "nothing published (serve: a quota store refuses TLS or credentials)";
     /// `serve` cannot listen: the address is in use or not this host's (EX_OSERR).
-    Listen = 71,
+    Listen = 71, "cannot listen (serve: the address is in use or not ours)";
+    /// Reading or writing a file failed (EX_IOERR).
+    IoErr = 74, "I/O error";
     /// Try again later: the data dir is locked by another command (EX_TEMPFAIL).
-    TempFail = 75,
+    TempFail = 75, "temporary failure (locked; try again)";
+}
+
+/// `examples` followed by the table of exit codes: `resetctl --help`'s
+/// closing text (and the man page's), made from [`Code::TABLE`].
+pub fn with_exit_codes(examples: &str) -> String {
+    let mut text = format!("{examples}\n\nExit codes:");
+    for (code, help) in Code::TABLE {
+        text.push_str(&format!("\n  {:<3} {help}", *code as u8));
+    }
+    text
 }
 
 impl From<Code> for ExitCode {

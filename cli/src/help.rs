@@ -20,12 +20,12 @@ use crate::args::Cli;
 /// The command line as it is documented in the man pages: every option
 /// with its whole text.
 pub fn documented() -> clap::Command {
-    summarized(Cli::command())
+    summarized(with_table_rules(Cli::command()))
 }
 
 /// The command line as it is parsed, helped (`-h`, `--help`) and completed.
 pub fn command() -> clap::Command {
-    let cli = Cli::command();
+    let cli = with_table_rules(Cli::command());
     let globals: Vec<String> = cli
         .get_arguments()
         .filter(|a| a.is_global_set())
@@ -36,6 +36,21 @@ pub fn command() -> clap::Command {
         globals.join(", ")
     );
     with_globals_summarised(summarized(cli), &line)
+}
+
+/// `cmd` with what the table of settings says of each option that is a
+/// setting (its id is the key): one whose value may hold a secret
+/// ([`resetctl::config::Mark::Secret`]) takes it whole, even when it starts
+/// with `-` (clap would quote a part of it as an unknown flag).
+fn with_table_rules(cmd: clap::Command) -> clap::Command {
+    cmd.mut_args(|arg| {
+        if resetctl::config::is_secret(arg.get_id().as_str()) {
+            arg.allow_hyphen_values(true)
+        } else {
+            arg
+        }
+    })
+    .mut_subcommands(with_table_rules)
 }
 
 /// `cmd` whose `-h` lists the global options once, as `line` after its own

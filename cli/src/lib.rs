@@ -6,6 +6,9 @@
 // The server's accept loop is monomorphised here with warp's route tree, one
 // nested type whose layout is computed deeper than the default limit.
 #![recursion_limit = "256"]
+// The limit on a function's length (clippy.toml) is for the code, not
+// its unit tests.
+#![cfg_attr(test, allow(clippy::too_many_lines))]
 
 pub mod args;
 mod commands;

@@ -143,8 +143,10 @@ pub fn from_parts(
     env: &std::collections::HashMap<String, String>,
     file_text: &str,
 ) -> Result<Settings, CliError> {
-    use clap::Parser;
-    let cli = Cli::try_parse_from(std::iter::once("resetctl").chain(argv.iter().copied()))
+    use clap::FromArgMatches;
+    let cli = crate::help::command()
+        .try_get_matches_from(std::iter::once("resetctl").chain(argv.iter().copied()))
+        .and_then(|matches| Cli::from_arg_matches(&matches))
         .map_err(|e| CliError::usage(e.to_string()))?;
     let env = FileConfig::from_env(|name| env.get(name).cloned())
         .map_err(resetctl::settings::SettingsError::from)?;

@@ -2,7 +2,7 @@
 //! settings' own declarations: the keys ([`resetctl::config::FileConfig::KEYS`]),
 //! each key's option and its whole text (the clap definitions, as the man
 //! pages show them), its default ([`resetctl::settings::effective::default_of`])
-//! and whether a reload applies it ([`resetctl::settings::reload::LIVE`]).
+//! and whether a reload applies it ([`resetctl::settings::reload::applies_live`]).
 //! `make man` writes it to `docs/manual/settings.md`; a test fails when the
 //! committed copy is stale, so no setting is described twice by hand.
 
@@ -199,7 +199,7 @@ fn heading(of_key: &[&DeclaredOption]) -> String {
 /// What a reload of `serve` does with a changed value of `s` (`None`:
 /// `serve` does not read it).
 fn reload(s: &Setting) -> Option<&'static str> {
-    if resetctl::settings::reload::LIVE.contains(&s.key.as_str()) {
+    if resetctl::settings::reload::applies_live(&s.key) {
         Some("live")
     } else if s.serve {
         Some("at restart")

@@ -1,5 +1,5 @@
 //! `POST /mcp`: the Model Context Protocol over Streamable HTTP, answering
-//! with `application/json` (no SSE stream), bridged into warp.
+//! with `application/json` (no SSE stream), one route of the route table.
 //!
 //! The official Rust SDK (`rmcp`, no default features) supplies the model
 //! types (initialize, tools, call results, JSON-RPC errors), so the wire

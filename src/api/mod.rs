@@ -1,30 +1,35 @@
-//! The HTTP API (warp): routes, handlers, error bodies and headers.
+//! The HTTP API: routes, handlers, error bodies and headers. The public
+//! listener answers from its own route table over hyper (`routes`,
+//! `router`, `transport/`); warp serves only the admin listener (`admin`).
 //!
-//! Rooms, from the floor up (a room uses only rooms below it; no cycle,
-//! `tests/architecture.rs` checks):
+//! Rooms, from the floor up (a room uses only rooms listed before it; no
+//! cycle; `tests/architecture.rs` checks the order):
 //!
 //! - **Floor**: `responses` (content types, CORS), [`errors`] (the
 //!   section 7 bodies and the one panic guard), `jsonrpc` (`/mcp`'s
-//!   envelopes), `assets` (the bundled documents).
+//!   envelopes), `assets` (the bundled documents), [`routes`](mod@routes)
+//!   (the route table: every path once, with its methods, metrics label
+//!   and admission class).
 //! - **Representations**: `representation` (a body and its coded forms,
 //!   made once; `Accept-Encoding` and the choice of coding; the per-view
 //!   cache of bodies).
 //! - **Request facts**: `conditional` (validators and conditional
 //!   requests: the one `If-None-Match` matcher, the answer of an
 //!   uncounted route), `clients` (the client key of a request).
+//! - **Transport**: `transport` (the accept loop, connection caps,
+//!   deadlines, the stream's HTTP/1.1 path); it is handed the routes.
+//! - **The request**: `request` (what a request carries, read from its
+//!   head).
 //! - **Admission**: `admission` decides, for every route, whether a
 //!   request is answered 304, counted, refused or flood-guarded ([`Quota`]).
-//! - **Transport**: `transport/` (the accept loop, connection caps,
-//!   deadlines, the stream's HTTP/1.1 path); it is handed the routes.
 //! - **Features**, each with its own state: [`handlers`] (the record
-//!   routes, [`Data`]), `feeds` (Atom, iCalendar), `site` (pages, badge),
-//!   `stream` (SSE), [`mcp`], `admin` (the admin listener).
-//! - **Composition**: [`routes`](mod@routes) (the route table: every path once, with
-//!   its methods, metrics label and admission class), `request` (what a
-//!   request carries, read from its head), `router` (one table lookup per
-//!   request, the handler wrapped by its class's admission; each handler
-//!   given only its feature's state, as warp's `todos` example does),
-//!   `server` (builds the states and runs the listeners).
+//!   routes, [`Data`]), `site` (pages, badge), `feeds` (Atom, iCalendar),
+//!   `stream` (SSE), [`mcp`], `admin` (the admin listener, the one warp
+//!   serves).
+//! - **Composition**: `router` (one table lookup per request, the handler
+//!   wrapped by its class's admission; each handler given only its
+//!   feature's state, as warp's `todos` example does), `server` (builds
+//!   the states and runs the listeners).
 //!
 //! No domain decision is made here.
 

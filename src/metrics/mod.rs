@@ -85,28 +85,223 @@ struct BuildLabels {
 
 type FloatGauge = Gauge<f64, AtomicU64>;
 
-/// Every metric of the process.
+/// Every metric of the process, by the seam that records it (registered
+/// in this order, which is the order a scrape shows them in).
 #[derive(Debug)]
 struct Metrics {
     registry: Registry,
+    requests: Requests,
+    served: Served,
+    features: Features,
+    deliveries: Deliveries,
+    view_bodies: ViewBodies,
+}
+
+/// The metrics of answering requests (the accept loop, admission, the
+/// connection gate).
+#[derive(Debug)]
+struct Requests {
     http_requests: Family<RouteStatus, Counter>,
     http_duration: Family<Route, Histogram>,
     quota_decisions: Family<Decision, Counter>,
     quota_clients: Gauge,
     refusals: Family<Reason, Counter>,
+}
+
+impl Requests {
+    fn register(registry: &mut Registry) -> Self {
+        Self {
+            http_requests: register(
+                registry,
+                "http_requests",
+                None,
+                "HTTP requests answered, by route (a fixed name, never the raw path) and status",
+                Family::<RouteStatus, Counter>::default(),
+            ),
+            http_duration: register(
+                registry,
+                "http_request_duration",
+                Some(Unit::Seconds),
+                "Time from a request's head to its answer's head, by route",
+                Family::<Route, Histogram>::new_with_constructor(duration_buckets as fn() -> Histogram),
+            ),
+            quota_decisions: register(
+                registry,
+                "quota_decisions",
+                None,
+                "Quota decisions on data requests: admitted, limited (429), unavailable (503, the store did not answer), not_modified (304, uncounted)",
+                Family::<Decision, Counter>::default(),
+            ),
+            quota_clients: register(
+                registry,
+                "quota_tracked_clients",
+                None,
+                "Clients the in-process quota currently tracks (0 with Redis or without a quota)",
+                Gauge::default(),
+            ),
+            refusals: register(
+                registry,
+                "refusals",
+                None,
+                "Requests and connections refused before any route: flood_guard (429 of the uncounted routes), connection_cap (accept-time caps)",
+                Family::<Reason, Counter>::default(),
+            ),
+        }
+    }
+}
+
+/// The metrics of what is served: the snapshot and its reloads.
+#[derive(Debug)]
+struct Served {
     snapshot_sequence: Gauge,
     snapshot_age: FloatGauge,
     last_check: FloatGauge,
     reloads: Counter,
     reloads_refused: Counter,
+}
+
+impl Served {
+    fn register(registry: &mut Registry) -> Self {
+        Self {
+            snapshot_sequence: register(
+                registry,
+                "snapshot_sequence",
+                None,
+                "Sequence number of the served snapshot (0: none)",
+                Gauge::default(),
+            ),
+            snapshot_age: register(
+                registry,
+                "snapshot_age",
+                Some(Unit::Seconds),
+                "Age of the served snapshot's generatedAt (an upstream mirror's is the upstream's own)",
+                FloatGauge::default(),
+            ),
+            last_check: register(
+                registry,
+                "last_successful_check_timestamp",
+                Some(Unit::Seconds),
+                "When the served data was last checked successfully (meta.lastSuccessfulCheckAt, Unix time; 0: never); the status page distrusts a check older than 30 hours",
+                FloatGauge::default(),
+            ),
+            reloads: register(
+                registry,
+                "snapshot_reloads",
+                None,
+                "Snapshots loaded and swapped in by the reloader",
+                Counter::default(),
+            ),
+            reloads_refused: register(
+                registry,
+                "snapshot_reloads_refused",
+                None,
+                "Snapshots the reloader refused (unreadable or invalid): the previous one stayed served",
+                Counter::default(),
+            ),
+        }
+    }
+}
+
+/// The metrics of the features that hold state: MCP tool calls and the
+/// open record streams.
+#[derive(Debug)]
+struct Features {
     mcp_calls: Family<Tool, Counter>,
     streams_open: Gauge,
+}
+
+impl Features {
+    fn register(registry: &mut Registry) -> Self {
+        Self {
+            mcp_calls: register(
+                registry,
+                "mcp_tool_calls",
+                None,
+                "MCP tool calls, by tool",
+                Family::<Tool, Counter>::default(),
+            ),
+            streams_open: register(
+                registry,
+                "streams_open",
+                None,
+                "Record streams (SSE) open now",
+                Gauge::default(),
+            ),
+        }
+    }
+}
+
+/// The metrics of telling people: webhook deliveries, reminders sent and
+/// the outbox.
+#[derive(Debug)]
+struct Deliveries {
     webhook_deliveries: Family<Outcome, Counter>,
     reminders_sent: Family<ReminderLabels, Counter>,
     webhook_backlog: Gauge,
     webhook_outbox_bytes: Gauge,
+}
+
+impl Deliveries {
+    fn register(registry: &mut Registry) -> Self {
+        Self {
+            webhook_deliveries: register(
+                registry,
+                "webhook_deliveries",
+                None,
+                "Webhook delivery attempts by this process's deliverer, by outcome: delivered, retrying, failed (given up after the retry window), disabled (410 Gone)",
+                Family::<Outcome, Counter>::default(),
+            ),
+            reminders_sent: register(
+                registry,
+                "reminders_sent",
+                None,
+                "Reminders sent by this process, by channel (webhook: delivered to an endpoint; stream: sent on a record stream) and event (reset.upcoming, reset.window_started, reset.window_ended)",
+                Family::<ReminderLabels, Counter>::default(),
+            ),
+            webhook_backlog: register(
+                registry,
+                "webhook_outbox_backlog",
+                None,
+                "Deliveries waiting in the outbox, over every enabled endpoint",
+                Gauge::default(),
+            ),
+            webhook_outbox_bytes: register(
+                registry,
+                "webhook_outbox",
+                Some(Unit::Bytes),
+                "Size of the webhook outbox file (at most 32 MiB plus one publish's changes)",
+                Gauge::default(),
+            ),
+        }
+    }
+}
+
+/// The metrics of the cache of bodies made from the served view.
+#[derive(Debug)]
+struct ViewBodies {
     view_bodies_bytes: Gauge,
     view_bodies_memory_bytes: Gauge,
+}
+
+impl ViewBodies {
+    fn register(registry: &mut Registry) -> Self {
+        Self {
+            view_bodies_bytes: register(
+                registry,
+                "view_bodies",
+                Some(Unit::Bytes),
+                "Bytes of the data routes' bodies made from the served view, identity and coded forms",
+                Gauge::default(),
+            ),
+            view_bodies_memory_bytes: register(
+                registry,
+                "view_bodies_memory",
+                Some(Unit::Bytes),
+                "Memory the cache of those bodies counts against its bound: bodies, keys, tags and entries",
+                Gauge::default(),
+            ),
+        }
+    }
 }
 
 static METRICS: OnceLock<Metrics> = OnceLock::new();
@@ -123,134 +318,18 @@ fn duration_buckets() -> Histogram {
 impl Metrics {
     fn new() -> Self {
         let mut registry = Registry::with_prefix("resetctl");
+        let requests = Requests::register(&mut registry);
+        let served = Served::register(&mut registry);
+        let features = Features::register(&mut registry);
+        let deliveries = Deliveries::register(&mut registry);
+        let view_bodies = ViewBodies::register(&mut registry);
         Self {
-            http_requests: register(
-                &mut registry,
-                "http_requests",
-                None,
-                "HTTP requests answered, by route (a fixed name, never the raw path) and status",
-                Family::<RouteStatus, Counter>::default(),
-            ),
-            http_duration: register(
-                &mut registry,
-                "http_request_duration",
-                Some(Unit::Seconds),
-                "Time from a request's head to its answer's head, by route",
-                Family::<Route, Histogram>::new_with_constructor(duration_buckets as fn() -> Histogram),
-            ),
-            quota_decisions: register(
-                &mut registry,
-                "quota_decisions",
-                None,
-                "Quota decisions on data requests: admitted, limited (429), unavailable (503, the store did not answer), not_modified (304, uncounted)",
-                Family::<Decision, Counter>::default(),
-            ),
-            quota_clients: register(
-                &mut registry,
-                "quota_tracked_clients",
-                None,
-                "Clients the in-process quota currently tracks (0 with Redis or without a quota)",
-                Gauge::default(),
-            ),
-            refusals: register(
-                &mut registry,
-                "refusals",
-                None,
-                "Requests and connections refused before any route: flood_guard (429 of the uncounted routes), connection_cap (accept-time caps)",
-                Family::<Reason, Counter>::default(),
-            ),
-            snapshot_sequence: register(
-                &mut registry,
-                "snapshot_sequence",
-                None,
-                "Sequence number of the served snapshot (0: none)",
-                Gauge::default(),
-            ),
-            snapshot_age: register(
-                &mut registry,
-                "snapshot_age",
-                Some(Unit::Seconds),
-                "Age of the served snapshot's generatedAt (an upstream mirror's is the upstream's own)",
-                FloatGauge::default(),
-            ),
-            last_check: register(
-                &mut registry,
-                "last_successful_check_timestamp",
-                Some(Unit::Seconds),
-                "When the served data was last checked successfully (meta.lastSuccessfulCheckAt, Unix time; 0: never); the status page distrusts a check older than 30 hours",
-                FloatGauge::default(),
-            ),
-            reloads: register(
-                &mut registry,
-                "snapshot_reloads",
-                None,
-                "Snapshots loaded and swapped in by the reloader",
-                Counter::default(),
-            ),
-            reloads_refused: register(
-                &mut registry,
-                "snapshot_reloads_refused",
-                None,
-                "Snapshots the reloader refused (unreadable or invalid): the previous one stayed served",
-                Counter::default(),
-            ),
-            mcp_calls: register(
-                &mut registry,
-                "mcp_tool_calls",
-                None,
-                "MCP tool calls, by tool",
-                Family::<Tool, Counter>::default(),
-            ),
-            streams_open: register(
-                &mut registry,
-                "streams_open",
-                None,
-                "Record streams (SSE) open now",
-                Gauge::default(),
-            ),
-            webhook_deliveries: register(
-                &mut registry,
-                "webhook_deliveries",
-                None,
-                "Webhook delivery attempts by this process's deliverer, by outcome: delivered, retrying, failed (given up after the retry window), disabled (410 Gone)",
-                Family::<Outcome, Counter>::default(),
-            ),
-            reminders_sent: register(
-                &mut registry,
-                "reminders_sent",
-                None,
-                "Reminders sent by this process, by channel (webhook: delivered to an endpoint; stream: sent on a record stream) and event (reset.upcoming, reset.window_started, reset.window_ended)",
-                Family::<ReminderLabels, Counter>::default(),
-            ),
-            webhook_backlog: register(
-                &mut registry,
-                "webhook_outbox_backlog",
-                None,
-                "Deliveries waiting in the outbox, over every enabled endpoint",
-                Gauge::default(),
-            ),
-            webhook_outbox_bytes: register(
-                &mut registry,
-                "webhook_outbox",
-                Some(Unit::Bytes),
-                "Size of the webhook outbox file (at most 32 MiB plus one publish's changes)",
-                Gauge::default(),
-            ),
-            view_bodies_bytes: register(
-                &mut registry,
-                "view_bodies",
-                Some(Unit::Bytes),
-                "Bytes of the data routes' bodies made from the served view, identity and coded forms",
-                Gauge::default(),
-            ),
-            view_bodies_memory_bytes: register(
-                &mut registry,
-                "view_bodies_memory",
-                Some(Unit::Bytes),
-                "Memory the cache of those bodies counts against its bound: bodies, keys, tags and entries",
-                Gauge::default(),
-            ),
             registry,
+            requests,
+            served,
+            features,
+            deliveries,
+            view_bodies,
         }
     }
 }
@@ -317,9 +396,13 @@ pub fn http_request(route: &'static str, status: u16, took: Duration) {
             .position(|(r, s, _, _)| std::ptr::eq(*r, route) && *s == status);
         let at = found.unwrap_or_else(|| {
             let counter = m
+                .requests
                 .http_requests
                 .get_or_create_owned(&RouteStatus { route, status });
-            let histogram = m.http_duration.get_or_create_owned(&Route { route });
+            let histogram = m
+                .requests
+                .http_duration
+                .get_or_create_owned(&Route { route });
             handles.push((route, status, counter, histogram));
             handles.len() - 1
         });
@@ -351,7 +434,8 @@ pub fn quota_decision(outcome: QuotaOutcome) {
             QuotaOutcome::Unavailable => "unavailable",
             QuotaOutcome::NotModified => "not_modified",
         };
-        m.quota_decisions
+        m.requests
+            .quota_decisions
             .get_or_create(&Decision { decision })
             .inc();
     }
@@ -360,7 +444,7 @@ pub fn quota_decision(outcome: QuotaOutcome) {
 /// One refusal before any route: `flood_guard` or `connection_cap`.
 pub fn refused(reason: &'static str) {
     if let Some(m) = METRICS.get() {
-        m.refusals.get_or_create(&Reason { reason }).inc();
+        m.requests.refusals.get_or_create(&Reason { reason }).inc();
     }
 }
 
@@ -368,8 +452,8 @@ pub fn refused(reason: &'static str) {
 pub fn reload(accepted: bool) {
     if let Some(m) = METRICS.get() {
         match accepted {
-            true => m.reloads.inc(),
-            false => m.reloads_refused.inc(),
+            true => m.served.reloads.inc(),
+            false => m.served.reloads_refused.inc(),
         };
     }
 }
@@ -383,7 +467,7 @@ pub fn mcp_call(tool: &str) {
             "list_resets" => "list_resets",
             _ => "unknown",
         };
-        m.mcp_calls.get_or_create(&Tool { tool }).inc();
+        m.features.mcp_calls.get_or_create(&Tool { tool }).inc();
     }
 }
 
@@ -409,7 +493,8 @@ pub fn webhook_delivery(outcome: DeliveryOutcome) {
             DeliveryOutcome::Failed => "failed",
             DeliveryOutcome::Disabled => "disabled",
         };
-        m.webhook_deliveries
+        m.deliveries
+            .webhook_deliveries
             .get_or_create(&Outcome { outcome })
             .inc();
     }
@@ -431,7 +516,8 @@ pub fn reminder_sent(channel: ReminderChannel, event: &'static str) {
             ReminderChannel::Webhook => "webhook",
             ReminderChannel::Stream => "stream",
         };
-        m.reminders_sent
+        m.deliveries
+            .reminders_sent
             .get_or_create(&ReminderLabels { channel, event })
             .inc();
     }

@@ -45,23 +45,32 @@ pub fn render(scrape: &Scrape, openmetrics: bool) -> Option<String> {
     let m = METRICS.get()?;
     match scrape.snapshot {
         Some((sequence, age)) => {
-            m.snapshot_sequence.set(gauge_value(sequence));
-            m.snapshot_age.set(age);
+            m.served.snapshot_sequence.set(gauge_value(sequence));
+            m.served.snapshot_age.set(age);
         }
         None => {
-            m.snapshot_sequence.set(0);
-            m.snapshot_age.set(0.0);
+            m.served.snapshot_sequence.set(0);
+            m.served.snapshot_age.set(0.0);
         }
     }
-    m.last_check.set(scrape.last_check.unwrap_or(0.0));
-    m.quota_clients.set(gauge_value(scrape.quota_clients));
-    m.streams_open.set(gauge_value(scrape.streams_open));
-    m.webhook_backlog.set(gauge_value(scrape.webhook_backlog));
-    m.webhook_outbox_bytes
+    m.served.last_check.set(scrape.last_check.unwrap_or(0.0));
+    m.requests
+        .quota_clients
+        .set(gauge_value(scrape.quota_clients));
+    m.features
+        .streams_open
+        .set(gauge_value(scrape.streams_open));
+    m.deliveries
+        .webhook_backlog
+        .set(gauge_value(scrape.webhook_backlog));
+    m.deliveries
+        .webhook_outbox_bytes
         .set(gauge_value(scrape.webhook_outbox_bytes));
-    m.view_bodies_bytes
+    m.view_bodies
+        .view_bodies_bytes
         .set(gauge_value(scrape.view_bodies_bytes));
-    m.view_bodies_memory_bytes
+    m.view_bodies
+        .view_bodies_memory_bytes
         .set(gauge_value(scrape.view_bodies_memory_bytes));
     let scraped = scraped_registry(scrape.sync);
     let mut out = String::with_capacity(8192);

@@ -119,18 +119,19 @@ pub fn default_of(key: &str) -> Option<String> {
     (!value.starts_with('(') && value != "false").then_some(value)
 }
 
-/// The value of `key` (snake case) in `settings`.
+/// The value of `key` (snake case) in `settings`: the keys of every
+/// command, then `serve`'s, its quota's and the sync's.
 fn value_of(settings: &Settings, key: &str) -> String {
-    let serve = &settings.serve;
-    let options = &serve.options;
-    let limits = &options.limits;
-    let connections = &options.connections;
-    let streams = &options.streams;
-    let sync = settings.sync.as_ref();
-    let of_sync = |f: &dyn Fn(&crate::sync::SyncSettings) -> String| {
-        sync.map_or_else(|| "(no upstream)".to_owned(), f)
-    };
-    match key {
+    of_every_command(settings, key)
+        .or_else(|| of_serve(settings, key))
+        .or_else(|| of_quota(settings, key))
+        .or_else(|| of_sync(settings, key))
+        .unwrap_or_else(|| unreachable!("a key without its effective value: {key}"))
+}
+
+/// The value of a key every command reads, or `None` for another key.
+fn of_every_command(settings: &Settings, key: &str) -> Option<String> {
+    Some(match key {
         "data_dir" => settings.data_dir.display().to_string(),
         "keep" => settings.keep.to_string(),
         "lock_timeout" => seconds(settings.lock_timeout),
@@ -140,6 +141,25 @@ fn value_of(settings: &Settings, key: &str) -> String {
             super::LogFormat::Json => "json".to_owned(),
         },
         "match_tolerance_minutes" => settings.match_tolerance_minutes.to_string(),
+        "actor" => settings
+            .actor
+            .clone()
+            .unwrap_or_else(|| "($USER@hostname)".to_owned()),
+        "allow_private_targets" => settings.endpoints.allow_private_targets.to_string(),
+        "webhook_timeout" => settings.endpoints.timeout_seconds.to_string(),
+        "user_agent_contact" => or_none(settings.user_agent_contact.clone()),
+        _ => return None,
+    })
+}
+
+/// The value of a key of `serve` (its listeners, pages, connections and
+/// streams), or `None` for another key.
+fn of_serve(settings: &Settings, key: &str) -> Option<String> {
+    let serve = &settings.serve;
+    let options = &serve.options;
+    let connections = &options.connections;
+    let streams = &options.streams;
+    Some(match key {
         "listen" => serve.listen.clone(),
         "admin_listen" => serve
             .admin_listen
@@ -160,14 +180,6 @@ fn value_of(settings: &Settings, key: &str) -> String {
         "no_site" => (!options.site).to_string(),
         "site_name" => options.site_name.clone(),
         "mcp_allow_origin" => list(options.mcp_allowed_origins.iter().cloned()),
-        "actor" => settings
-            .actor
-            .clone()
-            .unwrap_or_else(|| "($USER@hostname)".to_owned()),
-        "rate_limit" => limits
-            .policy
-            .map_or_else(|| "(off)".to_owned(), |p| p.to_string()),
-        "no_rate_limit" => limits.policy.is_none().to_string(),
         "header_timeout" => seconds(connections.header_timeout),
         "body_timeout" => seconds(connections.body_timeout),
         "max_connections" => connections.max_connections.to_string(),
@@ -177,6 +189,19 @@ fn value_of(settings: &Settings, key: &str) -> String {
         "stream_max_per_client" => streams.per_client.to_string(),
         "stream_max" => streams.total.to_string(),
         "stream_heartbeat" => seconds(streams.heartbeat),
+        _ => return None,
+    })
+}
+
+/// The value of a key of `serve`'s quota (its store, client keys and flood
+/// guard), or `None` for another key.
+fn of_quota(settings: &Settings, key: &str) -> Option<String> {
+    let limits = &settings.serve.options.limits;
+    Some(match key {
+        "rate_limit" => limits
+            .policy
+            .map_or_else(|| "(off)".to_owned(), |p| p.to_string()),
+        "no_rate_limit" => limits.policy.is_none().to_string(),
         "rate_limit_max_clients" => limits.max_clients.to_string(),
         "rate_limit_store" => limits
             .redis_url
@@ -216,9 +241,23 @@ fn value_of(settings: &Settings, key: &str) -> String {
             || "off".to_owned(),
             |(rate, burst)| format!("{rate}/{burst}"),
         ),
-        "upstream" => of_sync(&|s| crate::redact::redact_url(&s.upstream.url)),
+        _ => return None,
+    })
+}
+
+/// The value of a key of the upstream sync (`(no upstream)` without one),
+/// or `None` for another key.
+fn of_sync(settings: &Settings, key: &str) -> Option<String> {
+    let synced = |f: &dyn Fn(&crate::sync::SyncSettings) -> String| {
+        settings
+            .sync
+            .as_ref()
+            .map_or_else(|| "(no upstream)".to_owned(), f)
+    };
+    Some(match key {
+        "upstream" => synced(&|s| crate::redact::redact_url(&s.upstream.url)),
         // Names only: the values are where secrets go.
-        "upstream_header" => of_sync(&|s| {
+        "upstream_header" => synced(&|s| {
             list(
                 s.upstream
                     .headers
@@ -226,22 +265,19 @@ fn value_of(settings: &Settings, key: &str) -> String {
                     .map(|(name, _)| format!("{name}: (not shown)")),
             )
         }),
-        "public_url" => of_sync(&|s| s.source.url.clone()),
-        "page_url" => of_sync(&|s| s.source.page_url.clone()),
-        "source_id" => of_sync(&|s| s.source.source_id.clone()),
-        "source_name" => of_sync(&|s| s.source.name.clone()),
-        "interval_minutes" => of_sync(&|s| s.source.interval_minutes.to_string()),
-        "max_age_minutes" => of_sync(&|s| s.source.max_age_minutes.to_string()),
-        "backoff_cap_minutes" => of_sync(&|s| (s.backoff_cap.as_secs() / 60).to_string()),
-        "connect_timeout" => of_sync(&|s| seconds(s.fetch.connect_timeout)),
-        "timeout" => of_sync(&|s| seconds(s.fetch.timeout)),
-        "max_body_bytes" => of_sync(&|s| s.fetch.max_body_bytes.to_string()),
-        "max_redirects" => of_sync(&|s| s.fetch.max_redirects.to_string()),
-        "allow_private_targets" => settings.endpoints.allow_private_targets.to_string(),
-        "webhook_timeout" => settings.endpoints.timeout_seconds.to_string(),
-        "user_agent_contact" => or_none(settings.user_agent_contact.clone()),
-        other => unreachable!("a key without its effective value: {other}"),
-    }
+        "public_url" => synced(&|s| s.source.url.clone()),
+        "page_url" => synced(&|s| s.source.page_url.clone()),
+        "source_id" => synced(&|s| s.source.source_id.clone()),
+        "source_name" => synced(&|s| s.source.name.clone()),
+        "interval_minutes" => synced(&|s| s.source.interval_minutes.to_string()),
+        "max_age_minutes" => synced(&|s| s.source.max_age_minutes.to_string()),
+        "backoff_cap_minutes" => synced(&|s| (s.backoff_cap.as_secs() / 60).to_string()),
+        "connect_timeout" => synced(&|s| seconds(s.fetch.connect_timeout)),
+        "timeout" => synced(&|s| seconds(s.fetch.timeout)),
+        "max_body_bytes" => synced(&|s| s.fetch.max_body_bytes.to_string()),
+        "max_redirects" => synced(&|s| s.fetch.max_redirects.to_string()),
+        _ => return None,
+    })
 }
 
 #[cfg(test)]

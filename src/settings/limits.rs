@@ -12,6 +12,40 @@ use crate::limit::{LimiterSettings, QuotaPolicy, RedisTlsFiles};
 pub(super) fn build(raw: &Raw) -> Result<LimiterSettings, SettingsError> {
     let v = raw.values();
     let defaults = LimiterSettings::default();
+    let settings = LimiterSettings {
+        policy: policy(raw, &defaults)?,
+        redis_url: store_url(raw)?,
+        redis_tls: RedisTlsFiles {
+            ca_file: v.redis_ca_file.clone(),
+            cert_file: v.redis_cert_file.clone(),
+            key_file: v.redis_key_file.clone(),
+        },
+        client_keys: client_keys(raw, &defaults)?,
+        flood: flood(raw, &defaults)?,
+        max_clients: raw.count(
+            "rate_limit_max_clients",
+            v.rate_limit_max_clients,
+            defaults.max_clients,
+        )?,
+    };
+    let checked = if raw.across_keys() {
+        settings.check()
+    } else {
+        settings.check_values()
+    };
+    checked.map_err(|e| match e {
+        crate::limit::SettingError::RedisTlsFile { unfit: true, .. } => {
+            SettingsError::UnfitFile(e.to_string())
+        }
+        e => raw.invalid("rate_limit_store", e.to_string()),
+    })?;
+    Ok(settings)
+}
+
+/// The quota's policy: `rate-limit`'s, or none when `no-rate-limit` is
+/// given on a layer at least as high.
+fn policy(raw: &Raw, defaults: &LimiterSettings) -> Result<Option<QuotaPolicy>, SettingsError> {
+    let v = raw.values();
     let policy = match &v.rate_limit {
         Some(text) => Some(
             QuotaPolicy::parse(text)
@@ -34,21 +68,32 @@ pub(super) fn build(raw: &Raw) -> Result<LimiterSettings, SettingsError> {
     }
     let outranked = matches!(both, (Some(rate), Some(off)) if rate < off);
     let off = v.no_rate_limit == Some(true) && !outranked;
-    let redis_url = match v.rate_limit_store.as_deref() {
-        None | Some("memory") => None,
-        Some(url) if is_store_url(url) => Some(url.to_owned()),
+    Ok(if off { None } else { policy })
+}
+
+/// The Redis URL of the quota's store, or `None` for the in-process one.
+fn store_url(raw: &Raw) -> Result<Option<String>, SettingsError> {
+    match raw.values().rate_limit_store.as_deref() {
+        None | Some("memory") => Ok(None),
+        Some(url) if is_store_url(url) => Ok(Some(url.to_owned())),
         Some(other) => {
             // The value may hold a password: it is named by its redacted form only.
-            return Err(raw.invalid(
+            Err(raw.invalid(
                 "rate_limit_store",
                 format!(
                     "rate-limit-store {} must be \"memory\" or a Redis URL (redis://, rediss://, \
                      redis+cluster://, redis+sentinel://, …)",
                     crate::redact::redact_url(other)
                 ),
-            ));
+            ))
         }
-    };
+    }
+}
+
+/// How a request's client key is made: the trusted proxies, the header
+/// they set, the IPv6 prefix a key covers.
+fn client_keys(raw: &Raw, defaults: &LimiterSettings) -> Result<ClientKeyPolicy, SettingsError> {
+    let v = raw.values();
     let trusted_proxies: Vec<Cidr> = v
         .trust_proxy
         .iter()
@@ -73,7 +118,19 @@ pub(super) fn build(raw: &Raw) -> Result<LimiterSettings, SettingsError> {
             .map_err(|e| raw.invalid("client_ip_header", format!("client-ip-header: {e}")))?,
         None => ClientIpHeader::default(),
     };
-    let flood = match v.flood_guard.as_deref() {
+    Ok(ClientKeyPolicy {
+        ipv6_prefix,
+        trusted_proxies,
+        header,
+    })
+}
+
+/// The flood guard of the uncounted routes: `PER_SECOND/BURST`, or none.
+fn flood(
+    raw: &Raw,
+    defaults: &LimiterSettings,
+) -> Result<Option<(NonZeroU32, NonZeroU32)>, SettingsError> {
+    Ok(match raw.values().flood_guard.as_deref() {
         None => defaults.flood,
         Some("off") => None,
         Some(text) => Some(flood_guard(text).ok_or_else(|| {
@@ -84,39 +141,7 @@ pub(super) fn build(raw: &Raw) -> Result<LimiterSettings, SettingsError> {
                 ),
             )
         })?),
-    };
-    let settings = LimiterSettings {
-        policy: if off { None } else { policy },
-        redis_url,
-        redis_tls: RedisTlsFiles {
-            ca_file: v.redis_ca_file.clone(),
-            cert_file: v.redis_cert_file.clone(),
-            key_file: v.redis_key_file.clone(),
-        },
-        client_keys: ClientKeyPolicy {
-            ipv6_prefix,
-            trusted_proxies,
-            header,
-        },
-        flood,
-        max_clients: raw.count(
-            "rate_limit_max_clients",
-            v.rate_limit_max_clients,
-            defaults.max_clients,
-        )?,
-    };
-    let checked = if raw.across_keys() {
-        settings.check()
-    } else {
-        settings.check_values()
-    };
-    checked.map_err(|e| match e {
-        crate::limit::SettingError::RedisTlsFile { unfit: true, .. } => {
-            SettingsError::UnfitFile(e.to_string())
-        }
-        e => raw.invalid("rate_limit_store", e.to_string()),
-    })?;
-    Ok(settings)
+    })
 }
 
 /// `PER_SECOND/BURST`, both at least 1.

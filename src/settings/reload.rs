@@ -5,26 +5,17 @@
 
 use super::Settings;
 
-/// The keys a running server applies: the log filter, the quota (a new
-/// policy or store counts afresh, as after a restart; a new flood guard or
-/// store size keeps every client's count), how clients are told apart
-/// (from every connection's next request on), and the pages' name. (Webhook delivery settings are kept with each endpoint and
-/// change with `webhook set`, which the deliverer sees at once.)
-pub const LIVE: &[&str] = &[
-    "log",
-    "rate-limit",
-    "no-rate-limit",
-    "rate-limit-max-clients",
-    "rate-limit-store",
-    "redis-ca-file",
-    "redis-cert-file",
-    "redis-key-file",
-    "flood-guard",
-    "trust-proxy",
-    "client-ip-header",
-    "ipv6-prefix-len",
-    "site-name",
-];
+/// Whether a running server applies a new value of `key` (snake or kebab
+/// case): the row's [`Mark::Live`](crate::config::Mark::Live). Those are
+/// the log filter, the quota (a new policy or store counts afresh, as after
+/// a restart; a new flood guard or store size keeps every client's count),
+/// how clients are told apart (from every connection's next request on),
+/// and the pages' name. (Webhook delivery settings are kept with each
+/// endpoint and change with `webhook set`, which the deliverer sees at
+/// once.)
+pub fn applies_live(key: &str) -> bool {
+    crate::config::setting(key).is_some_and(|s| s.has(crate::config::Mark::Live))
+}
 
 /// What changed between the running settings and those read again.
 #[derive(Debug, Default, PartialEq)]
@@ -64,7 +55,7 @@ pub fn changes(running: &Settings, read: &Settings) -> Changes {
     let kept = super::effective::effective(running, None)
         .into_iter()
         .zip(super::effective::effective(read, None))
-        .filter(|(a, b)| a.value != b.value && !LIVE.contains(&a.key.as_str()))
+        .filter(|(a, b)| a.value != b.value && !applies_live(&a.key))
         .map(|(a, b)| (a.key, a.value, b.value))
         .collect();
     Changes {

@@ -4,8 +4,6 @@
 //! range, manual completion ids). The CLI only translates flags into these
 //! types; every refusal names the flag.
 
-use std::hash::{BuildHasher, Hasher};
-
 use crate::ledger::derive::manual_id;
 use crate::ledger::Action;
 use crate::model::{
@@ -282,17 +280,7 @@ fn source_of(source: &SourceSpec) -> Result<(String, Source), ActionError> {
 
 /// `op_` + 24 random hex digits.
 pub fn operator_id() -> String {
-    let random = || {
-        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-        h.write_u128(
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_nanos())
-                .unwrap_or(0),
-        );
-        h.finish()
-    };
-    format!("op_{:016x}{:08x}", random(), random() as u32)
+    format!("op_{}", crate::random::random_token(12))
 }
 
 /// `https://x.com/HANDLE/status/ID` (or twitter.com, with or without www) →

@@ -404,26 +404,43 @@ fn would_publish(
 /// Republishes when the records derived now differ from the current
 /// standalone snapshot (a pending window ended, say); returns the new
 /// snapshot if one was published. An upstream snapshot is left alone.
+/// Decided under the data-dir lock, as [`record_action`] decides: a first
+/// look without it finds most calls have nothing to do, and the look is
+/// made again under the lock before anything is published, so a writer
+/// that published meanwhile (another mode's version among them) is seen.
 pub fn republish_if_changed(
     store: &SnapshotStore,
     settings: PublishSettings,
 ) -> Result<Option<Snapshot>, StandaloneError> {
-    let current = store.load_current()?;
-    if current.as_ref().is_some_and(|s| s.mode != Mode::Standalone) {
+    if !needs_republish(store, &settings)? {
         return Ok(None);
     }
-    let instance = load_instance(store, &settings)?;
+    let lock = store.lock(settings.lock_timeout, "resetctl serve --republish")?;
+    if !needs_republish(store, &settings)? {
+        return Ok(None);
+    }
+    publish_locked(store, &lock, settings).map(Some)
+}
+
+/// Whether the records derived at `settings.now` differ from the current
+/// snapshot's (or entries are unpublished), when it is a standalone one or
+/// there is none.
+fn needs_republish(
+    store: &SnapshotStore,
+    settings: &PublishSettings,
+) -> Result<bool, StandaloneError> {
+    let current = store.load_current()?;
+    if current.as_ref().is_some_and(|s| s.mode != Mode::Standalone) {
+        return Ok(false);
+    }
+    let instance = load_instance(store, settings)?;
     let records = instance.derived.published();
     let unchanged = current.as_ref().is_some_and(|s| {
         s.records == records
             && s.last_successful_check_at == instance.derived.last_successful_check_at
             && instance.unpublished_entries().next().is_none()
     });
-    if unchanged || (current.is_none() && records.is_empty()) {
-        return Ok(None);
-    }
-    let lock = store.lock(settings.lock_timeout, "resetctl serve --republish")?;
-    publish_locked(store, &lock, settings).map(Some)
+    Ok(!(unchanged || (current.is_none() && records.is_empty())))
 }
 
 /// Republishes whenever the derived records change (a pending window

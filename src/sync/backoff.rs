@@ -13,18 +13,9 @@ pub fn backoff_delay(interval: Duration, cap: Duration, failures: u32, jitter: f
     raw.mul_f64(jitter.clamp(0.5, 1.0))
 }
 
-/// A jitter factor in [0.5, 1.0] from the standard library's random hasher seed.
+/// A jitter factor in [0.5, 1.0].
 pub fn random_jitter() -> f64 {
-    0.5 + 0.5 * random_unit()
-}
-
-/// A random number in [0, 1) from the standard library's random hasher seed.
-pub fn random_unit() -> f64 {
-    use std::hash::{BuildHasher, Hasher};
-    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
-    hasher.write_u64(std::process::id().into());
-    let bits = hasher.finish() >> 11; // 53 random bits
-    bits as f64 / (1u64 << 53) as f64
+    0.5 + 0.5 * crate::random::random_unit()
 }
 
 /// The wait before the next regular sync: the interval plus up to a tenth

@@ -6,9 +6,11 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::backoff::{interval_with_jitter, random_unit};
-use super::run::{sync_once, SyncError, SyncOutcome, SyncSettings};
+use super::backoff::interval_with_jitter;
+use super::error::SyncError;
+use super::run::{sync_once, SyncOutcome, SyncSettings};
 use crate::clock::Clock;
+use crate::random::random_unit;
 
 /// Syncs now and then every interval plus a small jitter (or when back-off allows) until
 /// `shutdown` resolves. Each outcome goes to `report`, except a refusal that no later

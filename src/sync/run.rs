@@ -15,14 +15,14 @@ use std::path::Path;
 use std::time::Duration;
 
 use super::backoff::{backoff_delay, random_jitter};
+use super::error::{Rejected, SyncError};
 use super::fetch::{fetch, FetchError, FetchSettings, Fetched, UpstreamRequest};
 use super::state::{
-    load_sync_state, newest, save_sync_state, SourceSettings, SyncState, SyncStateError,
-    UpstreamOrigin,
+    load_sync_state, newest, save_sync_state, SourceSettings, SyncState, UpstreamOrigin,
 };
 use super::stored_feed::{read_stored_feed, store_feed};
 use crate::clock::Clock;
-use crate::data_dir::{DataDir, Holds, STORED_FEED};
+use crate::data_dir::{DataDir, Holds};
 use crate::document::DocumentError;
 use crate::durable::{DataDirLock, LockError};
 use crate::model::validate::validate_records;
@@ -63,112 +63,6 @@ pub enum SyncOutcome {
     Unchanged,
     /// The upstream answered 304 Not Modified.
     NotModified,
-}
-
-/// `failures` in words: "1 failed sync", "3 failed syncs in a row".
-fn failed_syncs(failures: u32) -> String {
-    match failures {
-        1 => "1 failed sync".to_owned(),
-        n => format!("{n} failed syncs in a row"),
-    }
-}
-
-/// Why a sync did not succeed.
-#[derive(Debug, thiserror::Error)]
-pub enum SyncError {
-    /// Back-off is in force; nothing was attempted.
-    #[error("backing off after {}; the next attempt is allowed at {until} (use --force to try now)", failed_syncs(*.failures))]
-    BackingOff {
-        /// The next permitted attempt.
-        until: Timestamp,
-        /// Failures in a row so far.
-        failures: u32,
-    },
-    /// Another sync holds the sync lock.
-    #[error("another sync is running: {0}")]
-    Busy(LockError),
-    /// This data dir holds a standalone instance; syncing would replace it.
-    #[error("{0}")]
-    WrongMode(String),
-    /// The sync lock cannot be taken at all (a read-only or broken data
-    /// dir): an I/O error, not contention.
-    #[error("cannot take the sync lock: {0}")]
-    Lock(LockError),
-    /// The upstream could not be fetched; the failure is recorded.
-    #[error("sync failed: {error}; {} (status {status}, next attempt at {next_attempt_at})", served(*.status))]
-    Fetch {
-        /// The fetch error.
-        error: FetchError,
-        /// The status now recorded.
-        status: DataSourceStatus,
-        /// When back-off allows the next attempt.
-        next_attempt_at: Timestamp,
-    },
-    /// The body cannot be published; the failure is recorded.
-    #[error("sync failed: {error}; {} (status {status}, next attempt at {next_attempt_at})", served(*.status))]
-    Invalid {
-        /// Why the document was refused.
-        error: Rejected,
-        /// The status now recorded.
-        status: DataSourceStatus,
-        /// When back-off allows the next attempt.
-        next_attempt_at: Timestamp,
-    },
-    /// The local sync state cannot be read or written.
-    #[error(transparent)]
-    State(#[from] SyncStateError),
-    /// The local snapshot store failed.
-    #[error(transparent)]
-    Snapshot(#[from] SnapshotError),
-    /// Publishing failed (the snapshot store or the webhook outbox).
-    #[error(transparent)]
-    Publish(#[from] crate::publish::PublishError),
-}
-
-/// What a failed sync leaves served, in words that fit: the last good
-/// data, or (never synced, or a new upstream) nothing yet.
-fn served(status: DataSourceStatus) -> &'static str {
-    match status {
-        DataSourceStatus::Ok | DataSourceStatus::Stale => "the last good data stays served",
-        DataSourceStatus::Error | DataSourceStatus::Pending => {
-            "nothing from this upstream is served until a sync succeeds"
-        }
-    }
-}
-
-/// Why an answer of the upstream cannot be published.
-#[derive(Debug, thiserror::Error)]
-pub enum Rejected {
-    /// The body is not a valid upstream document.
-    #[error("invalid upstream document: {0}")]
-    Document(DocumentError),
-    /// The document is valid but what it yields would not load back.
-    #[error("the upstream document yields records that cannot be published: {0}")]
-    Unpublishable(DocumentError),
-    /// A 304 to a request that carried no validator of this upstream.
-    #[error("the upstream answered 304 Not Modified to a request without validators of its own; nothing to revalidate")]
-    UnexpectedNotModified,
-    /// The kept feed, re-derived after a 304, no longer decodes.
-    #[error("the upstream answered 304, but the kept feed ({STORED_FEED}) cannot be used: {0}")]
-    StoredFeed(String),
-}
-
-impl Rejected {
-    /// The refusal as it may be published: where in the document and what
-    /// kind of problem, never a value the upstream sent.
-    pub fn public_text(&self) -> String {
-        match self {
-            Rejected::Document(e) => format!("invalid upstream document: {}", e.public_text()),
-            Rejected::Unpublishable(e) => format!(
-                "the upstream document yields records that cannot be published: {}",
-                e.public_text()
-            ),
-            Rejected::StoredFeed(_) => format!(
-                "the upstream answered 304, but the kept feed ({STORED_FEED}) cannot be used"
-            ),
-            e @ Rejected::UnexpectedNotModified => e.to_string(),
-        }
-    }
 }
 
 /// What an answer amounts to, decided before anything is written.
@@ -283,6 +177,67 @@ fn refuse_standalone(
     Ok(())
 }
 
+/// The sync state this attempt starts from (`fingerprint`: the
+/// upstream's): the last one recorded, with its validators dropped when
+/// they came from another upstream, and its failures and back-off too
+/// (a sync pointed at another upstream starts afresh).
+fn starting_state(
+    store: &SnapshotStore,
+    head: Option<&crate::snapshot::SnapshotHead>,
+    settings: &SyncSettings,
+    fingerprint: &str,
+) -> Result<SyncState, SyncError> {
+    let mut state = current_sync_state(store, head)?
+        .unwrap_or_else(|| SyncState::pending(settings.source.clone()));
+    if state.validators_for.as_deref() != Some(fingerprint) {
+        // Validators belong to the upstream they came from.
+        state.etag = None;
+        state.last_modified = None;
+    }
+    // Failures and their back-off belong to the upstream they happened
+    // at: pointed at another one, a sync starts afresh.
+    if state
+        .attempts_for
+        .as_deref()
+        .is_some_and(|before| before != fingerprint)
+    {
+        state.consecutive_failures = 0;
+        state.next_attempt_at = None;
+        state.last_error = None;
+        state.last_error_detail = None;
+        if head.map(|head| head.mode) != Some(Mode::Upstream) {
+            state.status = DataSourceStatus::Pending;
+        }
+    }
+    state.attempts_for = Some(fingerprint.to_owned());
+    state.source = settings.source.clone();
+    Ok(state)
+}
+
+/// The upstream's answer, asked with `state`'s validators when there is
+/// an upstream cache they describe (`cached`), and whether it was asked
+/// conditionally.
+async fn fetch_with_validators(
+    settings: &SyncSettings,
+    state: &SyncState,
+    cached: bool,
+) -> (Result<Fetched, FetchError>, bool) {
+    let (etag, last_modified) = if cached {
+        (state.etag.clone(), state.last_modified.clone())
+    } else {
+        (None, None)
+    };
+    let conditional = etag.is_some() || last_modified.is_some();
+    let fetched = fetch(
+        &settings.upstream,
+        etag.as_deref(),
+        last_modified.as_deref(),
+        &settings.fetch,
+    )
+    .await;
+    (fetched, conditional)
+}
+
 /// One sync attempt at `clock.now()`.
 pub async fn sync_once(
     data_dir: &Path,
@@ -301,31 +256,8 @@ pub async fn sync_once(
     let head = readable_head(&store);
     refuse_standalone(&store, head.as_ref())?;
     let now = clock.now();
-    let mut state = current_sync_state(&store, head.as_ref())?
-        .unwrap_or_else(|| SyncState::pending(settings.source.clone()));
     let fingerprint = settings.upstream.fingerprint();
-    if state.validators_for.as_deref() != Some(fingerprint.as_str()) {
-        // Validators belong to the upstream they came from.
-        state.etag = None;
-        state.last_modified = None;
-    }
-    // Failures and their back-off belong to the upstream they happened
-    // at: pointed at another one, a sync starts afresh.
-    if state
-        .attempts_for
-        .as_deref()
-        .is_some_and(|before| before != fingerprint)
-    {
-        state.consecutive_failures = 0;
-        state.next_attempt_at = None;
-        state.last_error = None;
-        state.last_error_detail = None;
-        if head.as_ref().map(|head| head.mode) != Some(Mode::Upstream) {
-            state.status = DataSourceStatus::Pending;
-        }
-    }
-    state.attempts_for = Some(fingerprint.clone());
-    state.source = settings.source.clone();
+    let mut state = starting_state(&store, head.as_ref(), settings, &fingerprint)?;
     if let Some(until) = state
         .next_attempt_at
         .filter(|until| !settings.force && *until > now)
@@ -337,19 +269,7 @@ pub async fn sync_once(
     }
     // Whether an upstream cache exists, cheaply; the records are loaded only to compare.
     let cached = head.as_ref().map(|head| head.mode) == Some(Mode::Upstream);
-    let (etag, last_modified) = if cached {
-        (state.etag.clone(), state.last_modified.clone())
-    } else {
-        (None, None)
-    };
-    let conditional = etag.is_some() || last_modified.is_some();
-    let fetched = fetch(
-        &settings.upstream,
-        etag.as_deref(),
-        last_modified.as_deref(),
-        &settings.fetch,
-    )
-    .await;
+    let (fetched, conditional) = fetch_with_validators(settings, &state, cached).await;
     state.last_attempt_at = Some(now);
     let decided = decide(fetched, conditional, data_dir, now);
     let lock = store.lock(settings.lock_timeout, "resetctl sync")?;

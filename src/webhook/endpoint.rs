@@ -470,7 +470,7 @@ impl NewEndpoint {
         events.dedup();
         let remind = check_reminders(&events, self.remind)?;
         Ok(Endpoint {
-            id: format!("ep_{}", super::random_token(8)),
+            id: format!("ep_{}", crate::random::random_token(8)),
             url: self.url,
             format: self.format,
             kind,

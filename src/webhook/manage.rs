@@ -215,7 +215,7 @@ pub async fn send_test(
 ) -> Result<TestSent, ManageError> {
     let endpoint = Endpoints::new(data_dir).get(id)?;
     let head = SnapshotStore::new(data_dir).load_current().ok().flatten();
-    let message = format!("msg_test_{}", super::random_token(8));
+    let message = format!("msg_test_{}", crate::random::random_token(8));
     let event = Event {
         id: &message,
         event_type: TEST_EVENT,

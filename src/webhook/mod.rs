@@ -38,21 +38,6 @@ pub use endpoint::{Endpoint, EndpointError, Endpoints};
 pub use format::Format;
 pub use outbox::{Outbox, OutboxEntry};
 
-/// `bytes` random bytes from the operating system, as lowercase hex.
-pub fn random_token(bytes: usize) -> String {
-    random_bytes(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
-
-/// `n` random bytes from the operating system's generator (secrets and ids).
-pub fn random_bytes(n: usize) -> Vec<u8> {
-    let mut buf = vec![0u8; n];
-    getrandom::fill(&mut buf).expect("the operating system's random generator");
-    buf
-}
-
 /// The lowest outbox change number an endpoint still needs, or `None`
 /// when there is no endpoint: what the publish step keeps in the outbox. A
 /// disabled endpoint counts too, so `enable` resumes exactly where it

@@ -86,9 +86,7 @@ impl EndpointState {
             self.move_to(last + 1);
             return true;
         }
-        let jitter = crate::webhook::random_bytes(8)
-            .iter()
-            .fold(0u64, |acc, b| (acc << 8) | u64::from(*b));
+        let jitter = crate::random::random_u64();
         let failing_ms = now.as_millis() - first.as_millis();
         let next = now
             .add_millis(retry_delay_ms(attempt_no, failing_ms, jitter))

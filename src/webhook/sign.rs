@@ -20,7 +20,7 @@ pub struct BadSecret;
 pub fn generate_secret() -> String {
     format!(
         "{SECRET_PREFIX}{}",
-        STANDARD.encode(super::random_bytes(24))
+        STANDARD.encode(crate::random::random_bytes(24))
     )
 }
 

@@ -111,18 +111,8 @@ pub fn run(
         let runnable = resetctl::preflight::check(settings, Occasion::Start, passed).await?;
         let limiter = runnable.limiter;
         let (listener, local, admin) = announce(runnable.listeners.expect("bound at start"))?;
-        warn_if_nothing_published(settings);
-        tracing::info!(data_dir = %options.data_dir.display(), "listening on http://{local}");
-        for (name, value) in options.limits.describe() {
-            tracing::info!("{name}: {value}");
-        }
-        let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-        tokio::spawn(async move {
-            shutdown_signal().await;
-            service_manager::stopping();
-            tracing::info!("shutting down: no new connections, finishing in-flight requests");
-            let _ = stop_tx.send(true);
-        });
+        say_started(settings, &options, local);
+        let stop_rx = stop_on_signal();
         // Standalone mode: the republisher runs beside the server, which only reads.
         let republisher = republish.map(|every| {
             tokio::spawn(resetctl::standalone::republish_periodically(
@@ -139,7 +129,7 @@ pub fn run(
             "resetctl serve".to_owned(),
             stop_rx.clone(),
         ));
-        let mut drained = stop_rx.clone();
+        let drained = stop_rx.clone();
         let mut stop = stop_rx;
         let status = format!("serving on http://{local}");
         let (live_tx, live_rx) = tokio::sync::oneshot::channel();
@@ -165,13 +155,7 @@ pub fn run(
                 let _ = stop.wait_for(|s| *s).await;
             },
         );
-        tokio::select! {
-            () = server => {}
-            _ = async {
-                let _ = drained.wait_for(|s| *s).await;
-                tokio::time::sleep(DRAIN_TIMEOUT).await;
-            } => tracing::warn!("connections still open after {DRAIN_TIMEOUT:?}; exiting"),
-        }
+        serve_until_drained(server, drained).await;
         if let Some(task) = republisher {
             task.abort();
         }
@@ -185,6 +169,44 @@ pub fn run(
     // cut short leaves the last good one).
     runtime.shutdown_background();
     served
+}
+
+/// Says where `serve` listens (`local`), which data dir it serves and
+/// its quota, and that nothing is published there yet if so.
+fn say_started(settings: &Settings, options: &resetctl::api::ServeOptions, local: SocketAddr) {
+    warn_if_nothing_published(settings);
+    tracing::info!(data_dir = %options.data_dir.display(), "listening on http://{local}");
+    for (name, value) in options.limits.describe() {
+        tracing::info!("{name}: {value}");
+    }
+}
+
+/// A flag that turns true at the first SIGTERM or SIGINT, once the service
+/// manager and the log are told the server is stopping.
+fn stop_on_signal() -> tokio::sync::watch::Receiver<bool> {
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    tokio::spawn(async move {
+        shutdown_signal().await;
+        service_manager::stopping();
+        tracing::info!("shutting down: no new connections, finishing in-flight requests");
+        let _ = stop_tx.send(true);
+    });
+    stop_rx
+}
+
+/// Runs `server` until it ends, or until `DRAIN_TIMEOUT` after `stopping`
+/// turned true (connections still open then are left).
+async fn serve_until_drained(
+    server: impl std::future::Future<Output = ()>,
+    mut stopping: tokio::sync::watch::Receiver<bool>,
+) {
+    tokio::select! {
+        () = server => {}
+        _ = async {
+            let _ = stopping.wait_for(|s| *s).await;
+            tokio::time::sleep(DRAIN_TIMEOUT).await;
+        } => tracing::warn!("connections still open after {DRAIN_TIMEOUT:?}; exiting"),
+    }
 }
 
 /// Raises the soft open-file limit so it can hold `max_connections` (plus

@@ -1,5 +1,5 @@
 //! Accepting connections: hyper's HTTP/1.1 and HTTP/2 server around the
-//! warp routes, with graceful shutdown, the peer address for the client
+//! route table (`router.rs`), with graceful shutdown, the peer address for the client
 //! key, the access log, and JSON bodies on the errors hyper answers itself.
 //!
 //! hyper answers a request it cannot parse (400), a target over 64 KiB (414)
@@ -8,8 +8,9 @@
 //! the connection's writer recognises exactly those automatic answers (a
 //! 400, 414 or 431 head with `content-length: 0` and nothing after it, which
 //! no route ever sends) and writes them with the JSON error body instead.
-//! This is the one reason the server runs its own accept loop rather than
-//! `warp::serve`, whose acceptor cannot wrap the connection.
+//! This is one reason the server runs its own accept loop (hyper-util's
+//! connection builder) rather than a framework's, whose acceptor cannot
+//! wrap the connection.
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -23,6 +24,7 @@ use tokio::net::{TcpListener, TcpStream};
 
 use super::deadline::{Activity, TimedBody, Tracked};
 use super::gate::{ConnectionGate, ConnectionLimits, Ticket, BUSY_RESPONSE, MIN_HEAD_BYTES};
+use super::head::one_host;
 use super::hyper_io::HyperIo;
 use super::stream_conn::{self, Answered, Opening};
 use crate::api::clients::{ClientKey, ClientKeys};
@@ -77,8 +79,8 @@ type Shutdown = tokio::sync::watch::Receiver<()>;
 #[derive(Clone, Copy, Debug)]
 pub struct PeerAddr(pub SocketAddr);
 
-/// A request target that is not a path: warp's path filters cannot read
-/// it, so the routes answer it from this mark before reading any path.
+/// A request target that is not a path: the route table looks up paths
+/// only, so the router answers it from this mark before any lookup.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TargetForm {
     /// `host:port` (CONNECT's form).
@@ -103,13 +105,6 @@ impl TargetForm {
             None
         }
     }
-}
-
-/// Whether `headers` hold exactly one `Host` (what an HTTP/1.1 request
-/// must carry); the stream's own path asks too.
-pub(crate) fn one_host(headers: &hyper::HeaderMap) -> bool {
-    let mut hosts = headers.get_all(hyper::header::HOST).iter();
-    hosts.next().is_some() && hosts.next().is_none()
 }
 
 /// The header list HTTP/2 decodes (RFC 9113 `SETTINGS_MAX_HEADER_LIST_SIZE`,

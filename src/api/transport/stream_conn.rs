@@ -11,12 +11,12 @@
 //! The accept loop reads the first bytes of every connection
 //! ([`read_opening`]) and hands everything that is not exactly such a
 //! request to hyper with those bytes replayed in front of the socket
-//! (`HyperIo` in `conn.rs`), so hyper sees the connection byte for byte as sent: any
+//! (`HyperIo`, `hyper_io.rs`), so hyper sees the connection byte for byte as sent: any
 //! other method, path, version, a request with a body, `Expect` or
 //! `Upgrade`, a pipelined second request, HTTP/2, a head too large or not
 //! yet complete within the header timeout. Only the HTTP/1.1 framing of the
 //! answer is written here; the answer itself (caps, quota, headers, events)
-//! comes from the same warp routes every request goes through. A stream's
+//! comes from the same route table every request goes through. A stream's
 //! answer is chunked and ends the connection when the stream ends; any
 //! other answer (429, 422, 503) has a length and the connection goes on
 //! under hyper, keep-alive as usual, unless the request said
@@ -143,7 +143,7 @@ fn parse_stream_request(bytes: &[u8]) -> Parsed {
         map.append(name, value);
     }
     // Without exactly one Host, hyper's path answers the 400.
-    if !super::conn::one_host(request.headers()) {
+    if !super::head::one_host(request.headers()) {
         return Parsed::Other;
     }
     Parsed::Stream(Box::new(request))

@@ -82,105 +82,135 @@ impl RedisAddress {
     /// Parses `url`; the error names it by its redacted form.
     pub fn parse(url: &str) -> Result<Self, SettingError> {
         let shown = crate::redact::redact_url(url);
-        let fail = |why: String| SettingError::RedisUrl {
-            url: shown.clone(),
-            why,
-        };
+        let parsed = UrlParts::of(url).and_then(|parts| Ok((parts.topology()?, parts)));
+        match parsed {
+            Ok((topology, parts)) => Ok(Self {
+                topology,
+                tls: parts.tls,
+                username: parts.username,
+                password: parts.password,
+                shown,
+            }),
+            Err(why) => Err(SettingError::RedisUrl { url: shown, why }),
+        }
+    }
+}
+
+/// A store URL taken apart: its scheme's TLS and kind, its credentials,
+/// its nodes and its path's segments.
+struct UrlParts<'a> {
+    tls: bool,
+    kind: Kind,
+    username: Option<String>,
+    password: Option<String>,
+    nodes: Vec<(String, u16)>,
+    segments: Vec<&'a str>,
+}
+
+impl<'a> UrlParts<'a> {
+    /// `url` taken apart, or why it cannot be.
+    fn of(url: &'a str) -> Result<Self, String> {
         let (tls, kind, rest) = scheme_of(url).ok_or_else(|| {
-            fail(
-                "the scheme must be redis, rediss, redis+cluster, rediss+cluster, \
-                 redis+sentinel or rediss+sentinel"
-                    .to_owned(),
-            )
+            "the scheme must be redis, rediss, redis+cluster, rediss+cluster, \
+             redis+sentinel or rediss+sentinel"
+                .to_owned()
         })?;
         if rest.contains(['?', '#']) {
-            return Err(fail(
-                "a query or fragment is not understood here".to_owned(),
-            ));
+            return Err("a query or fragment is not understood here".to_owned());
         }
         let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
         let (userinfo, hosts) = match authority.rsplit_once('@') {
             Some((userinfo, hosts)) => (Some(userinfo), hosts),
             None => (None, authority),
         };
-        let (username, password) = credentials(userinfo).map_err(&fail)?;
+        let (username, password) = credentials(userinfo)?;
         let nodes = hosts
             .split(',')
-            .map(|node| host_port(node).map_err(&fail))
+            .map(host_port)
             .collect::<Result<Vec<_>, _>>()?;
-        let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
-        let db = |segment: Option<&&str>| database(segment).map_err(&fail);
-        let node_addr = |(host, port): &(String, u16)| {
-            if tls {
-                ConnectionAddr::TcpTls {
-                    host: host.clone(),
-                    port: *port,
-                    insecure: false,
-                    tls_params: None,
-                }
-            } else {
-                ConnectionAddr::Tcp(host.clone(), *port)
+        let segments = path.split('/').filter(|s| !s.is_empty()).collect();
+        Ok(Self {
+            tls,
+            kind,
+            username,
+            password,
+            nodes,
+            segments,
+        })
+    }
+
+    /// The address of `node`, over TLS when the scheme says so.
+    fn node_addr(&self, (host, port): &(String, u16)) -> ConnectionAddr {
+        if self.tls {
+            ConnectionAddr::TcpTls {
+                host: host.clone(),
+                port: *port,
+                insecure: false,
+                tls_params: None,
             }
-        };
-        let info = |node: &(String, u16), db: i64| {
-            let mut redis = redis::RedisConnectionInfo::default().set_db(db);
-            if let Some(user) = &username {
-                redis = redis.set_username(user);
-            }
-            if let Some(password) = &password {
-                redis = redis.set_password(password);
-            }
-            node_addr(node)
-                .into_connection_info()
-                .map(|info| info.set_redis_settings(redis))
-                .map_err(|e| fail(e.to_string()))
-        };
-        let topology = match kind {
+        } else {
+            ConnectionAddr::Tcp(host.clone(), *port)
+        }
+    }
+
+    /// How to reach database `db` at `node`, with the URL's credentials.
+    fn info(&self, node: &(String, u16), db: i64) -> Result<ConnectionInfo, String> {
+        let mut redis = redis::RedisConnectionInfo::default().set_db(db);
+        if let Some(user) = &self.username {
+            redis = redis.set_username(user);
+        }
+        if let Some(password) = &self.password {
+            redis = redis.set_password(password);
+        }
+        self.node_addr(node)
+            .into_connection_info()
+            .map(|info| info.set_redis_settings(redis))
+            .map_err(|e| e.to_string())
+    }
+
+    /// What the URL names: one server, a cluster, or a master found
+    /// through sentinels.
+    fn topology(&self) -> Result<Topology, String> {
+        let (nodes, segments) = (&self.nodes, &self.segments);
+        Ok(match self.kind {
             Kind::Single | Kind::Cluster if segments.len() > 1 => {
-                return Err(fail("the path is at most a database number".to_owned()))
+                return Err("the path is at most a database number".to_owned())
             }
             Kind::Single if nodes.len() > 1 => {
-                return Err(fail(
+                return Err(
                     "one server has one address; several are redis+cluster:// or \
                      redis+sentinel://"
                         .to_owned(),
-                ))
+                )
             }
-            Kind::Single => Topology::Single(info(&nodes[0], db(segments.first())?)?),
+            Kind::Single => Topology::Single(self.info(&nodes[0], database(segments.first())?)?),
             Kind::Cluster => {
-                if db(segments.first())? != 0 {
-                    return Err(fail("a Redis Cluster has only database 0".to_owned()));
+                if database(segments.first())? != 0 {
+                    return Err("a Redis Cluster has only database 0".to_owned());
                 }
                 Topology::Cluster(
                     nodes
                         .iter()
-                        .map(|node| info(node, 0))
+                        .map(|node| self.info(node, 0))
                         .collect::<Result<_, _>>()?,
                 )
             }
             Kind::Sentinel => {
                 let Some(master) = segments.first() else {
-                    return Err(fail(
+                    return Err(
                         "name the master: redis+sentinel://HOST:PORT[,HOST:PORT…]/MASTER[/DB]"
                             .to_owned(),
-                    ));
+                    );
                 };
                 if segments.len() > 2 {
-                    return Err(fail("the path is MASTER or MASTER/DB".to_owned()));
+                    return Err("the path is MASTER or MASTER/DB".to_owned());
                 }
                 Topology::Sentinel {
-                    sentinels: nodes.iter().map(node_addr).collect(),
+                    sentinels: nodes.iter().map(|node| self.node_addr(node)).collect(),
                     master: (*master).to_owned(),
-                    db: db(segments.get(1))?,
+                    db: database(segments.get(1))?,
                 }
             }
-        };
-        Ok(Self {
-            topology,
-            tls,
-            username,
-            password,
-            shown,
         })
     }
 }

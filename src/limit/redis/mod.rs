@@ -177,7 +177,7 @@ impl RedisLimiter {
     ) -> Result<Self, SettingError> {
         let connection = StoreConnection::new(&address, tls)?;
         let mut seed = [0u8; 8];
-        getrandom::fill(&mut seed).map_err(|e| SettingError::RedisSetup {
+        crate::random::fill(&mut seed).map_err(|e| SettingError::RedisSetup {
             url: address.shown.clone(),
             why: format!("no randomness for check ids: {e}"),
         })?;

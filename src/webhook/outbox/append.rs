@@ -193,7 +193,7 @@ impl Outbox {
                 "webhook outbox: made in another directory (a restore or a copy of the data dir): new message ids from here on, and time events due before {now} are not sent"
             );
             Line::Header {
-                outbox: crate::webhook::random_token(9),
+                outbox: crate::random::random_token(9),
                 first: index.first,
                 reminded: index.reminded.clone(),
                 home: Some(home),
@@ -240,7 +240,7 @@ impl Outbox {
         if let Some(id) = existing {
             return Ok(id);
         }
-        let id = crate::webhook::random_token(9);
+        let id = crate::random::random_token(9);
         push_line(
             out,
             &Line::Header {
