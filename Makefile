@@ -150,10 +150,10 @@ RELEASE_TESTS := dist:: image:: package:: real_clock:: told::random_minutes_on_t
 test: test-deps
 	$(CARGO) test --locked --workspace --no-run
 	@mkdir -p target && rm -f target/dist-build.log; \
-	( nice -n 10 deploy/dist/build-dist.sh $(DIST) > target/dist-build.log 2>&1 ) & dist=$$!; \
+	( deploy/dist/build-dist.sh $(DIST) > target/dist-build.log 2>&1 ) & dist=$$!; \
 	echo "make test: the first pass, beside make dist (target/dist-build.log)"; \
 	RESETCTL_TEST_DIST_DIR="$(CURDIR)/target/no-dist-in-the-first-pass" \
-		$(CARGO) test --locked --workspace -- $(addprefix --skip ,$(RELEASE_TESTS)); first=$$?; \
+		$(CARGO) test --locked --workspace --no-fail-fast -- $(addprefix --skip ,$(RELEASE_TESTS)); first=$$?; \
 	wait $$dist; built=$$?; \
 	if [ $$built != 0 ]; then cat target/dist-build.log; echo "make test: make dist failed ($$built)" >&2; exit $$built; fi; \
 	echo "make test: the second pass, on make dist's artefacts: $(RELEASE_TESTS)"; \
