@@ -402,6 +402,25 @@ pub struct RecordFacts {
     pub actor: Option<String>,
 }
 
+/// The one time of a schedule (`record schedule`, `record move`): `--at`,
+/// `--date` with `--tz`, or `--window`; `commands::record` takes exactly one.
+#[derive(Debug, Args)]
+pub struct ScheduleTimeArgs {
+    /// An exact time (datetime precision; window start = end). Default: none (give
+    /// --at, --date or --window).
+    #[arg(long, value_name = "TIME", value_parser = parse_operator_time, group = "when")]
+    pub at: Option<Timestamp>,
+    /// A civil day (date precision), with --tz. Default: none.
+    #[arg(long, value_name = "YYYY-MM-DD", group = "when", requires = "tz")]
+    pub date: Option<String>,
+    /// The time zone of --date, as Area/City (required with it). Default: none.
+    #[arg(long, value_name = "AREA/CITY")]
+    pub tz: Option<String>,
+    /// A window START END (window precision). Default: none.
+    #[arg(long, value_names = ["START", "END"], num_args = 2, value_parser = parse_operator_time, group = "when")]
+    pub window: Vec<Timestamp>,
+}
+
 /// `resetctl record …`.
 #[derive(Debug, Subcommand)]
 pub enum RecordCommand {
@@ -413,19 +432,9 @@ pub enum RecordCommand {
         /// Where the record comes from.
         #[command(flatten)]
         source: SourceArgs,
-        /// An exact time (datetime precision; window start = end). Default: none (with no
-        /// --at, --date or --window the time is unknown).
-        #[arg(long, value_name = "TIME", value_parser = parse_operator_time, group = "when")]
-        at: Option<Timestamp>,
-        /// A civil day (date precision), with --tz. Default: none.
-        #[arg(long, value_name = "YYYY-MM-DD", group = "when", requires = "tz")]
-        date: Option<String>,
-        /// The time zone of --date, as Area/City (required with it). Default: none.
-        #[arg(long, value_name = "AREA/CITY")]
-        tz: Option<String>,
-        /// A window START END (window precision). Default: none.
-        #[arg(long, value_names = ["START", "END"], num_args = 2, value_parser = parse_operator_time, group = "when")]
-        window: Vec<Timestamp>,
+        /// When.
+        #[command(flatten)]
+        time: ScheduleTimeArgs,
         /// explicit (stated) or contextual_inference. Default: explicit.
         #[arg(long, value_name = "BASIS")]
         basis: Option<String>,
@@ -501,19 +510,9 @@ pub enum RecordCommand {
     Move {
         /// The schedule.
         id: String,
-        /// The new exact time (datetime precision; window start = end). Default: none (give
-        /// --at, --date or --window).
-        #[arg(long, value_name = "TIME", value_parser = parse_operator_time, group = "when")]
-        at: Option<Timestamp>,
-        /// The new civil day (date precision), with --tz. Default: none.
-        #[arg(long, value_name = "YYYY-MM-DD", group = "when", requires = "tz")]
-        date: Option<String>,
-        /// The time zone of --date, as Area/City (required with it). Default: none.
-        #[arg(long, value_name = "AREA/CITY")]
-        tz: Option<String>,
-        /// The new window START END (window precision). Default: none.
-        #[arg(long, value_names = ["START", "END"], num_args = 2, value_parser = parse_operator_time, group = "when")]
-        window: Vec<Timestamp>,
+        /// The new time.
+        #[command(flatten)]
+        time: ScheduleTimeArgs,
         /// Who records it. Default: $USER@hostname.
         #[arg(long, env = "RESETCTL_ACTOR", value_name = "NAME")]
         actor: Option<String>,

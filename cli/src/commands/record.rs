@@ -10,7 +10,7 @@ use resetctl::standalone::actions::{
 };
 use resetctl::standalone::{load_instance, published_ids, record_action, Request};
 
-use crate::args::{RecordCommand, RecordFacts, SourceArgs};
+use crate::args::{RecordCommand, RecordFacts, ScheduleTimeArgs, SourceArgs};
 use crate::exit::CliError;
 use crate::output::{json, print, shown};
 use crate::settings::Settings;
@@ -82,13 +82,14 @@ fn apply(settings: &Settings, request: Request) -> Result<(), CliError> {
 }
 
 /// The one time a schedule is given: `--at`, `--date` with `--tz`, or `--window`.
-fn schedule_time(
-    at: Option<Timestamp>,
-    date: Option<String>,
-    tz: Option<String>,
-    window: &[Timestamp],
-) -> Result<ScheduleTime, CliError> {
-    Ok(match (at, date, window) {
+fn schedule_time(time: ScheduleTimeArgs) -> Result<ScheduleTime, CliError> {
+    let ScheduleTimeArgs {
+        at,
+        date,
+        tz,
+        window,
+    } = time;
+    Ok(match (at, date, window.as_slice()) {
         (Some(at), None, []) => ScheduleTime::At(at),
         (None, Some(date), []) => ScheduleTime::Day {
             date,
@@ -138,14 +139,11 @@ pub fn run(settings: &Settings, command: RecordCommand) -> Result<(), CliError> 
     match command {
         RecordCommand::Schedule {
             source,
-            at,
-            date,
-            tz,
-            window,
+            time,
             basis,
             facts: given,
         } => {
-            let time = schedule_time(at, date, tz, &window)?;
+            let time = schedule_time(time)?;
             let record = new_schedule(
                 &source_spec(source),
                 &time,
@@ -200,15 +198,8 @@ pub fn run(settings: &Settings, command: RecordCommand) -> Result<(), CliError> 
         RecordCommand::Undo { entry, .. } => {
             apply(settings, Request::Action(Action::Undo { entry }))
         }
-        RecordCommand::Move {
-            id,
-            at,
-            date,
-            tz,
-            window,
-            ..
-        } => {
-            let time = schedule_time(at, date, tz, &window)?;
+        RecordCommand::Move { id, time, .. } => {
+            let time = schedule_time(time)?;
             let action = move_schedule(&id, &time)?;
             apply(settings, Request::Action(action))
         }
