@@ -19,6 +19,20 @@ const LATEST: &str = "/openapi/v1/records/latest";
 
 mod reloads;
 
+/// Sends `s` a raw SIGHUP (`kill -HUP`, not `systemctl reload`: no
+/// `--check` runs first) and returns the two notices it answers with, the
+/// first (`RELOADING=1…`, waited for as `what`), then `READY=1…`.
+fn hang_up(s: &Server, socket: &UnixDatagram, what: &str) -> (String, String) {
+    let pid = s.child.id().to_string();
+    assert!(Command::new("kill")
+        .args(["-HUP", &pid])
+        .status()
+        .unwrap()
+        .success());
+    let reloading = next_notice(socket, what);
+    (reloading, next_notice(socket, "READY=1 after the reload"))
+}
+
 /// The next datagram on `socket`, as text; panics after 10 s with `what`.
 fn next_notice(socket: &UnixDatagram, what: &str) -> String {
     socket
@@ -228,19 +242,13 @@ fn a_sighup_applies_a_new_quota_under_load_refuses_a_bad_file_and_names_what_wai
     };
     let hangup = |what: &str| {
         more_load();
-        let pid = s.child.id().to_string();
-        assert!(Command::new("kill")
-            .args(["-HUP", &pid])
-            .status()
-            .unwrap()
-            .success());
-        let reloading = next_notice(&socket, what);
+        let (reloading, ready) = hang_up(&s, &socket, what);
         assert!(
             reloading.starts_with("RELOADING=1\nMONOTONIC_USEC="),
             "{reloading:?}"
         );
         assert_eq!(
-            next_notice(&socket, "READY=1 after the reload"),
+            ready,
             format!("READY=1\nSTATUS=serving on http://{}\n", s.addr)
         );
     };

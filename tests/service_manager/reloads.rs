@@ -7,7 +7,6 @@
 
 use std::net::SocketAddr;
 use std::os::unix::net::UnixDatagram;
-use std::process::Command;
 
 use bytes::Bytes;
 use http_body_util::Empty;
@@ -38,15 +37,9 @@ fn serving(w: &World, config: &str, args: &[&str]) -> (Server, UnixDatagram) {
 fn reload(w: &World, s: &Server, socket: &UnixDatagram, config: &str) -> String {
     std::fs::write(w.path("config.toml"), config).unwrap();
     let before = s.log_text().len();
-    let pid = s.child.id().to_string();
-    assert!(Command::new("kill")
-        .args(["-HUP", &pid])
-        .status()
-        .unwrap()
-        .success());
-    let reloading = next_notice(socket, "RELOADING=1");
+    let (reloading, ready) = super::hang_up(s, socket, "RELOADING=1");
     assert!(reloading.starts_with("RELOADING=1\n"), "{reloading:?}");
-    assert!(next_notice(socket, "READY=1 after the reload").starts_with("READY=1\n"));
+    assert!(ready.starts_with("READY=1\n"));
     // The reload's lines are written before READY=1; the relay may lag.
     crate::util::wait_until(
         std::time::Duration::from_secs(10),
