@@ -5,7 +5,6 @@
 //! `/export.json`, and its `serve`; one real `redis-server` holding the
 //! quota; a real nginx balancing round robin over the three `serve`s.
 
-use std::process::{Child, Stdio};
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
@@ -15,41 +14,10 @@ use crate::util::nginx::Nginx;
 use crate::util::redis::Redis;
 use crate::util::server::{raw_request, Server};
 use crate::util::upstream::{Behavior, Upstream};
-use crate::util::World;
+use crate::util::{sync_daemon, World};
 
 /// The address nginx connects from: the one proxy the servers trust.
 const PROXY: &str = "127.0.0.5";
-
-/// A `sync --daemon` owned by the test.
-struct Daemon(Child);
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// `sync --daemon` on `w`'s data dir from `upstream`, polling every 200 ms
-/// after a success (the test setting; the real minimum is 5 minutes).
-fn sync_daemon(w: &World, upstream: &str) -> Daemon {
-    let child = w
-        .cmd()
-        .env("RESETCTL_TEST_SYNC_INTERVAL_MS", "200")
-        .args([
-            "sync",
-            "--upstream",
-            upstream,
-            "--daemon",
-            "--interval-minutes",
-            "5",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn sync --daemon");
-    Daemon(child)
-}
 
 fn document(generated_at: &str) -> Vec<u8> {
     json!({

@@ -77,21 +77,7 @@ fn endpoints_a_data_dir_had_before_it_became_a_replica_send_nothing_until_it_is_
     // Its syncs, by a daemon whose deliverer runs meanwhile: the first
     // (the writer's sixteen records), then one more record the writer
     // publishes. None is sent.
-    let mut daemon = replica
-        .cmd()
-        .env("RESETCTL_TEST_SYNC_INTERVAL_MS", "200")
-        .args([
-            "sync",
-            "--upstream",
-            &s.admin_url("/export.json"),
-            "--daemon",
-            "--interval-minutes",
-            "5",
-        ])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("spawn the sync daemon");
+    let daemon = crate::util::sync_daemon(&replica, &s.admin_url("/export.json"));
     let records = |w: &World| {
         let status = w.run(&["status", "--json"]).json();
         status["snapshot"]["records"].as_u64().unwrap_or(0)
@@ -108,8 +94,7 @@ fn endpoints_a_data_dir_had_before_it_became_a_replica_send_nothing_until_it_is_
             records(&replica) == 17 && list[0]["pending"] == 0
         },
     );
-    let _ = daemon.kill();
-    let _ = daemon.wait();
+    drop(daemon);
     let outbox = std::fs::read_to_string(replica.data_dir().join("webhooks/outbox.jsonl")).unwrap();
     assert!(
         outbox.contains(NEW),

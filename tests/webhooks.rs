@@ -853,21 +853,7 @@ fn a_sync_daemon_delivers_what_it_publishes() {
         &crate::util::bundled_document("2026-11-20T09:00:00.000Z", 3),
         "\"d1\"",
     );
-    let mut daemon = w
-        .cmd()
-        .env("RESETCTL_TEST_SYNC_INTERVAL_MS", "200")
-        .args([
-            "sync",
-            "--upstream",
-            &up.url("/records.json"),
-            "--daemon",
-            "--interval-minutes",
-            "5",
-        ])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let daemon = crate::util::sync_daemon(&w, &up.url("/records.json"));
     // The first sync is the baseline: the upstream's history is not news.
     crate::util::wait_until(Duration::from_secs(20), "the first sync", || {
         w.run(&["status", "--json"]).json()["snapshot"]["sequence"] == 1
@@ -882,8 +868,7 @@ fn a_sync_daemon_delivers_what_it_publishes() {
     let got = r.wait_for("/sync", 3, Duration::from_secs(30));
     // Its cursor is past them: nothing more is on its way.
     all_delivered(&w, 3);
-    let _ = daemon.kill();
-    let _ = daemon.wait();
+    drop(daemon);
     let got_all = r.requests_to("/sync");
     assert_eq!(got_all.len(), 3, "{got:?}");
     let mut ids = std::collections::HashSet::new();

@@ -523,3 +523,34 @@ pub fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
     LOCK.lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
+
+/// A `sync --daemon` owned by the test: killed when dropped, passed or not.
+pub struct Daemon(std::process::Child);
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// `sync --daemon` on `w`'s data dir from `upstream`, polling every 200 ms
+/// after a success (the test setting; the real minimum is 5 minutes).
+pub fn sync_daemon(w: &World, upstream: &str) -> Daemon {
+    let child = w
+        .cmd()
+        .env("RESETCTL_TEST_SYNC_INTERVAL_MS", "200")
+        .args([
+            "sync",
+            "--upstream",
+            upstream,
+            "--daemon",
+            "--interval-minutes",
+            "5",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn sync --daemon");
+    Daemon(child)
+}
