@@ -95,6 +95,11 @@ pub fn is_secret(key: &str) -> bool {
     setting(key).is_some_and(|s| s.has(Mark::Secret))
 }
 
+/// A key (snake case) as the flags and the config file spell it.
+pub fn kebab(key: &str) -> String {
+    key.replace('_', "-")
+}
+
 /// The variable of `key` (snake case): `RESETCTL_` and the key in upper case.
 pub fn env_variable(key: &str) -> String {
     format!("RESETCTL_{}", key.to_ascii_uppercase())

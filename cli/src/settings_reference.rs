@@ -159,7 +159,7 @@ fn setting(key: &str, options: &[DeclaredOption]) -> Setting {
         None => text,
     };
     Setting {
-        key: key.replace('_', "-"),
+        key: resetctl::config::kebab(key),
         flag,
         commands,
         text,

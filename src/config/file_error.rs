@@ -81,7 +81,7 @@ fn assigned_key(line: &str) -> Option<String> {
     let name = name.trim().trim_matches(|c| c == '"' || c == '\'');
     FileConfig::KEYS
         .iter()
-        .map(|k| k.replace('_', "-"))
+        .map(|k| super::kebab(k))
         .find(|spelled| spelled == name)
 }
 
@@ -130,7 +130,7 @@ fn one_line(message: &str) -> String {
 fn unknown_key(key: &str) -> String {
     let nearest = FileConfig::KEYS
         .iter()
-        .map(|k| k.replace('_', "-"))
+        .map(|k| super::kebab(k))
         .map(|k| (strsim::jaro_winkler(key, &k), k))
         .filter(|(score, _)| *score > 0.8)
         .max_by(|a, b| a.0.total_cmp(&b.0));

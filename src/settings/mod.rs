@@ -20,6 +20,8 @@ pub mod sync;
 use std::path::PathBuf;
 use std::time::Duration;
 
+/// A key as the flags and the config file spell it (the config owns the keys).
+pub use crate::config::kebab;
 use crate::config::{
     default_data_dir, env_variable, seconds_setting, DurationOutOfRange, EnvError, FileConfig,
     Merged, Source,
@@ -231,11 +233,6 @@ fn log_filter(filter: &str) -> Result<(), String> {
         }
     }
     Ok(())
-}
-
-/// A key as the flags and the config file spell it.
-pub fn kebab(key: &str) -> String {
-    key.replace('_', "-")
 }
 
 impl Settings {
