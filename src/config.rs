@@ -13,8 +13,6 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
-
 mod file_error;
 
 /// Where a setting's value came from; ordered by precedence (a flag first).
@@ -67,20 +65,103 @@ pub enum Mark {
     /// userinfo or token, a credential header): no error, log line or
     /// listing ever shows it ([`crate::redact`] shows it).
     Secret,
+    /// A list whose flag or variable is one item each, never split at
+    /// commas (an upstream header's value may hold commas).
+    Unsplit,
 }
 
-/// One row of the table of settings.
-#[derive(Debug, PartialEq, Eq)]
+/// How a row's value is written on the command line, in the environment
+/// and in the file: what its flag takes and how it is parsed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// Free text (checked by the setting's builder).
+    Text,
+    /// A file or directory.
+    Path,
+    /// A switch: given is `true`.
+    Switch,
+    /// A whole number of at most 8 bits.
+    U8,
+    /// A whole number of at most 32 bits.
+    U32,
+    /// A whole number of at most 64 bits.
+    U64,
+    /// A count.
+    Usize,
+    /// A number (seconds, mostly).
+    Number,
+    /// A list: repeatable, comma-separated in a variable.
+    List,
+}
+
+/// One row of the table of settings: everything declared of a setting
+/// but its value's type and default, which are the row's field of
+/// [`FileConfig`] and [`FileConfig::defaults`].
+#[derive(Debug, PartialEq)]
 pub struct Setting {
     /// The key, in snake case.
     pub key: &'static str,
     marks: &'static [Mark],
+    /// Its help: the row's doc comment, as written (one line a line).
+    doc: &'static str,
+    /// The commands whose flag it is (`serve`, `webhook add`), or
+    /// `global` for every command.
+    pub commands: &'static [&'static str],
+    /// The heading its flag is listed under in `--help`.
+    pub heading: Option<&'static str>,
+    /// The flag's value's name (`N`, `SECONDS`).
+    pub value_name: Option<&'static str>,
+    /// The only values it takes, when it is a choice.
+    pub choices: &'static [&'static str],
+    /// The smallest and largest number of seconds accepted.
+    pub range: Option<(f64, f64)>,
+    /// What its flag takes.
+    pub kind: Kind,
 }
 
 impl Setting {
     /// Whether the row carries `mark`.
     pub fn has(&self, mark: Mark) -> bool {
         self.marks.contains(&mark)
+    }
+
+    /// Its help as one text: the doc comment's lines joined, paragraphs
+    /// apart, its range said (`0.1 to 3600`), its closing full stop
+    /// dropped (as clap drops a doc comment's).
+    pub fn help(&self) -> String {
+        let mut paragraphs: Vec<String> = Vec::new();
+        let mut current: Vec<&str> = Vec::new();
+        for line in self.doc.lines().map(str::trim) {
+            if line.is_empty() {
+                if !current.is_empty() {
+                    paragraphs.push(current.join(" "));
+                    current.clear();
+                }
+            } else {
+                current.push(line);
+            }
+        }
+        if !current.is_empty() {
+            paragraphs.push(current.join(" "));
+        }
+        let mut text = paragraphs.join("\n\n");
+        if let Some((min, max)) = self.range {
+            text = format!(
+                "{} ({} to {}).",
+                text.trim_end_matches('.'),
+                shown(min),
+                shown(max)
+            );
+        }
+        text.trim_end_matches('.').to_owned()
+    }
+
+    /// Its default as the config file spells it, when it is a value (the
+    /// row's `= VALUE`); `None` when the builder decides it by a rule its
+    /// help says in words (`3 × interval`, the platform's data dir), or a
+    /// switch that is off.
+    pub fn default(&self) -> Option<String> {
+        FileConfig::defaults().text_of(self.key)
     }
 }
 
@@ -105,56 +186,81 @@ pub fn env_variable(key: &str) -> String {
     format!("RESETCTL_{}", key.to_ascii_uppercase())
 }
 
-/// A setting's type as the environment spells it.
-trait FromEnv: Sized {
+/// A setting's type as a flag, the environment and the file spell it.
+trait Text: Sized {
     const EXPECTED: &'static str;
-    fn from_env(text: &str, key: &str) -> Option<Self>;
+    const KIND: Kind;
+    /// One value as the environment gives it (`unsplit`: a list item
+    /// that may hold commas).
+    fn from_text(text: &str, unsplit: bool) -> Option<Self>;
+    /// The value of a flag given `values` (its last, for one value).
+    fn from_flag(values: &[String]) -> Option<Self> {
+        Self::from_text(values.last()?, false)
+    }
+    /// The value as the config file spells it.
+    fn spelled(&self) -> String;
 }
 
-impl FromEnv for String {
+impl Text for String {
     const EXPECTED: &'static str = "text";
-    fn from_env(text: &str, _: &str) -> Option<Self> {
+    const KIND: Kind = Kind::Text;
+    fn from_text(text: &str, _: bool) -> Option<Self> {
         Some(text.to_owned())
     }
-}
-
-impl FromEnv for PathBuf {
-    const EXPECTED: &'static str = "a path";
-    fn from_env(text: &str, _: &str) -> Option<Self> {
-        Some(PathBuf::from(text))
+    fn spelled(&self) -> String {
+        self.clone()
     }
 }
 
-impl FromEnv for bool {
+impl Text for PathBuf {
+    const EXPECTED: &'static str = "a path";
+    const KIND: Kind = Kind::Path;
+    fn from_text(text: &str, _: bool) -> Option<Self> {
+        Some(PathBuf::from(text))
+    }
+    fn spelled(&self) -> String {
+        self.display().to_string()
+    }
+}
+
+impl Text for bool {
     const EXPECTED: &'static str = "true or false";
-    fn from_env(text: &str, _: &str) -> Option<Self> {
+    const KIND: Kind = Kind::Switch;
+    fn from_text(text: &str, _: bool) -> Option<Self> {
         match text.trim().to_ascii_lowercase().as_str() {
             "true" | "1" | "yes" | "on" => Some(true),
             "false" | "0" | "no" | "off" | "" => Some(false),
             _ => None,
         }
     }
+    fn spelled(&self) -> String {
+        self.to_string()
+    }
 }
 
-macro_rules! from_env_number {
-    ($($ty:ty => $expected:literal),*) => {$(
-        impl FromEnv for $ty {
+macro_rules! text_number {
+    ($($ty:ty => $expected:literal $kind:ident),*) => {$(
+        impl Text for $ty {
             const EXPECTED: &'static str = $expected;
-            fn from_env(text: &str, _: &str) -> Option<Self> {
+            const KIND: Kind = Kind::$kind;
+            fn from_text(text: &str, _: bool) -> Option<Self> {
                 text.trim().parse().ok()
+            }
+            fn spelled(&self) -> String {
+                self.to_string()
             }
         }
     )*};
 }
-from_env_number!(u8 => "a whole number", u32 => "a whole number", u64 => "a whole number",
-    usize => "a whole number", f64 => "a number");
+text_number!(u8 => "a whole number" U8, u32 => "a whole number" U32,
+    u64 => "a whole number" U64, usize => "a whole number" Usize, f64 => "a number" Number);
 
-impl FromEnv for Vec<String> {
+impl Text for Vec<String> {
     const EXPECTED: &'static str = "a list";
-    /// Comma-separated, except an upstream header (one `NAME: VALUE`,
-    /// whose value may hold commas).
-    fn from_env(text: &str, key: &str) -> Option<Self> {
-        if key == "upstream_header" {
+    const KIND: Kind = Kind::List;
+    /// Comma-separated, unless `unsplit` ([`Mark::Unsplit`]: one item).
+    fn from_text(text: &str, unsplit: bool) -> Option<Self> {
+        if unsplit {
             return Some(vec![text.to_owned()]);
         }
         Some(
@@ -165,9 +271,32 @@ impl FromEnv for Vec<String> {
                 .collect(),
         )
     }
+    fn from_flag(values: &[String]) -> Option<Self> {
+        Some(values.to_vec())
+    }
+    fn spelled(&self) -> String {
+        self.join(",")
+    }
 }
 
-fn env_value<T: FromEnv>(
+/// A row's declared default as its type: `"info"` is a `String`.
+trait Declared<T> {
+    fn declared(self) -> T;
+}
+
+impl Declared<String> for &str {
+    fn declared(self) -> String {
+        self.to_owned()
+    }
+}
+
+impl<T> Declared<T> for T {
+    fn declared(self) -> T {
+        self
+    }
+}
+
+fn env_value<T: Text>(
     get: &impl Fn(&str) -> Option<String>,
     key: &str,
 ) -> Result<Option<T>, EnvError> {
@@ -175,28 +304,62 @@ fn env_value<T: FromEnv>(
     let Some(value) = get(&variable) else {
         return Ok(None);
     };
-    T::from_env(&value, key).map(Some).ok_or_else(|| EnvError {
-        variable,
-        value: match is_secret(key) {
-            true => crate::redact::NOT_SHOWN.to_owned(),
-            false => value,
-        },
+    let unsplit = setting(key).is_some_and(|s| s.has(Mark::Unsplit));
+    T::from_text(&value, unsplit)
+        .map(Some)
+        .ok_or_else(|| EnvError {
+            variable,
+            value: match is_secret(key) {
+                true => crate::redact::NOT_SHOWN.to_owned(),
+                false => value,
+            },
+            expected: T::EXPECTED,
+        })
+}
+
+/// A flag's words that do not read as its setting's type (clap checks
+/// each flag's value by its row's kind first, so this is a defect of the
+/// table, reported rather than hidden).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("--{flag} is not {expected}")]
+pub struct FlagError {
+    /// The flag, without its dashes.
+    pub flag: String,
+    /// What the setting takes.
+    pub expected: &'static str,
+}
+
+fn flag_value<T: Text>(key: &str, values: &[String]) -> Result<T, FlagError> {
+    T::from_flag(values).ok_or_else(|| FlagError {
+        flag: kebab(key),
         expected: T::EXPECTED,
     })
 }
 
-/// Declares every settings key once: the raw layer [`FileConfig`] (the
-/// same shape for flags, the environment and the file), its keys and rows
-/// (a row's marks, `[Live, Secret]`, are [`Mark`]s), how the environment
-/// spells and is read for each, and the merge.
+/// Declares every setting once, a row each, and makes from the rows
+/// everything the layers need: the raw layer [`FileConfig`] (the same
+/// shape for flags, the environment and the file); its rows
+/// ([`FileConfig::SETTINGS`]: the doc comment is the help, `[Live,
+/// Secret]` the [`Mark`]s, `in [..]` the commands, `under` the help
+/// heading, `as` the value's name, `one of [..]` the choices, `range` the
+/// seconds accepted, `= VALUE` the default); the defaults; how the
+/// environment and a flag's words are read for each; how a value is
+/// spelled; and the merge. The rows are in `config/table.rs`.
 macro_rules! settings_keys {
-    ($( $(#[$doc:meta])* $field:ident : $ty:ty $([$($mark:ident),*])?, )*) => {
+    ($(
+        $(#[doc = $doc:literal])*
+        $field:ident : $ty:ty [$($mark:ident),*] in [$($command:literal),*]
+        $(under $heading:literal)? $(as $value_name:literal)?
+        $(one of [$($choice:literal),*])? $(range $min:literal to $max:literal)?
+        $(= $default:expr)?,
+    )*) => {
         /// The settings a config file may hold (the same names as the long
-        /// flags); also the shape of the flag and environment layers.
+        /// flags); also the shape of the flag and environment layers. Made
+        /// from the table of settings, `config/table.rs`.
         #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
         #[serde(rename_all = "kebab-case", deny_unknown_fields)]
         pub struct FileConfig {
-            $( $(#[$doc])* pub $field: Option<$ty>, )*
+            $( $(#[doc = $doc])* pub $field: Option<$ty>, )*
         }
 
         impl FileConfig {
@@ -208,9 +371,35 @@ macro_rules! settings_keys {
             pub const SETTINGS: &'static [Setting] = &[$(
                 Setting {
                     key: stringify!($field),
-                    marks: &[$($(Mark::$mark),*)?],
+                    marks: &[$(Mark::$mark),*],
+                    doc: concat!($($doc, "\n"),*),
+                    commands: &[$($command),*],
+                    heading: first(&[$(Some($heading))?]),
+                    value_name: first(&[$(Some($value_name))?]),
+                    choices: &[$($($choice),*)?],
+                    range: first(&[$(Some(($min as f64, $max as f64)))?]),
+                    kind: <$ty as Text>::KIND,
                 }
             ),*];
+
+            /// The lowest layer: the default of every row that declares
+            /// one (`= VALUE`), `None` for the others, whose builders
+            /// decide by a rule their help says in words.
+            pub fn defaults() -> Self {
+                Self {
+                    $( $field: None $(.or(Some(Declared::<$ty>::declared($default))))?, )*
+                }
+            }
+
+            $($(
+                /// The value, or the row's default (`= VALUE`): what a
+                /// builder reads of a row that has one.
+                pub fn $field(&self) -> $ty {
+                    self.$field
+                        .clone()
+                        .unwrap_or_else(|| Declared::<$ty>::declared($default))
+                }
+            )?)*
 
             /// The environment layer: `RESETCTL_<KEY>` for every key,
             /// read with `get` (the process environment, or a test's map).
@@ -220,17 +409,33 @@ macro_rules! settings_keys {
                 })
             }
 
-            /// Forgets `key` (snake case): the flag layer drops what clap
-            /// read from the environment for a flag, which is the
-            /// environment's (and is read there).
-            pub fn clear(&mut self, key: &str) {
-                $( if key == stringify!($field) { self.$field = None; } )*
+            /// Sets `key` (snake case) from its flag's `values` as given
+            /// on the command line (a switch given: `true`); a key that is
+            /// no row is ignored.
+            pub fn set_flag(&mut self, key: &str, values: &[String]) -> Result<(), FlagError> {
+                $( if key == stringify!($field) {
+                    self.$field = Some(flag_value::<$ty>(key, values)?);
+                } )*
+                Ok(())
             }
 
-            /// `layers` merged, highest first: each key from the first
-            /// layer that has it, with where it came from.
+            /// `key`'s value (snake case) as the config file spells it (a
+            /// list comma-separated), or `None` when it has none.
+            pub fn text_of(&self, key: &str) -> Option<String> {
+                $( if key == stringify!($field) {
+                    return self.$field.as_ref().map(Text::spelled);
+                } )*
+                None
+            }
+
+            /// `layers` merged, highest first, over [`Self::defaults`]:
+            /// each key from the first layer that has it, with where it
+            /// came from (a default has no source).
             pub fn merge(layers: &[(Source, &FileConfig)]) -> Merged {
-                let mut merged = Merged::default();
+                let mut merged = Merged {
+                    values: Self::defaults(),
+                    ..Merged::default()
+                };
                 $(
                     if let Some((source, layer)) =
                         layers.iter().find(|(_, layer)| layer.$field.is_some())
@@ -245,112 +450,17 @@ macro_rules! settings_keys {
     };
 }
 
-settings_keys! {
-    /// `--data-dir`.
-    data_dir: PathBuf,
-    /// `--keep`: snapshot retention.
-    keep: usize,
-    /// `--lock-timeout`, seconds.
-    lock_timeout: f64,
-    /// `--log`: a tracing filter.
-    log: String [Live],
-    /// `--log-format`: `text` or `json`.
-    log_format: String,
-    /// `--match-tolerance-minutes`.
-    match_tolerance_minutes: u32,
-    /// `serve --listen`: an address or a host name with a port.
-    listen: String,
-    /// `serve --admin-listen`: the admin listener's address.
-    admin_listen: String,
-    /// `serve --watch`: `auto` or `poll`.
-    watch: String,
-    /// `serve --republish`.
-    republish: bool,
-    /// `serve --republish-every`, seconds.
-    republish_every: f64,
-    /// `serve --public-base-url`.
-    public_base_url: String [Secret],
-    /// `serve --no-site`.
-    no_site: bool,
-    /// `serve --site-name`: the pages' name in their header and titles.
-    site_name: String [Live],
-    /// `serve --mcp-allow-origin` (a list).
-    mcp_allow_origin: Vec<String>,
-    /// `record … --actor` and `mark-checked --actor`: who records changes.
-    actor: String,
-    /// `--rate-limit N/SECONDS`.
-    rate_limit: String [Live],
-    /// `--no-rate-limit`.
-    no_rate_limit: bool [Live],
-    /// `serve --header-timeout`, seconds.
-    header_timeout: f64,
-    /// `serve --body-timeout`, seconds.
-    body_timeout: f64,
-    /// `serve --max-connections`.
-    max_connections: u64,
-    /// `serve --max-connections-per-ip`.
-    max_connections_per_ip: u64,
-    /// `serve --max-head-bytes`.
-    max_head_bytes: u64,
-    /// `serve --listen-backlog`.
-    listen_backlog: u32,
-    /// `serve --stream-max-per-client`.
-    stream_max_per_client: u32,
-    /// `serve --stream-max`.
-    stream_max: u64,
-    /// `serve --stream-heartbeat`, seconds.
-    stream_heartbeat: f64,
-    /// `--rate-limit-max-clients`.
-    rate_limit_max_clients: u64 [Live],
-    /// `--rate-limit-store`.
-    rate_limit_store: String [Live, Secret],
-    /// `--redis-ca-file`: the private CA of a TLS quota store.
-    redis_ca_file: PathBuf [Live],
-    /// `--redis-cert-file`: the client certificate for a TLS quota store.
-    redis_cert_file: PathBuf [Live],
-    /// `--redis-key-file`: its private key.
-    redis_key_file: PathBuf [Live],
-    /// `--trust-proxy` (a list).
-    trust_proxy: Vec<String> [Live],
-    /// `--client-ip-header`.
-    client_ip_header: String [Live],
-    /// `--ipv6-prefix-len`.
-    ipv6_prefix_len: u8 [Live],
-    /// `--flood-guard`.
-    flood_guard: String [Live],
-    /// `sync --upstream`.
-    upstream: String [Secret],
-    /// `sync --upstream-header` (a list of "NAME: VALUE").
-    upstream_header: Vec<String> [Secret],
-    /// `sync --public-url`.
-    public_url: String,
-    /// `sync --page-url`.
-    page_url: String,
-    /// `sync --source-id`.
-    source_id: String,
-    /// `sync --source-name`.
-    source_name: String,
-    /// `sync --interval-minutes`.
-    interval_minutes: u32,
-    /// `sync --max-age-minutes`.
-    max_age_minutes: u32,
-    /// `sync --backoff-cap-minutes`.
-    backoff_cap_minutes: u32,
-    /// `sync --connect-timeout`.
-    connect_timeout: f64,
-    /// `sync --timeout`.
-    timeout: f64,
-    /// `sync --max-body-bytes`.
-    max_body_bytes: u64,
-    /// `sync --max-redirects`.
-    max_redirects: usize,
-    /// `webhook add --allow-private-targets`: a target on a loopback, private or link-local address.
-    allow_private_targets: bool,
-    /// `webhook add --webhook-timeout`, seconds.
-    webhook_timeout: f64,
-    /// `--user-agent-contact`: how upstream and receiver operators reach this one.
-    user_agent_contact: String,
+/// The one element of an optional part of a row, or `None`.
+const fn first<T: Copy>(given: &[Option<T>]) -> Option<T> {
+    match given {
+        [one] => *one,
+        _ => None,
+    }
 }
+
+mod table;
+
+pub use table::FileConfig;
 
 /// A config file that could not be used.
 #[derive(Debug, thiserror::Error)]

@@ -417,51 +417,6 @@ fn no_code_spells_out_a_data_dir_file_name_but_its_owner() {
     );
 }
 
-/// A setting's default is declared where its builder applies it; an option's
-/// doc comment never restates it (`--help` adds it from the settings, so
-/// the two cannot drift apart; `webhook set` options say `unchanged`).
-#[test]
-fn no_option_restates_its_settings_default() {
-    let args = std::fs::read_to_string(repo_root().join("cli/src/args.rs")).unwrap();
-    let mut doc = String::new();
-    let mut copies = Vec::new();
-    for (n, line) in args.lines().enumerate() {
-        let line = line.trim();
-        if let Some(text) = line.strip_prefix("///") {
-            doc.push_str(text);
-            doc.push(' ');
-            continue;
-        }
-        if line.starts_with("#[")
-            || line.starts_with(')')
-            || line.starts_with(']')
-            || !line.contains(':')
-        {
-            // Attributes (possibly over several lines) sit between a doc comment and its field.
-            if !line.contains(": ") {
-                continue;
-            }
-        }
-        let field = line
-            .trim_start_matches("pub ")
-            .split(':')
-            .next()
-            .unwrap_or("")
-            .trim();
-        if let Some(value) = resetctl::settings::effective::default_of(field) {
-            if doc.contains(&format!("Default: {value}")) {
-                copies.push(format!(
-                    "cli/src/args.rs:{}: --{} restates Default: {value}",
-                    n + 1,
-                    field.replace('_', "-")
-                ));
-            }
-        }
-        doc.clear();
-    }
-    assert!(copies.is_empty(), "{}", copies.join("\n"));
-}
-
 /// Every exit code is decided in cli/src/exit.rs: the other files of the
 /// CLI make their errors through its mappings (`From` each library error,
 /// or a named kind such as `CliError::io`), never with a code of their own.

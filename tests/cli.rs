@@ -323,7 +323,7 @@ fn every_command() -> Vec<(Vec<String>, clap::Command)> {
             walk(sub, words, out);
         }
     }
-    let mut root = resetctl_cli::args::Cli::command();
+    let mut root = resetctl_cli::help::with_settings(resetctl_cli::args::Cli::command());
     root.build();
     let mut out = Vec::new();
     walk(&root, Vec::new(), &mut out);

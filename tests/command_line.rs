@@ -190,55 +190,6 @@ fn a_sync_lock_that_cannot_be_opened_is_an_io_error_not_contention() {
 // Item 11 ---------------------------------------------------------------------
 
 #[test]
-fn every_setting_flag_has_a_config_key() {
-    use clap::CommandFactory;
-    fn walk(cmd: &clap::Command, keys: &mut std::collections::BTreeSet<String>) {
-        for arg in cmd.get_arguments() {
-            if let (Some(long), Some(_)) = (arg.get_long(), arg.get_env()) {
-                keys.insert(long.to_owned());
-            }
-        }
-        for sub in cmd.get_subcommands() {
-            walk(sub, keys);
-        }
-    }
-    let mut keys = std::collections::BTreeSet::new();
-    walk(&resetctl_cli::args::Cli::command(), &mut keys);
-    // The two the help of --config names as flag-only.
-    assert!(keys.remove("config") && keys.remove("now"));
-    for must in [
-        "republish",
-        "republish-every",
-        "watch",
-        "mcp-allow-origin",
-        "actor",
-        "listen",
-    ] {
-        assert!(keys.contains(must), "{must} is a setting");
-    }
-    let w = World::new();
-    let config = w.path("config.toml");
-    let mut unknown = Vec::new();
-    for key in &keys {
-        // A table is the wrong type for every key: a known key says so, an unknown one says "unknown key".
-        std::fs::write(&config, format!("{key} = {{}}\n")).unwrap();
-        let run = w
-            .run(&["--config", config.to_str().unwrap(), "status"])
-            .code(64);
-        if run.stderr.contains("unknown key") {
-            unknown.push(key.clone());
-        }
-    }
-    assert!(
-        unknown.is_empty(),
-        "long flags with no config key: {unknown:?}"
-    );
-    let help = w.run(&["--help"]).success().stdout;
-    let help = help.split_whitespace().collect::<Vec<_>>().join(" ");
-    assert!(help.contains("--config and --now have no key"), "{help}");
-}
-
-#[test]
 fn listen_takes_a_host_name_and_a_port_in_use_has_its_own_exit_code() {
     let w = seeded();
     let mut child = w
@@ -307,14 +258,16 @@ fn polling_defaults_to_hourly_and_identifies_the_project() {
     );
 }
 
-/// Every setting's default is declared once, where its builder applies it
-/// (`resetctl::settings::effective::default_of` reads it off settings built
-/// from no layer): `--help` and the man pages show it from there, every
-/// setting option says its default (a value, or in words), `serve --check`
-/// uses it, and the operator's manual's tables of flags say the same (issue 41).
+/// Every setting's default is declared once, in its row of the table of
+/// settings (`resetctl::config::Setting::default`): `--help` and the man
+/// pages show it from there, every setting option says its default (a
+/// value, or in words), `serve --check` uses it, and the operator's
+/// manual's tables of flags say the same (issue 41).
 #[test]
 fn every_settings_default_is_shown_as_the_settings_apply_it() {
-    use resetctl::settings::effective::default_of;
+    fn default_of(key: &str) -> Option<String> {
+        resetctl::config::setting(key).and_then(resetctl::config::Setting::default)
+    }
     fn walk(cmd: &clap::Command, found: &mut Vec<(String, String)>) {
         for arg in cmd.get_arguments() {
             let (Some(long), Some(env)) = (arg.get_long(), arg.get_env()) else {

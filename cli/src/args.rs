@@ -25,73 +25,25 @@ pub struct Cli {
     /// The command to run.
     #[command(subcommand)]
     pub command: Command,
-    /// The arguments whose value clap read from their environment
-    /// variable, not the command line (filled after parsing): their values
-    /// are the environment layer's.
+    /// The flag layer: every setting given on the command line, read
+    /// off the rows' arguments after parsing (`settings::flags_layer`).
     #[arg(skip)]
-    pub from_env: Vec<String>,
+    pub flags: resetctl::config::FileConfig,
 }
 
 /// Flags accepted before or after any subcommand.
 #[derive(Debug, Args)]
 #[command(next_help_heading = "Global options")]
 pub struct GlobalArgs {
-    /// Data directory (snapshots, history, locks). Default: the platform data dir.
-    #[arg(long, global = true, env = "RESETCTL_DATA_DIR", value_name = "DIR")]
-    pub data_dir: Option<PathBuf>,
     /// Config file (TOML). Its keys are the long flags that have an environment variable, spelled
     /// the same (listen = "localhost:8080"); --config and --now have no key. Default: the first
     /// that exists of the user's ~/.config/resetctl/config.toml and the system-wide
     /// /etc/resetctl/config.toml (one file is read, never both).
     #[arg(long, global = true, env = "RESETCTL_CONFIG", value_name = "FILE")]
     pub config: Option<PathBuf>,
-    /// Log filter: a level (error, warn, info, debug, trace, off) or comma-separated
-    /// directives, each a level or TARGET=LEVEL (info,resetctl::access=warn); any other
-    /// directive is an error naming it. RUST_LOG wins.
-    #[arg(long, global = true, env = "RESETCTL_LOG", value_name = "FILTER")]
-    pub log: Option<String>,
-    /// Log line format on stderr: text or json. Text is for people; json is one object per line,
-    /// for log shippers, with the same fields.
-    #[arg(
-        long,
-        global = true,
-        env = "RESETCTL_LOG_FORMAT",
-        value_name = "FORMAT"
-    )]
-    pub log_format: Option<LogFormat>,
     /// Evaluate and publish as of this time instead of the clock (with an explicit offset).
     #[arg(long, global = true, env = "RESETCTL_NOW", value_name = "TIME", value_parser = parse_operator_time)]
     pub now: Option<Timestamp>,
-    /// Minutes outside a schedule window a completion still fulfils it. Auto-fulfilment tolerance:
-    /// a completion up to this many minutes outside a schedule window still fulfils it.
-    #[arg(
-        long,
-        global = true,
-        env = "RESETCTL_MATCH_TOLERANCE_MINUTES",
-        value_name = "N"
-    )]
-    pub match_tolerance_minutes: Option<u32>,
-    /// How many snapshot versions to keep after a publish.
-    #[arg(long, global = true, env = "RESETCTL_KEEP", value_name = "N")]
-    pub keep: Option<u32>,
-    /// Seconds to wait for the data-dir lock before giving up with exit code 75.
-    #[arg(
-        long,
-        global = true,
-        env = "RESETCTL_LOCK_TIMEOUT",
-        value_name = "SECONDS"
-    )]
-    pub lock_timeout: Option<f64>,
-    /// How upstream and webhook operators reach you, in the User-Agent. An https:// URL, a
-    /// mailto: URL or an e-mail address, sent in the User-Agent of every outbound request
-    /// (resetctl/VERSION (+CONTACT)). Default: none (resetctl/VERSION).
-    #[arg(
-        long,
-        global = true,
-        env = "RESETCTL_USER_AGENT_CONTACT",
-        value_name = "CONTACT"
-    )]
-    pub user_agent_contact: Option<String>,
 }
 
 /// `webhook set`: an endpoint's delivery settings.
@@ -147,15 +99,6 @@ pub struct SetArgs {
     pub no_plan: bool,
 }
 
-/// How log lines are written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum LogFormat {
-    /// Human-readable lines.
-    Text,
-    /// One JSON object per line.
-    Json,
-}
-
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
@@ -190,9 +133,6 @@ pub enum Command {
         /// The directory a backup of the data dir was extracted into.
         #[arg(value_name = "DIR")]
         backup: PathBuf,
-        /// Who records it. Default: $USER@hostname.
-        #[arg(long, env = "RESETCTL_ACTOR", value_name = "NAME")]
-        actor: Option<String>,
     },
     /// Write the current snapshot as a records document (the upstream format).
     #[command(
@@ -216,9 +156,6 @@ pub enum Command {
         /// Print the report as JSON.
         #[arg(long)]
         json: bool,
-        /// The quota settings to report.
-        #[command(flatten)]
-        limits: LimiterArgs,
     },
     /// List, show, prune or roll back published versions.
     #[command(subcommand)]
@@ -279,9 +216,6 @@ pub enum Command {
         /// When the check succeeded (with an offset). Default: now.
         #[arg(long, value_name = "TIME", value_parser = parse_operator_time)]
         at: Option<Timestamp>,
-        /// Who records it. Default: $USER@hostname.
-        #[arg(long, env = "RESETCTL_ACTOR", value_name = "NAME")]
-        actor: Option<String>,
     },
     /// Manage webhook endpoints (signed HTTP callbacks and chat/phone targets) and deliver changes.
     #[command(subcommand, after_help = WEBHOOK_EXAMPLES)]
@@ -397,9 +331,6 @@ pub struct RecordFacts {
     /// When the source was announced (with an offset). Default: now.
     #[arg(long, value_name = "TIME", value_parser = parse_operator_time)]
     pub announced_at: Option<Timestamp>,
-    /// Who records it. Default: $USER@hostname.
-    #[arg(long, env = "RESETCTL_ACTOR", value_name = "NAME")]
-    pub actor: Option<String>,
 }
 
 /// The one time of a schedule (`record schedule`, `record move`): `--at`,
@@ -463,9 +394,6 @@ pub enum RecordCommand {
         /// When the reset happened (with an offset). Default: now.
         #[arg(long, value_name = "TIME", value_parser = parse_operator_time)]
         at: Option<Timestamp>,
-        /// Who records it. Default: $USER@hostname.
-        #[arg(long, env = "RESETCTL_ACTOR", value_name = "NAME")]
-        actor: Option<String>,
     },
     /// Link a completion to the schedule it fulfils.
     Link {
@@ -473,9 +401,6 @@ pub enum RecordCommand {
         completion_id: String,
         /// The schedule.
         schedule_id: String,
-        /// Who records it. Default: $USER@hostname.
-        #[arg(long, env = "RESETCTL_ACTOR", value_name = "NAME")]
-        actor: Option<String>,
     },
     /// Remove a link (also an automatic match) between a completion and a schedule.
     Unlink {
@@ -483,25 +408,16 @@ pub enum RecordCommand {
         completion_id: String,
         /// The schedule.
         schedule_id: String,
-        /// Who records it. Default: $USER@hostname.
-        #[arg(long, env = "RESETCTL_ACTOR", value_name = "NAME")]
-        actor: Option<String>,
     },
     /// Take a record out of every filter (the ledger keeps it).
     Dismiss {
         /// The record.
         id: String,
-        /// Who records it. Default: $USER@hostname.
-        #[arg(long, env = "RESETCTL_ACTOR", value_name = "NAME")]
-        actor: Option<String>,
     },
     /// Revert one ledger entry (see `record log`).
     Undo {
         /// The entry number.
         entry: u64,
-        /// Who records it. Default: $USER@hostname.
-        #[arg(long, env = "RESETCTL_ACTOR", value_name = "NAME")]
-        actor: Option<String>,
     },
     /// Move a schedule to another time: it is announced anew for it ("moved …, was …").
     #[command(
@@ -513,9 +429,6 @@ pub enum RecordCommand {
         /// The new time.
         #[command(flatten)]
         time: ScheduleTimeArgs,
-        /// Who records it. Default: $USER@hostname.
-        #[arg(long, env = "RESETCTL_ACTOR", value_name = "NAME")]
-        actor: Option<String>,
     },
     /// Change fields of a record.
     Edit {
@@ -536,9 +449,6 @@ pub enum RecordCommand {
         /// New effective time of a completion (with an offset). Default: unchanged.
         #[arg(long, value_name = "TIME", value_parser = parse_operator_time)]
         effective_at: Option<Timestamp>,
-        /// Who records it. Default: $USER@hostname.
-        #[arg(long, env = "RESETCTL_ACTOR", value_name = "NAME")]
-        actor: Option<String>,
     },
     /// List every record, dismissed and undone ones marked.
     List {
@@ -564,39 +474,6 @@ pub enum RecordCommand {
 #[command(group(clap::ArgGroup::new("mode").required(true).args(["once", "daemon", "check"])))]
 #[command(next_help_heading = "Sync")]
 pub struct SyncArgs {
-    /// The upstream: a records document (another instance's export), the public status feed,
-    /// or "public" for the public feed's preset (URL, page URL, source id and name).
-    /// Default: none (sync then says what to pass).
-    #[arg(long, env = "RESETCTL_UPSTREAM", value_name = "URL")]
-    pub upstream: Option<String>,
-    /// An extra request header for the upstream, "NAME: VALUE" (repeatable): the place for
-    /// a secret such as "Authorization: Bearer …". Never printed, logged or published.
-    /// Default: none.
-    #[arg(long, env = "RESETCTL_UPSTREAM_HEADER", value_name = "HEADER")]
-    pub upstream_header: Vec<String>,
-    /// The upstream URL as published in dataSource.url. Default: the upstream URL, without
-    /// its secrets (userinfo, query or fragment).
-    #[arg(long, env = "RESETCTL_PUBLIC_URL", value_name = "URL")]
-    pub public_url: Option<String>,
-    /// The upstream's public page (dataSource.pageUrl). Default: the upstream's origin.
-    #[arg(long, env = "RESETCTL_PAGE_URL", value_name = "URL")]
-    pub page_url: Option<String>,
-    /// dataSource.sourceId. Default: the upstream's host.
-    #[arg(long, env = "RESETCTL_SOURCE_ID", value_name = "ID")]
-    pub source_id: Option<String>,
-    /// dataSource.name. Default: the upstream's host.
-    #[arg(long, env = "RESETCTL_SOURCE_NAME", value_name = "NAME")]
-    pub source_name: Option<String>,
-    /// Minutes between syncs (at least 5), plus a small random jitter. The public feed's
-    /// maintainers ask mirrors not to poll more often than hourly.
-    #[arg(long, env = "RESETCTL_INTERVAL_MINUTES", value_name = "N")]
-    pub interval_minutes: Option<u32>,
-    /// Minutes after which a cache with no good sync is stale. Default: 3 × interval.
-    #[arg(long, env = "RESETCTL_MAX_AGE_MINUTES", value_name = "N")]
-    pub max_age_minutes: Option<u32>,
-    /// Longest back-off after failures, in minutes.
-    #[arg(long, env = "RESETCTL_BACKOFF_CAP_MINUTES", value_name = "N")]
-    pub backoff_cap_minutes: Option<u32>,
     /// Run one sync attempt and exit.
     #[arg(long)]
     pub once: bool,
@@ -609,18 +486,6 @@ pub struct SyncArgs {
     /// Try now even while backing off.
     #[arg(long)]
     pub force: bool,
-    /// Connect timeout in seconds.
-    #[arg(long, env = "RESETCTL_CONNECT_TIMEOUT", value_name = "SECONDS")]
-    pub connect_timeout: Option<f64>,
-    /// Whole-request timeout in seconds, body included.
-    #[arg(long, env = "RESETCTL_TIMEOUT", value_name = "SECONDS")]
-    pub timeout: Option<f64>,
-    /// Largest accepted body in bytes, enforced while streaming.
-    #[arg(long, env = "RESETCTL_MAX_BODY_BYTES", value_name = "BYTES")]
-    pub max_body_bytes: Option<u64>,
-    /// Most redirects followed.
-    #[arg(long, env = "RESETCTL_MAX_REDIRECTS", value_name = "N")]
-    pub max_redirects: Option<usize>,
     /// Delivery flags this command no longer takes (warned about).
     #[command(flatten)]
     pub moved: MovedDeliveryArgs,
@@ -630,66 +495,6 @@ pub struct SyncArgs {
 #[derive(Debug, Args)]
 #[command(next_help_heading = "Serving")]
 pub struct ServeArgs {
-    /// Address to listen on. IP:PORT or HOST:PORT (every address the name resolves to is tried in
-    /// turn).
-    #[arg(long, env = "RESETCTL_LISTEN", value_name = "ADDR")]
-    pub listen: Option<String>,
-    /// Private address for /metrics and /export.json. A second address, for a private
-    /// network, answering GET /metrics (Prometheus; OpenMetrics when the Accept header asks),
-    /// /healthz and /export.json (the served snapshot and
-    /// dataSource as a records document with a strong ETag, for replicas that sync from this
-    /// instance and then serve its meta). Not counted, not flood-guarded. Metrics are recorded
-    /// only with it. Default: off.
-    #[arg(long, env = "RESETCTL_ADMIN_LISTEN", value_name = "ADDR")]
-    pub admin_listen: Option<String>,
-    /// How to notice new snapshots: auto or poll. File events with a polling fallback (auto), or
-    /// polling only.
-    #[arg(
-        long,
-        env = "RESETCTL_WATCH",
-        value_enum,
-        value_name = "MODE",
-        hide_possible_values = true
-    )]
-    pub watch: Option<WatchArg>,
-    /// Republish when states change with time (standalone mode). States are re-evaluated
-    /// periodically, so `elapsed` appears within a minute of a window's end.
-    #[arg(long, env = "RESETCTL_REPUBLISH")]
-    pub republish: bool,
-    /// With --republish: seconds between re-evaluations (0.1 to 86400).
-    #[arg(long, env = "RESETCTL_REPUBLISH_EVERY", value_name = "SECONDS")]
-    pub republish_every: Option<f64>,
-    /// Public address of this API. The base of the Atom feed's self link and of the links
-    /// to the record pages: an absolute http:// or https:// URL without query or fragment,
-    /// with the path prefix a proxy adds, if any. Default: the request's Host (as
-    /// http://HOST; links are relative when that is not a plain host and port).
-    #[arg(long, env = "RESETCTL_PUBLIC_BASE_URL", value_name = "URL")]
-    pub public_base_url: Option<String>,
-    /// Serve the API only: no status page at / and no record pages (/records/ID,
-    /// /en/, /zh/), which then answer 404. The badge and the API are unchanged.
-    #[arg(long, env = "RESETCTL_NO_SITE")]
-    pub no_site: bool,
-    /// The pages' name in their header and titles. 1 to 80 characters, no control characters.
-    #[arg(long, env = "RESETCTL_SITE_NAME", value_name = "NAME")]
-    pub site_name: Option<String>,
-    /// An Origin allowed to call /mcp (repeatable); requests carrying any other Origin
-    /// header are refused (DNS-rebinding protection). Default: none.
-    #[arg(
-        long = "mcp-allow-origin",
-        env = "RESETCTL_MCP_ALLOW_ORIGIN",
-        value_name = "ORIGIN",
-        value_delimiter = ','
-    )]
-    pub mcp_allow_origin: Vec<String>,
-    /// Connection caps and timeouts.
-    #[command(flatten)]
-    pub connections: ConnectionArgs,
-    /// The live record stream.
-    #[command(flatten)]
-    pub streams: StreamArgs,
-    /// The quota.
-    #[command(flatten)]
-    pub limits: LimiterArgs,
     /// Test the settings and exit, as nginx -t does: start's own checks, as the user it runs
     /// as. Reads every layer, checks every setting as serve would (the log filter strictly),
     /// reads the data dir, tries each listen address (this host's, a port this user may bind,
@@ -738,126 +543,6 @@ impl MovedDeliveryArgs {
             );
         }
     }
-}
-
-/// Connection discipline of `serve`: what no slow or greedy client may exceed.
-#[derive(Debug, Args, Clone)]
-#[command(next_help_heading = "Connections")]
-pub struct ConnectionArgs {
-    /// Seconds a client gets to send a request head. Counted from accept and from the end of each
-    /// response (so also the idle keep-alive timeout); 0.1 to 3600.
-    #[arg(long, env = "RESETCTL_HEADER_TIMEOUT", value_name = "SECONDS")]
-    pub header_timeout: Option<f64>,
-    /// Seconds a request body gets to arrive whole. Counted from its head (HTTP/1 and HTTP/2); past
-    /// it the request is answered with a JSON 408 and the connection is closed; 0.1 to 3600.
-    #[arg(long, env = "RESETCTL_BODY_TIMEOUT", value_name = "SECONDS")]
-    pub body_timeout: Option<f64>,
-    /// Connections held at once, in all; past it a new connection gets a JSON 503
-    /// (too_many_connections) and is closed.
-    #[arg(long, env = "RESETCTL_MAX_CONNECTIONS", value_name = "N")]
-    pub max_connections: Option<u64>,
-    /// Connections held at once from one address (trusted proxies are exempt).
-    #[arg(long, env = "RESETCTL_MAX_CONNECTIONS_PER_IP", value_name = "N")]
-    pub max_connections_per_ip: Option<u64>,
-    /// Largest request head (request line and headers) in bytes, at least 8192; a larger one gets
-    /// 431.
-    #[arg(long, env = "RESETCTL_MAX_HEAD_BYTES", value_name = "BYTES")]
-    pub max_head_bytes: Option<u64>,
-    /// Connections the kernel queues unaccepted. The listen backlog: connections the kernel queues
-    /// before they are accepted, so bursts are not dropped (nginx's default is 511).
-    #[arg(long, env = "RESETCTL_LISTEN_BACKLOG", value_name = "N")]
-    pub listen_backlog: Option<u32>,
-}
-
-/// The live record stream (`GET /openapi/v1/records/stream`) of `serve`.
-#[derive(Debug, Args, Clone)]
-#[command(next_help_heading = "Record stream")]
-pub struct StreamArgs {
-    /// Record streams one client may hold open at once; past it a JSON 429 (too_many_streams).
-    #[arg(long, env = "RESETCTL_STREAM_MAX_PER_CLIENT", value_name = "N")]
-    pub stream_max_per_client: Option<u32>,
-    /// Record streams open at once, in all; past it a JSON 503 (streams_unavailable).
-    #[arg(long, env = "RESETCTL_STREAM_MAX", value_name = "N")]
-    pub stream_max: Option<u64>,
-    /// Seconds between an idle stream's heartbeats. Comment lines that keep proxies from cutting it
-    /// (0.1 to 3600).
-    #[arg(long, env = "RESETCTL_STREAM_HEARTBEAT", value_name = "SECONDS")]
-    pub stream_heartbeat: Option<f64>,
-}
-
-/// Quota flags, shared by `serve` and `status`.
-#[derive(Debug, Args, Clone)]
-#[command(next_help_heading = "Quota")]
-pub struct LimiterArgs {
-    /// Requests per sliding window per client. As N/SECONDS.
-    #[arg(long, env = "RESETCTL_RATE_LIMIT", value_name = "N/SECONDS")]
-    pub rate_limit: Option<String>,
-    /// Turn the quota off (and drop the X-RateLimit-* headers).
-    #[arg(long, env = "RESETCTL_NO_RATE_LIMIT")]
-    pub no_rate_limit: bool,
-    /// Quota store: memory or a Redis URL. "memory" (this process), or, shared by instances,
-    /// redis://HOST:PORT/DB (rediss:// with TLS) for one server;
-    /// redis+cluster://HOST:PORT,HOST:PORT… for a Redis Cluster;
-    /// redis+sentinel://HOST:PORT,HOST:PORT…/MASTER[/DB] for the master the sentinels name
-    /// (rediss+cluster://, rediss+sentinel:// with TLS).
-    #[arg(long, env = "RESETCTL_RATE_LIMIT_STORE", value_name = "URL")]
-    pub rate_limit_store: Option<String>,
-    /// CA of a TLS quota store (PEM). The store's certificate is checked against it.
-    /// Default: the system's roots.
-    #[arg(long, env = "RESETCTL_REDIS_CA_FILE", value_name = "PEM")]
-    pub redis_ca_file: Option<PathBuf>,
-    /// The client certificate (PEM) shown to a TLS quota store that asks for one (mutual
-    /// TLS); with --redis-key-file. Default: none.
-    #[arg(long, env = "RESETCTL_REDIS_CERT_FILE", value_name = "PEM")]
-    pub redis_cert_file: Option<PathBuf>,
-    /// The client certificate's private key (PEM); with --redis-cert-file. Default: none.
-    #[arg(long, env = "RESETCTL_REDIS_KEY_FILE", value_name = "PEM")]
-    pub redis_key_file: Option<PathBuf>,
-    /// Most clients tracked in process. Past it, new clients get 503 rate_limit_unavailable
-    /// (clients already tracked are unaffected) until idle ones leave the window. A full table
-    /// at the default size takes about 256 MiB.
-    #[arg(long, env = "RESETCTL_RATE_LIMIT_MAX_CLIENTS", value_name = "N")]
-    pub rate_limit_max_clients: Option<u64>,
-    /// Believe the client IP header (--client-ip-header) from peers in this range
-    /// (repeatable, or comma-separated in the env). A range of every address (0.0.0.0/0,
-    /// ::/0, or ranges that together hold every address) is refused: it would let every
-    /// client choose its own quota key. Default: none.
-    #[arg(
-        long = "trust-proxy",
-        env = "RESETCTL_TRUST_PROXY",
-        value_name = "CIDR",
-        value_delimiter = ','
-    )]
-    pub trust_proxy: Vec<String>,
-    /// The trusted proxy's client header. The one header your trusted proxy sets with the client's
-    /// address: x-forwarded-for, forwarded (RFC 7239), or another name such as x-real-ip. Every
-    /// other forwarding header is ignored.
-    #[arg(long, env = "RESETCTL_CLIENT_IP_HEADER", value_name = "NAME")]
-    pub client_ip_header: Option<String>,
-    /// IPv6 clients are keyed by this prefix length.
-    #[arg(long, env = "RESETCTL_IPV6_PREFIX_LEN", value_name = "BITS")]
-    pub ipv6_prefix_len: Option<u8>,
-    /// Burst guard of uncounted routes, or off. As PER_SECOND/BURST per client, or "off".
-    #[arg(long, env = "RESETCTL_FLOOD_GUARD", value_name = "RATE/BURST")]
-    pub flood_guard: Option<String>,
-}
-
-/// How an endpoint is delivered to, kept with it in the data dir (`webhook add`), so every
-/// process that delivers (serve, sync --daemon, webhook deliver) does so alike.
-#[derive(Debug, Args, Clone)]
-#[command(next_help_heading = "Webhook delivery")]
-pub struct DeliveryArgs {
-    /// Allow this endpoint's target to resolve to a loopback, private or link-local address
-    /// (refused by default, when added and at each delivery).
-    #[arg(long, env = "RESETCTL_ALLOW_PRIVATE_TARGETS")]
-    pub allow_private_targets: bool,
-    /// Seconds a request to this endpoint may take, answer included (0.1 to 60).
-    #[arg(long, env = "RESETCTL_WEBHOOK_TIMEOUT", value_name = "SECONDS")]
-    pub webhook_timeout: Option<f64>,
-    /// The public address of the status site: notifications link to the record's page there
-    /// (unless no-site is set). Default: the configured public-base-url.
-    #[arg(long, env = "RESETCTL_PUBLIC_BASE_URL", value_name = "URL")]
-    pub public_base_url: Option<String>,
 }
 
 /// `resetctl webhook …`.
@@ -909,9 +594,6 @@ pub enum WebhookCommand {
         /// A note for operators. Default: none.
         #[arg(long, value_name = "TEXT")]
         description: Option<String>,
-        /// How it is delivered to (kept with the endpoint).
-        #[command(flatten)]
-        delivery: DeliveryArgs,
     },
     /// List the endpoints and how their deliveries stand.
     List {
@@ -975,15 +657,6 @@ pub enum WebhookCommand {
         #[command(flatten)]
         moved: MovedDeliveryArgs,
     },
-}
-
-/// `--watch` values.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum WatchArg {
-    /// File events (inotify), falling back to polling if they cannot be set up.
-    Auto,
-    /// Poll the data dir every 200 ms.
-    Poll,
 }
 
 /// `resetctl snapshots …`.

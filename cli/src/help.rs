@@ -14,18 +14,19 @@
 //! are not interleaved with the global ones.
 
 use clap::CommandFactory;
+use resetctl::config::{env_variable, kebab, FileConfig, Kind, Mark, Setting};
 
 use crate::args::Cli;
 
 /// The command line as it is documented in the man pages: every option
 /// with its whole text.
 pub fn documented() -> clap::Command {
-    summarized(with_table_rules(Cli::command()))
+    summarized(with_settings(Cli::command()))
 }
 
 /// The command line as it is parsed, helped (`-h`, `--help`) and completed.
 pub fn command() -> clap::Command {
-    let cli = with_table_rules(Cli::command());
+    let cli = with_settings(Cli::command());
     let globals: Vec<String> = cli
         .get_arguments()
         .filter(|a| a.is_global_set())
@@ -38,19 +39,74 @@ pub fn command() -> clap::Command {
     with_globals_summarised(summarized(cli), &line)
 }
 
-/// `cmd` with what the table of settings says of each option that is a
-/// setting (its id is the key): one whose value may hold a secret
-/// ([`resetctl::config::Mark::Secret`]) takes it whole, even when it starts
-/// with `-` (clap would quote a part of it as an unknown flag).
-fn with_table_rules(cmd: clap::Command) -> clap::Command {
-    cmd.mut_args(|arg| {
-        if resetctl::config::is_secret(arg.get_id().as_str()) {
-            arg.allow_hyphen_values(true)
-        } else {
-            arg
+/// `cmd` with every row of the table of settings
+/// ([`resetctl::config::FileConfig::SETTINGS`]) as an option of each
+/// command the row names (`global`: the top command, for every command),
+/// in the table's order, made by [`setting_arg`].
+pub fn with_settings(mut cmd: clap::Command) -> clap::Command {
+    for row in FileConfig::SETTINGS {
+        for &path in row.commands {
+            let arg = setting_arg(row);
+            cmd = match path {
+                "global" => cmd.arg(arg.global(true)),
+                path => with_arg_at(cmd, &path.split(' ').collect::<Vec<_>>(), arg),
+            };
         }
-    })
-    .mut_subcommands(with_table_rules)
+    }
+    cmd
+}
+
+/// `cmd` with `arg` added to its subcommand at `path` (`["record", "move"]`).
+fn with_arg_at(cmd: clap::Command, path: &[&str], arg: clap::Arg) -> clap::Command {
+    match path {
+        [] => cmd.arg(arg),
+        [first, rest @ ..] => {
+            assert!(
+                cmd.find_subcommand(first).is_some(),
+                "the table of settings names a command there is not: {first}"
+            );
+            cmd.mut_subcommand(*first, |sub| with_arg_at(sub, rest, arg))
+        }
+    }
+}
+
+/// The option of a row: its long flag (the key in kebab case), the
+/// variable clap reads for it (`RESETCTL_…`), its help, heading and value
+/// name, and what it takes by its kind: a switch, a list (repeatable, split
+/// at commas unless [`Mark::Unsplit`]), a choice, or one value checked
+/// by its type. A value that may hold a secret ([`Mark::Secret`]) is taken
+/// whole, even when it starts with `-`.
+fn setting_arg(row: &Setting) -> clap::Arg {
+    let mut arg = clap::Arg::new(row.key)
+        .long(kebab(row.key))
+        .env(env_variable(row.key))
+        .help(row.help());
+    if let Some(heading) = row.heading {
+        arg = arg.help_heading(heading);
+    }
+    if let Some(name) = row.value_name {
+        arg = arg.value_name(name);
+    }
+    if row.has(Mark::Secret) {
+        arg = arg.allow_hyphen_values(true);
+    }
+    if !row.choices.is_empty() {
+        return arg
+            .value_parser(clap::builder::PossibleValuesParser::new(row.choices))
+            .hide_possible_values(true);
+    }
+    match row.kind {
+        Kind::Switch => arg.action(clap::ArgAction::SetTrue),
+        Kind::List if row.has(Mark::Unsplit) => arg.action(clap::ArgAction::Append),
+        Kind::List => arg.action(clap::ArgAction::Append).value_delimiter(','),
+        Kind::Text => arg,
+        Kind::Path => arg.value_parser(clap::value_parser!(std::path::PathBuf)),
+        Kind::U8 => arg.value_parser(clap::value_parser!(u8)),
+        Kind::U32 => arg.value_parser(clap::value_parser!(u32)),
+        Kind::U64 => arg.value_parser(clap::value_parser!(u64)),
+        Kind::Usize => arg.value_parser(clap::value_parser!(usize)),
+        Kind::Number => arg.value_parser(clap::value_parser!(f64)),
+    }
 }
 
 /// `cmd` whose `-h` lists the global options once, as `line` after its own
@@ -105,20 +161,18 @@ fn summarized(cmd: clap::Command) -> clap::Command {
 }
 
 /// `help` of `arg` with its setting's default (`Default: X`) when the
-/// option is a setting's own (read from its `RESETCTL_` variable), the
-/// default is a value, and its text says no default of its own. The value
-/// is the settings' own ([`resetctl::settings::effective::default_of`]):
-/// no option restates one.
+/// option is a row's of the table of settings (its id is the key and it
+/// is read from the key's variable), the row declares a default, and its
+/// text says no default of its own. The value is the row's
+/// ([`Setting::default`]): no option restates one.
 fn with_default(arg: &clap::Arg, help: String) -> String {
-    // The setting's own option: it is read from the setting's variable.
-    let key = arg.get_long().map(|long| long.replace('-', "_"));
-    let setting = key.filter(|key| {
+    let row = resetctl::config::setting(arg.get_id().as_str()).filter(|row| {
         arg.get_env()
-            .is_some_and(|env| env.to_str() == Some(&resetctl::config::env_variable(key)))
+            .is_some_and(|env| env.to_str() == Some(&env_variable(row.key)))
     });
-    let default = setting
+    let default = row
         .filter(|_| arg.get_action().takes_values() && !help.contains("Default: "))
-        .and_then(|key| resetctl::settings::effective::default_of(&key));
+        .and_then(Setting::default);
     // clap drops a doc comment's last full stop; the sentence before the
     // default gets its own back, as the comments' own defaults read.
     match default {

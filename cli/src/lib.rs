@@ -28,23 +28,6 @@ use clap::FromArgMatches;
 
 pub use exit::{CliError, Code};
 
-/// The ids of the arguments whose value clap took from the environment,
-/// in `matches` and its subcommands' (a flag's variable is also a key's,
-/// which the environment layer reads: the flag layer must not claim it).
-fn from_env(matches: &clap::ArgMatches) -> Vec<String> {
-    let mut ids: Vec<String> = matches
-        .ids()
-        .filter(|id| {
-            matches.value_source(id.as_str()) == Some(clap::parser::ValueSource::EnvVariable)
-        })
-        .map(|id| id.as_str().to_owned())
-        .collect();
-    if let Some((_, sub)) = matches.subcommand() {
-        ids.extend(from_env(sub));
-    }
-    ids
-}
-
 /// Parses `argv`, runs the command and returns its exit code.
 pub fn run<I, T>(argv: I) -> ExitCode
 where
@@ -53,17 +36,20 @@ where
 {
     let parsed = help::command()
         .try_get_matches_from(argv)
-        .and_then(|matches| {
-            let mut cli = args::Cli::from_arg_matches(&matches)?;
-            cli.from_env = from_env(&matches);
-            Ok(cli)
-        });
-    let cli = match parsed {
-        Ok(cli) => cli,
+        .and_then(|matches| Ok((args::Cli::from_arg_matches(&matches)?, matches)));
+    let (mut cli, matches) = match parsed {
+        Ok(parsed) => parsed,
         Err(err) => {
             let code = exit::clap_code(&err);
             let _ = err.print();
             return code.into();
+        }
+    };
+    cli.flags = match settings::flags_layer(&matches) {
+        Ok(flags) => flags,
+        Err(err) => {
+            output::warn(&err.message);
+            return err.code.into();
         }
     };
     match commands::dispatch(cli) {

@@ -1,5 +1,5 @@
-//! Logging to stderr through `tracing`: `RUST_LOG` if set, else `--log`,
-//! else `info`. The access log is the `resetctl::access` target.
+//! Logging to stderr through `tracing`: `RUST_LOG` if set, else the `log`
+//! setting (whose default is its row's, in `resetctl::config`). The access log is the `resetctl::access` target.
 //! The Redis Cluster client's routine slot-refresh warnings are left out
 //! unless the filter names `redis`.
 //! `--log-format json` writes the same events and fields as one JSON
@@ -14,7 +14,7 @@ use tracing_subscriber::EnvFilter;
 use resetctl::settings::LogFormat;
 
 /// Installs the subscriber once, its filter replaceable by [`set_filter`].
-pub fn init(flag: Option<&str>, format: LogFormat) {
+pub fn init(flag: &str, format: LogFormat) {
     use std::io::IsTerminal;
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter_of(flag))
@@ -53,7 +53,7 @@ static RELOAD: std::sync::OnceLock<Reload> = std::sync::OnceLock::new();
 
 /// Applies the `log` setting `flag` read again (a reload): `false` when
 /// `RUST_LOG` is set, which wins over it as at start.
-pub fn set_filter(flag: Option<&str>) -> bool {
+pub fn set_filter(flag: &str) -> bool {
     if std::env::var("RUST_LOG").is_ok_and(|v| !v.is_empty()) {
         return false;
     }
@@ -65,18 +65,19 @@ pub fn set_filter(flag: Option<&str>) -> bool {
     true
 }
 
-/// `RUST_LOG` if set, else `flag`, else `info`; the Redis Cluster
+/// `RUST_LOG` if set, else `flag` (the `log` setting); the Redis Cluster
 /// client's routine warnings left out unless it names `redis`.
-fn filter_of(flag: Option<&str>) -> EnvFilter {
+fn filter_of(flag: &str) -> EnvFilter {
     let filter = std::env::var("RUST_LOG")
         .ok()
         .filter(|v| !v.is_empty())
-        .or_else(|| flag.map(str::to_owned))
-        .unwrap_or_else(|| "info".to_owned());
+        .unwrap_or_else(|| flag.to_owned());
     let quiet_cluster = !filter.contains("redis");
     let mut filter = EnvFilter::try_new(&filter).unwrap_or_else(|e| {
-        eprintln!("resetctl: ignoring log filter {filter:?} ({e}); using info");
-        EnvFilter::new("info")
+        // Only RUST_LOG can be refused here: the `log` setting was checked.
+        let fallback = resetctl::config::FileConfig::defaults().log();
+        eprintln!("resetctl: ignoring log filter {filter:?} ({e}); using {fallback}");
+        EnvFilter::new(fallback)
     });
     if quiet_cluster {
         // The cluster client warns on every slot refresh, which a moving

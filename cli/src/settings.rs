@@ -12,10 +12,10 @@ use resetctl::settings::Layers;
 use resetctl::snapshot::SnapshotStore;
 use resetctl::standalone::PublishSettings;
 
-use crate::args::{
-    Cli, Command, ConnectionArgs, DeliveryArgs, GlobalArgs, LimiterArgs, RecordCommand, ServeArgs,
-    StreamArgs, SyncArgs, WebhookCommand,
-};
+use clap::parser::ValueSource;
+use resetctl::config::Kind;
+
+use crate::args::Cli;
 use crate::exit::CliError;
 
 /// The validated settings of this invocation, with its clock.
@@ -49,7 +49,7 @@ impl Settings {
     /// time it is called: the same flags, the environment and the config
     /// file as they are then (`serve` on SIGHUP).
     pub fn reader(cli: &Cli) -> impl Fn() -> Result<Self, CliError> + Send + Sync + 'static {
-        let flags = flags_layer(cli);
+        let flags = cli.flags.clone();
         let config = cli.global.config.clone();
         let now = cli.global.now;
         move || {
@@ -72,7 +72,7 @@ impl Settings {
         file: FileConfig,
         file_path: Option<std::path::PathBuf>,
     ) -> Result<Self, CliError> {
-        Self::build(flags_layer(cli), cli.global.now, env, file, file_path)
+        Self::build(cli.flags.clone(), cli.global.now, env, file, file_path)
     }
 
     /// The settings of these layers, with the clock of `--now` (`now`).
@@ -146,8 +146,10 @@ pub fn from_parts(
     use clap::FromArgMatches;
     let cli = crate::help::command()
         .try_get_matches_from(std::iter::once("resetctl").chain(argv.iter().copied()))
-        .and_then(|matches| Cli::from_arg_matches(&matches))
+        .and_then(|matches| Ok((Cli::from_arg_matches(&matches)?, matches)))
         .map_err(|e| CliError::usage(e.to_string()))?;
+    let (mut cli, matches) = cli;
+    cli.flags = flags_layer(&matches)?;
     let env = FileConfig::from_env(|name| env.get(name).cloned())
         .map_err(resetctl::settings::SettingsError::from)?;
     let path = std::path::Path::new("config.toml");
@@ -155,138 +157,40 @@ pub fn from_parts(
     Settings::from_layers(&cli, env, file, Some(path.to_owned()))
 }
 
-/// What the command line gave, as a raw layer: the global flags and the
-/// invoked subcommand's own.
-pub fn flags_layer(cli: &Cli) -> FileConfig {
+/// What the command line gave, as a raw layer: every row of the table of
+/// settings whose option was given on the command line, in `matches` and
+/// the invoked subcommand's (a global option is in both). A value clap
+/// read from the option's variable is the environment layer's, which has
+/// it: the flag layer holds the command line alone, so every value says
+/// where it really came from.
+pub fn flags_layer(matches: &clap::ArgMatches) -> Result<FileConfig, CliError> {
     let mut layer = FileConfig::default();
-    global(&mut layer, &cli.global);
-    match &cli.command {
-        Command::Serve(args) => serve(&mut layer, args),
-        Command::Sync(args) => sync(&mut layer, args),
-        Command::Status { limits, .. } => limiter(&mut layer, limits),
-        Command::MarkChecked { actor, .. } | Command::Restore { actor, .. } => {
-            layer.actor = actor.clone()
+    let mut level = Some(matches);
+    while let Some(matches) = level {
+        for row in FileConfig::SETTINGS {
+            let given = matches!(
+                matches.try_get_raw(row.key),
+                Ok(Some(_)) if matches.value_source(row.key) == Some(ValueSource::CommandLine)
+            );
+            if !given {
+                continue;
+            }
+            let values: Vec<String> = match row.kind {
+                Kind::Switch => vec!["true".to_owned()],
+                _ => matches
+                    .get_raw(row.key)
+                    .into_iter()
+                    .flatten()
+                    .map(|v| v.to_string_lossy().into_owned())
+                    .collect(),
+            };
+            layer
+                .set_flag(row.key, &values)
+                .map_err(|e| CliError::usage(e.to_string()))?;
         }
-        Command::Record(command) => layer.actor = record_actor(command),
-        Command::Webhook(WebhookCommand::Add { delivery, .. }) => deliveries(&mut layer, delivery),
-        _ => {}
+        level = matches.subcommand().map(|(_, sub)| sub);
     }
-    // What clap read from a flag's variable is the environment's value,
-    // and the environment layer has it: the flag layer holds the command
-    // line alone, so every value says where it really came from.
-    for id in &cli.from_env {
-        layer.clear(id);
-    }
-    layer
-}
-
-fn global(layer: &mut FileConfig, args: &GlobalArgs) {
-    layer.data_dir = args.data_dir.clone();
-    layer.log = args.log.clone();
-    layer.log_format = args.log_format.map(spelled);
-    layer.match_tolerance_minutes = args.match_tolerance_minutes;
-    layer.keep = args.keep.map(|n| n as usize);
-    layer.lock_timeout = args.lock_timeout;
-    layer.user_agent_contact = args.user_agent_contact.clone();
-}
-
-/// A choice as the config file spells it (clap's name of the value).
-fn spelled(choice: impl clap::ValueEnum) -> String {
-    choice
-        .to_possible_value()
-        .expect("no value is skipped")
-        .get_name()
-        .to_owned()
-}
-
-/// A switch is a layer's value only when given: absent, a lower layer decides.
-fn switch(on: bool) -> Option<bool> {
-    on.then_some(true)
-}
-
-fn serve(layer: &mut FileConfig, args: &ServeArgs) {
-    layer.listen = args.listen.clone();
-    layer.admin_listen = args.admin_listen.clone();
-    layer.watch = args.watch.map(spelled);
-    layer.republish = switch(args.republish);
-    layer.republish_every = args.republish_every;
-    layer.public_base_url = args.public_base_url.clone();
-    layer.no_site = switch(args.no_site);
-    layer.site_name = args.site_name.clone();
-    layer.mcp_allow_origin =
-        (!args.mcp_allow_origin.is_empty()).then(|| args.mcp_allow_origin.clone());
-    connections(layer, &args.connections);
-    streams(layer, &args.streams);
-    limiter(layer, &args.limits);
-}
-
-fn connections(layer: &mut FileConfig, args: &ConnectionArgs) {
-    layer.header_timeout = args.header_timeout;
-    layer.body_timeout = args.body_timeout;
-    layer.max_connections = args.max_connections;
-    layer.max_connections_per_ip = args.max_connections_per_ip;
-    layer.max_head_bytes = args.max_head_bytes;
-    layer.listen_backlog = args.listen_backlog;
-}
-
-fn streams(layer: &mut FileConfig, args: &StreamArgs) {
-    layer.stream_max_per_client = args.stream_max_per_client;
-    layer.stream_max = args.stream_max;
-    layer.stream_heartbeat = args.stream_heartbeat;
-}
-
-fn limiter(layer: &mut FileConfig, args: &LimiterArgs) {
-    layer.rate_limit = args.rate_limit.clone();
-    layer.no_rate_limit = switch(args.no_rate_limit);
-    layer.rate_limit_store = args.rate_limit_store.clone();
-    layer.redis_ca_file = args.redis_ca_file.clone();
-    layer.redis_cert_file = args.redis_cert_file.clone();
-    layer.redis_key_file = args.redis_key_file.clone();
-    layer.rate_limit_max_clients = args.rate_limit_max_clients;
-    layer.trust_proxy = (!args.trust_proxy.is_empty()).then(|| args.trust_proxy.clone());
-    layer.client_ip_header = args.client_ip_header.clone();
-    layer.ipv6_prefix_len = args.ipv6_prefix_len;
-    layer.flood_guard = args.flood_guard.clone();
-}
-
-fn sync(layer: &mut FileConfig, args: &SyncArgs) {
-    layer.upstream = args.upstream.clone();
-    layer.upstream_header =
-        (!args.upstream_header.is_empty()).then(|| args.upstream_header.clone());
-    layer.public_url = args.public_url.clone();
-    layer.page_url = args.page_url.clone();
-    layer.source_id = args.source_id.clone();
-    layer.source_name = args.source_name.clone();
-    layer.interval_minutes = args.interval_minutes;
-    layer.max_age_minutes = args.max_age_minutes;
-    layer.backoff_cap_minutes = args.backoff_cap_minutes;
-    layer.connect_timeout = args.connect_timeout;
-    layer.timeout = args.timeout;
-    layer.max_body_bytes = args.max_body_bytes;
-    layer.max_redirects = args.max_redirects;
-}
-
-fn deliveries(layer: &mut FileConfig, args: &DeliveryArgs) {
-    layer.allow_private_targets = switch(args.allow_private_targets);
-    layer.webhook_timeout = args.webhook_timeout;
-    layer.public_base_url = args.public_base_url.clone();
-}
-
-/// `--actor` of a ledger command.
-fn record_actor(command: &RecordCommand) -> Option<String> {
-    match command {
-        RecordCommand::Schedule { facts, .. } | RecordCommand::Completion { facts, .. } => {
-            facts.actor.clone()
-        }
-        RecordCommand::Complete { actor, .. }
-        | RecordCommand::Link { actor, .. }
-        | RecordCommand::Move { actor, .. }
-        | RecordCommand::Unlink { actor, .. }
-        | RecordCommand::Dismiss { actor, .. }
-        | RecordCommand::Undo { actor, .. }
-        | RecordCommand::Edit { actor, .. } => actor.clone(),
-        RecordCommand::List { .. } | RecordCommand::Show { .. } | RecordCommand::Log { .. } => None,
-    }
+    Ok(layer)
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! The operator's manual's list of every setting, generated from the
 //! settings' own declarations: the keys ([`resetctl::config::FileConfig::KEYS`]),
 //! each key's option and its whole text (the clap definitions, as the man
-//! pages show them), its default ([`resetctl::settings::effective::default_of`])
+//! pages show them), its default (its row's, [`resetctl::config::Setting::default`])
 //! and whether a reload applies it ([`resetctl::settings::reload::applies_live`]).
 //! `make man` writes it to `docs/manual/settings.md`; a test fails when the
 //! committed copy is stale, so no setting is described twice by hand.

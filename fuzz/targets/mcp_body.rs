@@ -26,7 +26,11 @@ fn served() -> Router {
                 keys: Default::default(),
                 site: Default::default(),
                 streams: Arc::new(Streams {
-                    slots: Arc::new(StreamSlots::new(Default::default())),
+                    slots: Arc::new(StreamSlots::new(resetctl::api::StreamLimits {
+                        per_client: 2,
+                        total: 10,
+                        heartbeat: std::time::Duration::from_secs(25),
+                    })),
                     closing: tokio::sync::watch::channel(false).1,
                     snapshots: resetctl::snapshot::SnapshotStore::new(std::path::Path::new(
                         "/nonexistent",

@@ -43,16 +43,6 @@ pub struct StreamLimits {
     pub heartbeat: Duration,
 }
 
-impl Default for StreamLimits {
-    fn default() -> Self {
-        Self {
-            per_client: 2,
-            total: 10_000,
-            heartbeat: Duration::from_secs(25),
-        }
-    }
-}
-
 /// The open streams, per client key and in all. Taken only when a stream
 /// opens or closes, never by other requests or by reload.
 #[derive(Debug)]

@@ -4,10 +4,7 @@
 
 use super::client::ClientKeyPolicy;
 use super::redis::address::RedisAddress;
-use super::{
-    Limiter, MemoryLimiter, QuotaPolicy, RedisLimiter, RedisTlsFiles, SettingError,
-    DEFAULT_MAX_CLIENTS,
-};
+use super::{Limiter, MemoryLimiter, QuotaPolicy, RedisLimiter, RedisTlsFiles, SettingError};
 
 /// The quota settings of a server (and of `resetctl status`). Its `Debug`
 /// shows the Redis URL redacted.
@@ -25,22 +22,6 @@ pub struct LimiterSettings {
     pub flood: Option<(std::num::NonZeroU32, std::num::NonZeroU32)>,
     /// The in-process store tracks at most this many clients.
     pub max_clients: usize,
-}
-
-impl Default for LimiterSettings {
-    fn default() -> Self {
-        Self {
-            policy: Some(QuotaPolicy::default()),
-            redis_url: None,
-            redis_tls: RedisTlsFiles::default(),
-            client_keys: ClientKeyPolicy::default(),
-            flood: Some((
-                std::num::NonZeroU32::new(50).unwrap(),
-                std::num::NonZeroU32::new(200).unwrap(),
-            )),
-            max_clients: DEFAULT_MAX_CLIENTS,
-        }
-    }
 }
 
 impl LimiterSettings {

@@ -8,7 +8,6 @@ use super::{Raw, SettingsError};
 use crate::api::ServeOptions;
 use crate::model::record_pages_base;
 use crate::webhook::endpoint::check_timeout;
-use crate::webhook::endpoint::DEFAULT_TIMEOUT;
 
 /// A new endpoint's delivery settings.
 #[derive(Debug, Clone, PartialEq)]
@@ -26,7 +25,7 @@ pub struct EndpointDefaults {
 impl EndpointDefaults {
     pub(super) fn build(raw: &Raw, serve: &ServeOptions) -> Result<Self, SettingsError> {
         let v = raw.values();
-        let timeout_seconds = v.webhook_timeout.unwrap_or(DEFAULT_TIMEOUT.as_secs_f64());
+        let timeout_seconds = v.webhook_timeout();
         check_timeout(timeout_seconds)
             .map_err(|e| raw.invalid("webhook_timeout", e.to_string()))?;
         let record_pages = record_pages_base(serve.public_base_url.as_ref(), serve.site)

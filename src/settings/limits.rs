@@ -11,22 +11,17 @@ use crate::limit::{LimiterSettings, QuotaPolicy, RedisTlsFiles};
 
 pub(super) fn build(raw: &Raw) -> Result<LimiterSettings, SettingsError> {
     let v = raw.values();
-    let defaults = LimiterSettings::default();
     let settings = LimiterSettings {
-        policy: policy(raw, &defaults)?,
+        policy: policy(raw)?,
         redis_url: store_url(raw)?,
         redis_tls: RedisTlsFiles {
             ca_file: v.redis_ca_file.clone(),
             cert_file: v.redis_cert_file.clone(),
             key_file: v.redis_key_file.clone(),
         },
-        client_keys: client_keys(raw, &defaults)?,
-        flood: flood(raw, &defaults)?,
-        max_clients: raw.count(
-            "rate_limit_max_clients",
-            v.rate_limit_max_clients,
-            defaults.max_clients,
-        )?,
+        client_keys: client_keys(raw)?,
+        flood: flood(raw)?,
+        max_clients: raw.count("rate_limit_max_clients", v.rate_limit_max_clients())?,
     };
     let checked = if raw.across_keys() {
         settings.check()
@@ -44,15 +39,10 @@ pub(super) fn build(raw: &Raw) -> Result<LimiterSettings, SettingsError> {
 
 /// The quota's policy: `rate-limit`'s, or none when `no-rate-limit` is
 /// given on a layer at least as high.
-fn policy(raw: &Raw, defaults: &LimiterSettings) -> Result<Option<QuotaPolicy>, SettingsError> {
+fn policy(raw: &Raw) -> Result<Option<QuotaPolicy>, SettingsError> {
     let v = raw.values();
-    let policy = match &v.rate_limit {
-        Some(text) => Some(
-            QuotaPolicy::parse(text)
-                .map_err(|e| raw.invalid("rate_limit", format!("rate-limit: {e}")))?,
-        ),
-        None => defaults.policy,
-    };
+    let policy = QuotaPolicy::parse(&v.rate_limit())
+        .map_err(|e| raw.invalid("rate_limit", format!("rate-limit: {e}")))?;
     // `no-rate-limit` turns the quota off unless a rate limit was given on
     // a higher layer; both on one layer contradict each other. (Not a clap
     // conflict: clap would also refuse a flag beside the other's variable,
@@ -68,15 +58,15 @@ fn policy(raw: &Raw, defaults: &LimiterSettings) -> Result<Option<QuotaPolicy>, 
     }
     let outranked = matches!(both, (Some(rate), Some(off)) if rate < off);
     let off = v.no_rate_limit == Some(true) && !outranked;
-    Ok(if off { None } else { policy })
+    Ok(if off { None } else { Some(policy) })
 }
 
 /// The Redis URL of the quota's store, or `None` for the in-process one.
 fn store_url(raw: &Raw) -> Result<Option<String>, SettingsError> {
-    match raw.values().rate_limit_store.as_deref() {
-        None | Some("memory") => Ok(None),
-        Some(url) if is_store_url(url) => Ok(Some(url.to_owned())),
-        Some(other) => {
+    match raw.values().rate_limit_store().as_str() {
+        "memory" => Ok(None),
+        url if is_store_url(url) => Ok(Some(url.to_owned())),
+        other => {
             // The value may hold a password: it is named by its redacted form only.
             Err(raw.invalid(
                 "rate_limit_store",
@@ -92,7 +82,7 @@ fn store_url(raw: &Raw) -> Result<Option<String>, SettingsError> {
 
 /// How a request's client key is made: the trusted proxies, the header
 /// they set, the IPv6 prefix a key covers.
-fn client_keys(raw: &Raw, defaults: &LimiterSettings) -> Result<ClientKeyPolicy, SettingsError> {
+fn client_keys(raw: &Raw) -> Result<ClientKeyPolicy, SettingsError> {
     let v = raw.values();
     let trusted_proxies: Vec<Cidr> = v
         .trust_proxy
@@ -104,20 +94,15 @@ fn client_keys(raw: &Raw, defaults: &LimiterSettings) -> Result<ClientKeyPolicy,
         .collect::<Result<_, _>>()?;
     crate::limit::client::check_trusted(&trusted_proxies)
         .map_err(|e| raw.invalid("trust_proxy", format!("trust-proxy: {e}")))?;
-    let ipv6_prefix = v
-        .ipv6_prefix_len
-        .unwrap_or(defaults.client_keys.ipv6_prefix);
+    let ipv6_prefix = v.ipv6_prefix_len();
     if !(1..=128).contains(&ipv6_prefix) {
         return Err(raw.invalid(
             "ipv6_prefix_len",
             format!("ipv6-prefix-len must be 1 to 128, got {ipv6_prefix}"),
         ));
     }
-    let header = match &v.client_ip_header {
-        Some(text) => ClientIpHeader::parse(text)
-            .map_err(|e| raw.invalid("client_ip_header", format!("client-ip-header: {e}")))?,
-        None => ClientIpHeader::default(),
-    };
+    let header = ClientIpHeader::parse(&v.client_ip_header())
+        .map_err(|e| raw.invalid("client_ip_header", format!("client-ip-header: {e}")))?;
     Ok(ClientKeyPolicy {
         ipv6_prefix,
         trusted_proxies,
@@ -126,14 +111,10 @@ fn client_keys(raw: &Raw, defaults: &LimiterSettings) -> Result<ClientKeyPolicy,
 }
 
 /// The flood guard of the uncounted routes: `PER_SECOND/BURST`, or none.
-fn flood(
-    raw: &Raw,
-    defaults: &LimiterSettings,
-) -> Result<Option<(NonZeroU32, NonZeroU32)>, SettingsError> {
-    Ok(match raw.values().flood_guard.as_deref() {
-        None => defaults.flood,
-        Some("off") => None,
-        Some(text) => Some(flood_guard(text).ok_or_else(|| {
+fn flood(raw: &Raw) -> Result<Option<(NonZeroU32, NonZeroU32)>, SettingsError> {
+    Ok(match raw.values().flood_guard().as_str() {
+        "off" => None,
+        text => Some(flood_guard(text).ok_or_else(|| {
             raw.invalid(
                 "flood_guard",
                 format!(

@@ -26,13 +26,6 @@ use crate::config::{
     default_data_dir, env_variable, seconds_setting, DurationOutOfRange, EnvError, FileConfig,
     Merged, Source,
 };
-use crate::snapshot::DEFAULT_KEEP;
-
-/// The longest lock wait accepted (a day).
-const MAX_LOCK_TIMEOUT_SECONDS: f64 = 86_400.0;
-
-/// The default auto-fulfilment tolerance, in minutes.
-const DEFAULT_MATCH_TOLERANCE_MINUTES: u32 = 180;
 
 /// The raw layers, highest first.
 #[derive(Debug, Clone, Default)]
@@ -71,7 +64,7 @@ pub struct Settings {
     /// Auto-fulfilment tolerance in minutes.
     pub match_tolerance_minutes: u32,
     /// The log filter; `RUST_LOG` wins over it.
-    pub log: Option<String>,
+    pub log: String,
     /// The log line format.
     pub log_format: LogFormat,
     /// The operator's contact in the `User-Agent` of outbound requests.
@@ -84,6 +77,9 @@ pub struct Settings {
     pub sync: Option<crate::sync::SyncSettings>,
     /// What `webhook add` keeps with a new endpoint.
     pub endpoints: endpoints::EndpointDefaults,
+    /// Every key's merged value, its row's default when no layer gives
+    /// one (what `serve --check` shows of a key its builder takes as given).
+    pub values: FileConfig,
     /// Where each key's value came from (a key absent: its default).
     pub sources: std::collections::HashMap<&'static str, Source>,
 }
@@ -176,26 +172,18 @@ impl Raw<'_> {
         !self.alone
     }
 
-    /// A duration setting in seconds: the value or `default`, within `min..=max`.
-    pub fn seconds(
-        &self,
-        key: &'static str,
-        value: Option<f64>,
-        default: f64,
-        range: (f64, f64),
-    ) -> Result<Duration, SettingsError> {
-        seconds_setting(&kebab(key), value.unwrap_or(default), range.0, range.1)
+    /// A duration setting in seconds, within its row's range.
+    pub fn seconds(&self, key: &'static str, value: f64) -> Result<Duration, SettingsError> {
+        let (min, max) = crate::config::setting(key)
+            .and_then(|row| row.range)
+            .unwrap_or_else(|| unreachable!("a row of seconds without its range: {key}"));
+        seconds_setting(&kebab(key), value, min, max)
             .map_err(|e: DurationOutOfRange| self.invalid(key, e.to_string()))
     }
 
     /// A count that must be at least 1.
-    pub fn count(
-        &self,
-        key: &'static str,
-        value: Option<u64>,
-        default: usize,
-    ) -> Result<usize, SettingsError> {
-        match value.map_or(default, |n| n as usize) {
+    pub fn count(&self, key: &'static str, value: u64) -> Result<usize, SettingsError> {
+        match value as usize {
             0 => Err(self.invalid(key, format!("{} must be at least 1", kebab(key)))),
             n => Ok(n),
         }
@@ -279,43 +267,35 @@ impl Settings {
                 )
             })?,
         };
-        let keep = v.keep.unwrap_or(DEFAULT_KEEP);
+        let keep = v.keep();
         if keep == 0 {
             return Err(raw.invalid("keep", "keep must be at least 1"));
         }
-        let lock_timeout = raw.seconds(
-            "lock_timeout",
-            v.lock_timeout,
-            10.0,
-            (0.0, MAX_LOCK_TIMEOUT_SECONDS),
-        )?;
-        let log_format = match v.log_format.as_deref() {
-            None | Some("text") => LogFormat::Text,
-            Some("json") => LogFormat::Json,
-            Some(other) => {
+        let lock_timeout = raw.seconds("lock_timeout", v.lock_timeout())?;
+        let log_format = match v.log_format().as_str() {
+            "text" => LogFormat::Text,
+            "json" => LogFormat::Json,
+            other => {
                 return Err(raw.invalid(
                     "log_format",
                     format!("log-format = {other:?} is not text or json"),
                 ))
             }
         };
-        if let Some(filter) = &v.log {
-            log_filter(filter).map_err(|why| raw.invalid("log", why))?;
-        }
+        let log = v.log();
+        log_filter(&log).map_err(|why| raw.invalid("log", why))?;
         if let Some(contact) = &v.user_agent_contact {
             crate::outbound::check_contact(contact)
                 .map_err(|e| raw.invalid("user_agent_contact", e.to_string()))?;
         }
-        let match_tolerance_minutes = v
-            .match_tolerance_minutes
-            .unwrap_or(DEFAULT_MATCH_TOLERANCE_MINUTES);
+        let match_tolerance_minutes = v.match_tolerance_minutes();
         let serve = serve::ServeSettings::build(raw, &data_dir, match_tolerance_minutes)?;
         let endpoints = endpoints::EndpointDefaults::build(raw, &serve.options)?;
         Ok(Self {
             keep,
             lock_timeout,
             match_tolerance_minutes,
-            log: v.log.clone(),
+            log,
             log_format,
             user_agent_contact: v.user_agent_contact.clone(),
             actor: v.actor.clone(),
@@ -323,6 +303,7 @@ impl Settings {
             serve,
             endpoints,
             data_dir,
+            values: raw.merged.values.clone(),
             sources: raw.merged.sources.clone(),
         })
     }

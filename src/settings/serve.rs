@@ -9,12 +9,6 @@ use crate::api::{ConnectionLimits, ServeOptions, StreamLimits, MIN_HEAD_BYTES};
 use crate::model::BaseUrl;
 use crate::reload::WatchMode;
 
-/// The default public listener.
-pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
-
-/// The default listen backlog.
-const DEFAULT_BACKLOG: u32 = 1024;
-
 /// The largest request head accepted by `--max-head-bytes`.
 const MAX_HEAD_BYTES: u64 = 16 * 1024 * 1024;
 
@@ -42,23 +36,23 @@ impl ServeSettings {
         match_tolerance_minutes: u32,
     ) -> Result<Self, SettingsError> {
         let v = raw.values();
-        let watch = match v.watch.as_deref() {
-            None | Some("auto") => WatchMode::Auto,
-            Some("poll") => WatchMode::Poll,
-            Some(other) => {
+        let watch = match v.watch().as_str() {
+            "auto" => WatchMode::Auto,
+            "poll" => WatchMode::Poll,
+            other => {
                 return Err(raw.invalid("watch", format!("watch = {other:?} is not auto or poll")))
             }
         };
         // Checked whether or not republishing is on: a bad value is found now.
-        let every = raw.seconds("republish_every", v.republish_every, 15.0, (0.1, 86_400.0))?;
+        let every = raw.seconds("republish_every", v.republish_every())?;
         let public_base_url = v
             .public_base_url
             .as_deref()
             .map(|text| public_base_url(raw, text))
             .transpose()?;
         let site = !v.no_site.unwrap_or(false);
-        let site_name = site_name(raw, v.site_name.as_deref())?;
-        let backlog = v.listen_backlog.unwrap_or(DEFAULT_BACKLOG);
+        let site_name = site_name(raw, &v.site_name())?;
+        let backlog = v.listen_backlog();
         if !(1..=65_535).contains(&backlog) {
             return Err(raw.invalid(
                 "listen_backlog",
@@ -66,10 +60,7 @@ impl ServeSettings {
             ));
         }
         Ok(Self {
-            listen: v
-                .listen
-                .clone()
-                .unwrap_or_else(|| DEFAULT_LISTEN.to_owned()),
+            listen: v.listen(),
             admin_listen: v.admin_listen.clone(),
             backlog,
             republish: v.republish.unwrap_or(false).then_some(every),
@@ -112,18 +103,12 @@ fn public_base_url(raw: &Raw, text: &str) -> Result<BaseUrl, SettingsError> {
     parse_public_base_url(text).map_err(|e| raw.invalid("public_base_url", e.to_string()))
 }
 
-/// The default `site-name`.
-pub const DEFAULT_SITE_NAME: &str = "resetctl";
-
 /// The longest `site-name`, in characters.
 const MAX_SITE_NAME: usize = 80;
 
 /// `site-name`: 1 to [`MAX_SITE_NAME`] characters once trimmed, none a
 /// control character (it is shown in every page's header and title).
-fn site_name(raw: &Raw, value: Option<&str>) -> Result<String, SettingsError> {
-    let Some(text) = value else {
-        return Ok(DEFAULT_SITE_NAME.to_owned());
-    };
+fn site_name(raw: &Raw, text: &str) -> Result<String, SettingsError> {
     let name = text.trim();
     let chars = name.chars().count();
     if chars == 0 || chars > MAX_SITE_NAME || name.chars().any(char::is_control) {
@@ -140,21 +125,15 @@ fn site_name(raw: &Raw, value: Option<&str>) -> Result<String, SettingsError> {
 /// The record stream's caps and heartbeat.
 fn stream_limits(raw: &Raw) -> Result<StreamLimits, SettingsError> {
     let v = raw.values();
-    let defaults = StreamLimits::default();
-    let heartbeat = raw.seconds(
-        "stream_heartbeat",
-        v.stream_heartbeat,
-        defaults.heartbeat.as_secs_f64(),
-        (0.1, 3600.0),
-    )?;
-    let per_client = v.stream_max_per_client.unwrap_or(defaults.per_client);
+    let heartbeat = raw.seconds("stream_heartbeat", v.stream_heartbeat())?;
+    let per_client = v.stream_max_per_client();
     if per_client == 0 {
         return Err(raw.invalid(
             "stream_max_per_client",
             "stream-max-per-client and stream-max must be at least 1",
         ));
     }
-    let total = v.stream_max.map_or(defaults.total, |n| n as usize);
+    let total = v.stream_max() as usize;
     if total == 0 {
         return Err(raw.invalid(
             "stream_max",
@@ -171,8 +150,7 @@ fn stream_limits(raw: &Raw) -> Result<StreamLimits, SettingsError> {
 /// The connection caps and timeouts.
 fn connection_limits(raw: &Raw) -> Result<ConnectionLimits, SettingsError> {
     let v = raw.values();
-    let defaults = ConnectionLimits::default();
-    let max_head_bytes = raw.count("max_head_bytes", v.max_head_bytes, defaults.max_head_bytes)?;
+    let max_head_bytes = raw.count("max_head_bytes", v.max_head_bytes())?;
     if max_head_bytes < MIN_HEAD_BYTES || max_head_bytes as u64 > MAX_HEAD_BYTES {
         return Err(raw.invalid(
             "max_head_bytes",
@@ -182,28 +160,10 @@ fn connection_limits(raw: &Raw) -> Result<ConnectionLimits, SettingsError> {
         ));
     }
     Ok(ConnectionLimits {
-        header_timeout: raw.seconds(
-            "header_timeout",
-            v.header_timeout,
-            defaults.header_timeout.as_secs_f64(),
-            (0.1, 3600.0),
-        )?,
-        body_timeout: raw.seconds(
-            "body_timeout",
-            v.body_timeout,
-            defaults.body_timeout.as_secs_f64(),
-            (0.1, 3600.0),
-        )?,
-        max_connections: raw.count(
-            "max_connections",
-            v.max_connections,
-            defaults.max_connections,
-        )?,
-        max_connections_per_ip: raw.count(
-            "max_connections_per_ip",
-            v.max_connections_per_ip,
-            defaults.max_connections_per_ip,
-        )?,
+        header_timeout: raw.seconds("header_timeout", v.header_timeout())?,
+        body_timeout: raw.seconds("body_timeout", v.body_timeout())?,
+        max_connections: raw.count("max_connections", v.max_connections())?,
+        max_connections_per_ip: raw.count("max_connections_per_ip", v.max_connections_per_ip())?,
         max_head_bytes,
     })
 }

@@ -12,18 +12,8 @@ use crate::sync::state::SourceSettings;
 use crate::sync::SyncSettings;
 use crate::upstream::PUBLIC_FEED;
 
-/// The default sync interval: hourly, as the public feed's maintainers ask of mirrors.
-const DEFAULT_INTERVAL_MINUTES: u32 = 60;
-
 /// The shortest interval (the spec's minimum).
 const MIN_INTERVAL_MINUTES: u32 = 5;
-
-/// The default back-off cap.
-const DEFAULT_BACKOFF_CAP_MINUTES: u32 = 360;
-
-/// Bounds of the fetch timeouts, in seconds: zero would fail every fetch,
-/// more than an hour is a typo.
-const TIMEOUT_RANGE: (f64, f64) = (0.001, 3600.0);
 
 /// What `sync` is told when no upstream is set.
 pub const NO_UPSTREAM: &str =
@@ -64,7 +54,7 @@ pub(super) fn build(
         ));
     }
     let host = url.host_str().unwrap_or_default().to_owned();
-    let interval_minutes = v.interval_minutes.unwrap_or(DEFAULT_INTERVAL_MINUTES);
+    let interval_minutes = v.interval_minutes();
     if interval_minutes < MIN_INTERVAL_MINUTES {
         return Err(raw.invalid(
             "interval_minutes",
@@ -90,7 +80,7 @@ pub(super) fn build(
             format!("--page-url {page_url:?} is not a URL: {e}"),
         )
     })?;
-    let cap_minutes = v.backoff_cap_minutes.unwrap_or(DEFAULT_BACKOFF_CAP_MINUTES);
+    let cap_minutes = v.backoff_cap_minutes();
     if cap_minutes == 0 {
         return Err(raw.invalid(
             "backoff_cap_minutes",
@@ -129,22 +119,11 @@ pub(super) fn build(
 /// Fetch timeouts and limits.
 fn fetch(raw: &Raw) -> Result<FetchSettings, SettingsError> {
     let v = raw.values();
-    let defaults = FetchSettings::default();
     Ok(FetchSettings {
-        connect_timeout: raw.seconds(
-            "connect_timeout",
-            v.connect_timeout,
-            defaults.connect_timeout.as_secs_f64(),
-            TIMEOUT_RANGE,
-        )?,
-        timeout: raw.seconds(
-            "timeout",
-            v.timeout,
-            defaults.timeout.as_secs_f64(),
-            TIMEOUT_RANGE,
-        )?,
-        max_body_bytes: v.max_body_bytes.unwrap_or(defaults.max_body_bytes),
-        max_redirects: v.max_redirects.unwrap_or(defaults.max_redirects),
+        connect_timeout: raw.seconds("connect_timeout", v.connect_timeout())?,
+        timeout: raw.seconds("timeout", v.timeout())?,
+        max_body_bytes: v.max_body_bytes(),
+        max_redirects: v.max_redirects(),
         contact: v.user_agent_contact.clone(),
     })
 }

@@ -12,6 +12,4 @@ mod format;
 mod store;
 
 pub use format::{Mode, Snapshot, SNAPSHOT_FORMAT};
-pub use store::{
-    encode, Draft, SnapshotEntry, SnapshotError, SnapshotHead, SnapshotStore, DEFAULT_KEEP,
-};
+pub use store::{encode, Draft, SnapshotEntry, SnapshotError, SnapshotHead, SnapshotStore};

@@ -21,9 +21,6 @@ use crate::model::{Record, SyncState, Timestamp};
 
 use super::format::{Mode, Snapshot, SNAPSHOT_FORMAT};
 
-/// How many versions retention keeps by default.
-pub const DEFAULT_KEEP: usize = 50;
-
 /// The most of the pointer file ever read: a sequence number and a newline fit with room to spare.
 const MAX_POINTER_BYTES: u64 = 32;
 

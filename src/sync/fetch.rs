@@ -34,18 +34,6 @@ pub struct FetchSettings {
     pub contact: Option<String>,
 }
 
-impl Default for FetchSettings {
-    fn default() -> Self {
-        Self {
-            connect_timeout: Duration::from_secs(10),
-            timeout: Duration::from_secs(30),
-            max_body_bytes: 16 * 1024 * 1024,
-            max_redirects: 5,
-            contact: None,
-        }
-    }
-}
-
 /// Longest validator (`ETag`, `Last-Modified`) kept and sent back: a
 /// longer one is dropped, so an upstream cannot make every later request
 /// too large to answer.

@@ -557,7 +557,13 @@ mod tests {
         let settings = SyncSettings {
             source: source.clone(),
             upstream: UpstreamRequest::new(source.url.clone()),
-            fetch: FetchSettings::default(),
+            fetch: FetchSettings {
+                connect_timeout: Duration::from_secs(10),
+                timeout: Duration::from_secs(30),
+                max_body_bytes: 1 << 20,
+                max_redirects: 5,
+                contact: None,
+            },
             backoff_cap: Duration::from_secs(6 * 3600),
             force: false,
             lock_timeout: Duration::from_secs(1),

@@ -35,7 +35,7 @@ pub fn dispatch(cli: Cli) -> Result<(), CliError> {
         _ => {
             // Every setting of every subcommand, validated before anything runs.
             let settings = Settings::resolve(&cli)?;
-            crate::logging::init(settings.log.as_deref(), settings.log_format);
+            crate::logging::init(&settings.log, settings.log_format);
             if needs_existing_data_dir(&cli.command) {
                 data::require_data_dir(&settings)?;
             }

@@ -61,7 +61,7 @@ async fn reload(
     let limits = &read.serve.options.limits;
     let mut done = Vec::new();
     if live_changes.log {
-        if crate::logging::set_filter(read.log.as_deref()) {
+        if crate::logging::set_filter(&read.log) {
             done.push("log");
         } else {
             tracing::warn!("log changed, but RUST_LOG is set and wins over it");

@@ -81,8 +81,6 @@ pub fn run(settings: &Settings, command: WebhookCommand) -> Result<(), CliError>
             tz,
             plan,
             description,
-            // Its flags are in `settings.endpoints`, merged with the env and the file.
-            delivery: _,
         } => add(
             settings,
             NewEndpoint {

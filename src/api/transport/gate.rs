@@ -35,18 +35,6 @@ pub struct ConnectionLimits {
     pub body_timeout: Duration,
 }
 
-impl Default for ConnectionLimits {
-    fn default() -> Self {
-        Self {
-            header_timeout: Duration::from_secs(10),
-            max_connections: 10_000,
-            max_connections_per_ip: 256,
-            max_head_bytes: 32 * 1024,
-            body_timeout: Duration::from_secs(10),
-        }
-    }
-}
-
 /// The smallest head buffer hyper accepts.
 pub const MIN_HEAD_BYTES: usize = 8192;
 
@@ -200,7 +188,9 @@ mod tests {
         let gate = ConnectionGate::new(ConnectionLimits {
             max_connections: 3,
             max_connections_per_ip: 2,
-            ..ConnectionLimits::default()
+            header_timeout: Duration::from_secs(10),
+            body_timeout: Duration::from_secs(10),
+            max_head_bytes: MIN_HEAD_BYTES,
         });
         let a: IpAddr = "192.0.2.1".parse().unwrap();
         let b: IpAddr = "192.0.2.2".parse().unwrap();
