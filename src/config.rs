@@ -1,14 +1,17 @@
 //! The raw layers of settings and their one precedence: flags >
 //! environment (`RESETCTL_*`) > config file > defaults.
 //!
-//! Every key is declared once ([`FileConfig`], by `settings_keys!`): the
-//! same shape holds the flags the CLI parsed, the environment (read here
-//! for every key, whatever the subcommand) and the TOML config file, and
-//! [`FileConfig::merge`] takes each key from the highest layer that has it,
-//! remembering which. [`crate::settings`] validates the merged values into
-//! typed settings. The file holds the same settings as the flags, spelled
-//! the same (`data-dir`, `listen`…); an unknown key is an error that names
-//! it rather than a silent typo.
+//! Every setting is one row of the table of settings (`config/table.rs`,
+//! by `settings_keys!`): its help, type, marks, commands, heading, value
+//! name, choices, range and default. From the rows come one shape,
+//! [`FileConfig`], for every layer (the flags the CLI parsed, the
+//! environment, read here for every key whatever the subcommand, the
+//! TOML config file, and the defaults), and [`FileConfig::merge`], which
+//! takes each key from the highest layer that has it, remembering which.
+//! [`crate::settings`] validates the merged values into typed settings.
+//! The file holds the same settings as the flags, spelled the same
+//! (`data-dir`, `listen`…); an unknown key is an error that names it
+//! rather than a silent typo.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

@@ -378,8 +378,7 @@ fn man_pages_name_each_variable_and_keep_examples_unfilled() {
         // Hidden arguments are the moved ones: they only warn, and the
         // page names their new home instead.
         for arg in cmd.get_arguments().filter(|a| !a.is_hide_set()) {
-            if let Some(env) = arg.get_env() {
-                let env = env.to_string_lossy();
+            if let Some(env) = crate::util::variable_of(arg) {
                 assert!(page.contains(&*env), "{name}.1 does not name {env}");
             }
         }
@@ -503,8 +502,7 @@ fn short_help_fits_a_screen_grouped_and_long_help_keeps_the_detail() {
         }
         // `-h` names no variable; `--help` names every one, with the whole text.
         for arg in cmd.get_arguments().filter(|a| !a.is_hide_set()) {
-            if let Some(env) = arg.get_env() {
-                let env = env.to_string_lossy();
+            if let Some(env) = crate::util::variable_of(arg) {
                 assert!(!options.contains(&*env), "`{name} -h` names {env}");
                 assert!(
                     long_words.contains(&format!("[env: {env}]")),

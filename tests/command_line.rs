@@ -270,11 +270,15 @@ fn every_settings_default_is_shown_as_the_settings_apply_it() {
     }
     fn walk(cmd: &clap::Command, found: &mut Vec<(String, String)>) {
         for arg in cmd.get_arguments() {
-            let (Some(long), Some(env)) = (arg.get_long(), arg.get_env()) else {
+            // A hidden option is a moved one, accepted only to warn.
+            if arg.is_hide_set() {
+                continue;
+            }
+            let (Some(long), Some(env)) = (arg.get_long(), crate::util::variable_of(arg)) else {
                 continue;
             };
             let key = long.replace('-', "_");
-            if env.to_str() != Some(resetctl::config::env_variable(&key).as_str())
+            if env != resetctl::config::env_variable(&key)
                 || !resetctl::config::FileConfig::KEYS.contains(&key.as_str())
                 || !arg.get_action().takes_values()
             {

@@ -62,6 +62,7 @@ mod schemathesis;
 mod secrets;
 mod seed;
 mod service_manager;
+mod settings_table;
 mod site;
 mod site_page;
 mod site_words;

@@ -1,5 +1,7 @@
-//! The clap definitions: raw flags, each beside its `RESETCTL_*` variable.
-//! Settings are resolved from these once, in `settings`.
+//! The clap definitions of the commands, their arguments and the flags
+//! that are not settings. The options that are settings are made from the
+//! table of settings and added to these commands (`help::with_settings`);
+//! `settings` reads them into the flag layer.
 
 use std::path::PathBuf;
 

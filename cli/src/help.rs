@@ -1,17 +1,17 @@
 //! Help for people: `-h` fits a screen, `--help` and the man pages keep
-//! the detail.
+//! the detail; and the options that are settings, made from the table of
+//! settings (`resetctl::config`'s `config/table.rs`, [`with_settings`]).
 //!
-//! Every option's doc comment opens with a sentence that says what the
-//! option is; one that takes a value says its default. A setting's option
-//! gets its default from the settings (`Default: X`, `with_default`),
-//! where it is declared once; any other option, or a setting whose default
-//! is not a value, closes its comment with `Default:` in words
-//! (`tests/command_line.rs` holds every `-h` to it). `-h` shows that first
-//! sentence and the default, `--help` the whole comment. The global
-//! options are one line of every `-h`, and whole in `--help`. Options are grouped
-//! under headings declared on their structs in `args.rs` (global options,
-//! listening, connections, streams, quota…), so a command's own options
-//! are not interleaved with the global ones.
+//! Every option's help opens with a sentence that says what the option
+//! is; one that takes a value says its default. A setting's option gets
+//! its default from its row (`Default: X`, `with_default`); any other
+//! option, or a setting whose default is a rule, closes its text with
+//! `Default:` in words (`tests/command_line.rs` holds every `-h` to it).
+//! `-h` shows that first sentence and the default, `--help` the whole
+//! text. The global options are one line of every `-h`, and whole in
+//! `--help`. Options are grouped under headings (a setting's from its
+//! row; the others' declared on their structs in `args.rs`), so a
+//! command's own options are not interleaved with the global ones.
 
 use clap::CommandFactory;
 use resetctl::config::{env_variable, kebab, FileConfig, Kind, Mark, Setting};
@@ -42,7 +42,7 @@ pub fn command() -> clap::Command {
 /// `cmd` with every row of the table of settings
 /// ([`resetctl::config::FileConfig::SETTINGS`]) as an option of each
 /// command the row names (`global`: the top command, for every command),
-/// in the table's order, made by [`setting_arg`].
+/// in the table's order, each made by `setting_arg`.
 pub fn with_settings(mut cmd: clap::Command) -> clap::Command {
     for row in FileConfig::SETTINGS {
         for &path in row.commands {
@@ -70,17 +70,20 @@ fn with_arg_at(cmd: clap::Command, path: &[&str], arg: clap::Arg) -> clap::Comma
     }
 }
 
-/// The option of a row: its long flag (the key in kebab case), the
-/// variable clap reads for it (`RESETCTL_…`), its help, heading and value
-/// name, and what it takes by its kind: a switch, a list (repeatable, split
-/// at commas unless [`Mark::Unsplit`]), a choice, or one value checked
-/// by its type. A value that may hold a secret ([`Mark::Secret`]) is taken
-/// whole, even when it starts with `-`.
+/// The option of a row: its long flag (the key in kebab case), its help
+/// (`-h`: its first sentence; `--help`: all of it, with its default and
+/// its variable), heading and value name, and what it takes by its kind: a
+/// switch, a list (repeatable, split at commas unless [`Mark::Unsplit`]),
+/// a choice, or one value checked by its type. A value that may hold a
+/// secret ([`Mark::Secret`]) is taken whole, even when it starts with `-`.
+/// clap is not told the variable: the environment layer reads it
+/// (`FileConfig::from_env`), and names it when its value is wrong.
 fn setting_arg(row: &Setting) -> clap::Arg {
+    let full = setting_help(row);
     let mut arg = clap::Arg::new(row.key)
         .long(kebab(row.key))
-        .env(env_variable(row.key))
-        .help(row.help());
+        .help(summary(&full))
+        .long_help(format!("{full} [env: {}]", env_variable(row.key)));
     if let Some(heading) = row.heading {
         arg = arg.help_heading(heading);
     }
@@ -106,6 +109,25 @@ fn setting_arg(row: &Setting) -> clap::Arg {
         Kind::U64 => arg.value_parser(clap::value_parser!(u64)),
         Kind::Usize => arg.value_parser(clap::value_parser!(usize)),
         Kind::Number => arg.value_parser(clap::value_parser!(f64)),
+    }
+}
+
+/// A row's whole help, as `--help`, the man pages and the manual's list
+/// of every setting show it: its text and its default.
+pub fn setting_help(row: &Setting) -> String {
+    with_default(row.help(), row.default())
+}
+
+/// `help` with a row's `default` (`Default: X`) when it has one and the
+/// text says no default of its own: no help restates one.
+fn with_default(help: String, default: Option<String>) -> String {
+    match default.filter(|_| !help.contains("Default: ")) {
+        // The sentence before the default gets its full stop back.
+        Some(value) => format!(
+            "{}. Default: {value}",
+            help.trim_end().trim_end_matches('.')
+        ),
+        None => help,
     }
 }
 
@@ -137,7 +159,8 @@ fn with_globals_summarised(cmd: clap::Command, line: &str) -> clap::Command {
 
 /// `cmd` with every option's short help cut to its summary, the whole text
 /// (and the option's environment variable, which `-h` leaves out) kept as
-/// its long help; the same for every subcommand.
+/// its long help; the same for every subcommand. (A setting's option has
+/// both already: `setting_arg`.)
 fn summarized(cmd: clap::Command) -> clap::Command {
     cmd.mut_args(|arg| {
         if arg.get_long_help().is_some() {
@@ -146,7 +169,6 @@ fn summarized(cmd: clap::Command) -> clap::Command {
         let Some(full) = arg.get_help().map(ToString::to_string) else {
             return arg;
         };
-        let full = with_default(&arg, full);
         let short = summary(&full);
         match arg.get_env().map(|e| e.to_string_lossy().into_owned()) {
             Some(env) => arg
@@ -158,30 +180,6 @@ fn summarized(cmd: clap::Command) -> clap::Command {
         }
     })
     .mut_subcommands(summarized)
-}
-
-/// `help` of `arg` with its setting's default (`Default: X`) when the
-/// option is a row's of the table of settings (its id is the key and it
-/// is read from the key's variable), the row declares a default, and its
-/// text says no default of its own. The value is the row's
-/// ([`Setting::default`]): no option restates one.
-fn with_default(arg: &clap::Arg, help: String) -> String {
-    let row = resetctl::config::setting(arg.get_id().as_str()).filter(|row| {
-        arg.get_env()
-            .is_some_and(|env| env.to_str() == Some(&env_variable(row.key)))
-    });
-    let default = row
-        .filter(|_| arg.get_action().takes_values() && !help.contains("Default: "))
-        .and_then(Setting::default);
-    // clap drops a doc comment's last full stop; the sentence before the
-    // default gets its own back, as the comments' own defaults read.
-    match default {
-        Some(value) => format!(
-            "{}. Default: {value}",
-            help.trim_end().trim_end_matches('.')
-        ),
-        None => help,
-    }
 }
 
 /// The first sentence of `help`, shortened at its first parenthesis or

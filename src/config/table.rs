@@ -71,7 +71,7 @@ settings_keys! {
     /// Who records it. Default: $USER@hostname.
     actor: String [] in ["restore", "record schedule", "record completion", "record complete",
         "record link", "record unlink", "record dismiss", "record undo", "record move",
-        "record edit", "mark-checked"] as "NAME",
+        "record edit", "mark-checked"] under "Recording changes" as "NAME",
     /// Requests per sliding window per client. As N/SECONDS.
     rate_limit: String [Live] in ["serve", "status"] under "Quota" as "N/SECONDS"
         = crate::limit::QuotaPolicy::default().to_string(),

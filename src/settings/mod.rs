@@ -181,6 +181,21 @@ impl Raw<'_> {
             .map_err(|e: DurationOutOfRange| self.invalid(key, e.to_string()))
     }
 
+    /// Every row with a range of seconds holds a value within it: the
+    /// builders check the durations they make, and this the rest (a row
+    /// read as given by the code that uses it).
+    fn within_ranges(&self) -> Result<(), SettingsError> {
+        for row in FileConfig::SETTINGS
+            .iter()
+            .filter(|row| row.range.is_some())
+        {
+            if let Some(text) = self.values().text_of(row.key) {
+                self.seconds(row.key, text.parse().unwrap_or(f64::NAN))?;
+            }
+        }
+        Ok(())
+    }
+
     /// A count that must be at least 1.
     pub fn count(&self, key: &'static str, value: u64) -> Result<usize, SettingsError> {
         match value as usize {
@@ -291,6 +306,8 @@ impl Settings {
         let match_tolerance_minutes = v.match_tolerance_minutes();
         let serve = serve::ServeSettings::build(raw, &data_dir, match_tolerance_minutes)?;
         let endpoints = endpoints::EndpointDefaults::build(raw, &serve.options)?;
+        let sync = sync::build(raw, keep, lock_timeout)?;
+        raw.within_ranges()?;
         Ok(Self {
             keep,
             lock_timeout,
@@ -299,7 +316,7 @@ impl Settings {
             log_format,
             user_agent_contact: v.user_agent_contact.clone(),
             actor: v.actor.clone(),
-            sync: sync::build(raw, keep, lock_timeout)?,
+            sync,
             serve,
             endpoints,
             data_dir,

@@ -82,6 +82,19 @@ pub fn own_config<'a>(cmd: &'a mut Command, dir: &Path) -> &'a mut Command {
     cmd.env("RESETCTL_CONFIG", own_config_path(dir))
 }
 
+/// The variable an option is read from: clap's own (`--config`, `--now`),
+/// or a setting's, which its `--help` names (the environment layer reads
+/// it, not clap).
+pub fn variable_of(arg: &clap::Arg) -> Option<String> {
+    arg.get_env()
+        .map(|e| e.to_string_lossy().into_owned())
+        .or_else(|| {
+            let help = arg.get_long_help()?.to_string();
+            let (_, variable) = help.rsplit_once("[env: ")?;
+            Some(variable.trim_end_matches(']').to_owned())
+        })
+}
+
 /// The config file of [`own_config`], made (empty) when missing.
 pub fn own_config_path(dir: &Path) -> PathBuf {
     let path = dir.join("own-config.toml");
