@@ -127,6 +127,14 @@ const ROWS: &[Row] = &[
         ["1", "2", "3"],
     ),
     row(
+        "drain-timeout",
+        Serve,
+        &["--drain-timeout", "1"],
+        "2",
+        "3",
+        ["1", "2", "3"],
+    ),
+    row(
         "public-base-url",
         Serve,
         &["--public-base-url", "https://f.example/"],

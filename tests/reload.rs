@@ -254,12 +254,17 @@ struct Held {
 }
 
 fn held_server(w: &World) -> Held {
+    held_server_with(w, &[])
+}
+
+/// [`held_server`] started with `args`.
+fn held_server_with(w: &World, args: &[&str]) -> Held {
     let (records, at) = version(2);
     w.publish_records(&records, &at);
     let (trace, release) = (w.path("trace"), w.path("release"));
     let s = Server::start(
         w,
-        &[],
+        args,
         &[
             ("RESETCTL_TEST_TRACE", trace.to_str().unwrap()),
             ("RESETCTL_TEST_HOLD_QUERY", "pageSize=3"),
@@ -348,6 +353,40 @@ fn sigterm_lets_an_in_flight_request_finish() {
 #[test]
 fn sigint_lets_an_in_flight_request_finish() {
     a_signal_lets_an_in_flight_request_finish("INT");
+}
+
+/// `drain-timeout` is how long a stopping server waits for it.
+#[test]
+fn a_request_that_never_finishes_is_cut_after_the_drain_timeout() {
+    let w = World::new();
+    let mut held = held_server_with(&w, &["--drain-timeout", "1.5"]);
+    let mut stream = held.request_in_flight();
+    held.signal("TERM");
+    let signalled = Instant::now();
+    let status = loop {
+        if let Some(status) = held.s.child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            signalled.elapsed() < Duration::from_secs(8),
+            "still running 8 s after SIGTERM with --drain-timeout 1.5"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let waited = signalled.elapsed();
+    assert!(
+        waited >= Duration::from_millis(1_400),
+        "exited {waited:?} after SIGTERM, before the 1.5 s drain limit"
+    );
+    assert!(status.success(), "{status:?}");
+    assert!(
+        held.s
+            .log_text()
+            .contains("connections still open after 1.5s; exiting"),
+        "{}",
+        held.s.log_text()
+    );
+    assert_eq!(read_all(&mut stream), "");
 }
 
 #[test]

@@ -166,7 +166,7 @@ pub enum Command {
     ///
     /// Starts fine on an empty or missing data dir (answering 503 data_unavailable) and
     /// begins serving the moment the first snapshot is published. SIGINT/SIGTERM stop
-    /// accepting connections and let in-flight requests finish (at most 10 s).
+    /// accepting connections and let in-flight requests finish (at most --drain-timeout).
     ///
     /// Under a service manager: a listening socket it passes (LISTEN_FDS, systemd's socket
     /// activation; one named "admin" is the admin listener's) is used instead of --listen, so a

@@ -36,9 +36,6 @@ fn warn_if_nothing_published(settings: &Settings) {
     );
 }
 
-/// How long in-flight requests get after SIGINT/SIGTERM.
-const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
-
 /// `serve --check`: every effective setting and where it came from, then
 /// what start would try ([`resetctl::preflight::check`], the one check
 /// start and a reload make too); exits as `serve` would fail, without serving.
@@ -155,7 +152,8 @@ pub fn run(
                 let _ = stop.wait_for(|s| *s).await;
             },
         );
-        serve_until_drained(server, drained).await;
+        let drain = Duration::from_secs_f64(settings.values.drain_timeout());
+        serve_until_drained(server, drained, drain).await;
         if let Some(task) = republisher {
             task.abort();
         }
@@ -194,18 +192,19 @@ fn stop_on_signal() -> tokio::sync::watch::Receiver<bool> {
     stop_rx
 }
 
-/// Runs `server` until it ends, or until `DRAIN_TIMEOUT` after `stopping`
-/// turned true (connections still open then are left).
+/// Runs `server` until it ends, or until `drain` (`drain-timeout`) after
+/// `stopping` turned true (connections still open then are left).
 async fn serve_until_drained(
     server: impl std::future::Future<Output = ()>,
     mut stopping: tokio::sync::watch::Receiver<bool>,
+    drain: Duration,
 ) {
     tokio::select! {
         () = server => {}
         _ = async {
             let _ = stopping.wait_for(|s| *s).await;
-            tokio::time::sleep(DRAIN_TIMEOUT).await;
-        } => tracing::warn!("connections still open after {DRAIN_TIMEOUT:?}; exiting"),
+            tokio::time::sleep(drain).await;
+        } => tracing::warn!("connections still open after {drain:?}; exiting"),
     }
 }
 
