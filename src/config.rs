@@ -116,7 +116,8 @@ pub struct Setting {
     pub value_name: Option<&'static str>,
     /// The only values it takes, when it is a choice.
     pub choices: &'static [&'static str],
-    /// The smallest and largest number of seconds accepted.
+    /// The smallest and largest value accepted (seconds, or a whole
+    /// number); the largest is infinite when only the smallest is bounded.
     pub range: Option<(f64, f64)>,
     /// What its flag takes.
     pub kind: Kind,
@@ -129,7 +130,7 @@ impl Setting {
     }
 
     /// Its help as one text: the doc comment's lines joined, paragraphs
-    /// apart, its range said (`0.1 to 3600`), its closing full stop
+    /// apart, its range said (`Range: 0.1 to 3600`, `Range: at least 5`), its closing full stop
     /// dropped (as clap drops a doc comment's).
     pub fn help(&self) -> String {
         let mut paragraphs: Vec<String> = Vec::new();
@@ -148,15 +149,25 @@ impl Setting {
             paragraphs.push(current.join(" "));
         }
         let mut text = paragraphs.join("\n\n");
-        if let Some((min, max)) = self.range {
-            text = format!(
-                "{} ({} to {}).",
-                text.trim_end_matches('.'),
-                shown(min),
-                shown(max)
-            );
+        if let Some(range) = self.range_said() {
+            // Said before a default in words, after the rest.
+            let (said, default) = match text.split_once(" Default: ") {
+                Some((said, default)) => (said.to_owned(), format!(" Default: {default}")),
+                None => (text.clone(), String::new()),
+            };
+            text = format!("{}. Range: {range}.{default}", said.trim_end_matches('.'));
         }
         text.trim_end_matches('.').to_owned()
+    }
+
+    /// Its range as its help and its errors say it: `0.1 to 3600`, or `at
+    /// least 5` when only the smallest value is bounded.
+    pub fn range_said(&self) -> Option<String> {
+        let (min, max) = self.range?;
+        Some(match max.is_finite() {
+            true => format!("{} to {}", shown(min), shown(max)),
+            false => format!("at least {}", shown(min)),
+        })
     }
 
     /// Its default as the config file spells it, when it is a value (the
@@ -344,8 +355,9 @@ fn flag_value<T: Text>(key: &str, values: &[String]) -> Result<T, FlagError> {
 /// shape for flags, the environment and the file); its rows
 /// ([`FileConfig::SETTINGS`]: the doc comment is the help, `[Live,
 /// Secret]` the [`Mark`]s, `in [..]` the commands, `under` the help
-/// heading, `as` the value's name, `one of [..]` the choices, `range` the
-/// seconds accepted, `= VALUE` the default); the defaults; how the
+/// heading, `as` the value's name, `one of [..]` the choices, `range MIN
+/// to MAX` or `at least MIN` the values accepted, each a literal or an
+/// owner's constant in parentheses, `= VALUE` the default); the defaults; how the
 /// environment and a flag's words are read for each; how a value is
 /// spelled; and the merge. The rows are in `config/table.rs`.
 macro_rules! settings_keys {
@@ -353,7 +365,7 @@ macro_rules! settings_keys {
         $(#[doc = $doc:literal])*
         $field:ident : $ty:ty [$($mark:ident),*] in [$($command:literal),*]
         $(under $heading:literal)? $(as $value_name:literal)?
-        $(one of [$($choice:literal),*])? $(range $min:literal to $max:literal)?
+        $(one of [$($choice:literal),*])? $(range $min:tt to $max:tt)? $(at least $least:tt)?
         $(= $default:expr)?,
     )*) => {
         /// The settings a config file may hold (the same names as the long
@@ -380,7 +392,10 @@ macro_rules! settings_keys {
                     heading: first(&[$(Some($heading))?]),
                     value_name: first(&[$(Some($value_name))?]),
                     choices: &[$($($choice),*)?],
-                    range: first(&[$(Some(($min as f64, $max as f64)))?]),
+                    range: first(&[
+                        $(Some(($min as f64, $max as f64)))?
+                        $(Some(($least as f64, f64::INFINITY)))?
+                    ]),
                     kind: <$ty as Text>::KIND,
                 }
             ),*];

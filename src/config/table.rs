@@ -20,7 +20,7 @@ settings_keys! {
     /// Data directory (snapshots, history, locks). Default: the platform data dir.
     data_dir: PathBuf [] in ["global"] under "Global options" as "DIR",
     /// How many snapshot versions to keep after a publish.
-    keep: usize [] in ["global"] under "Global options" as "N" = 50,
+    keep: usize [] in ["global"] under "Global options" as "N" at least 1 = 50,
     /// Seconds to wait for the data-dir lock before giving up with exit code 75.
     lock_timeout: f64 [] in ["global"] under "Global options" as "SECONDS"
         range 0 to 86_400 = 10.0,
@@ -90,19 +90,19 @@ settings_keys! {
         range 0.1 to 3600 = 10.0,
     /// Connections held at once, in all; past it a new connection gets a JSON 503
     /// (too_many_connections) and is closed.
-    max_connections: u64 [] in ["serve"] under "Connections" as "N" = 10_000,
+    max_connections: u64 [] in ["serve"] under "Connections" as "N" at least 1 = 10_000,
     /// Connections held at once from one address (trusted proxies are exempt).
-    max_connections_per_ip: u64 [] in ["serve"] under "Connections" as "N" = 256,
-    /// Largest request head (request line and headers) in bytes, at least 8192; a larger one gets
-    /// 431.
-    max_head_bytes: u64 [] in ["serve"] under "Connections" as "BYTES" = 32 * 1024,
+    max_connections_per_ip: u64 [] in ["serve"] under "Connections" as "N" at least 1 = 256,
+    /// Largest request head (request line and headers) in bytes; a larger one gets 431.
+    max_head_bytes: u64 [] in ["serve"] under "Connections" as "BYTES"
+        range (crate::api::MIN_HEAD_BYTES) to (16 * 1024 * 1024) = 32 * 1024,
     /// Connections the kernel queues unaccepted. The listen backlog: connections the kernel queues
     /// before they are accepted, so bursts are not dropped (nginx's default is 511).
-    listen_backlog: u32 [] in ["serve"] under "Connections" as "N" = 1024,
+    listen_backlog: u32 [] in ["serve"] under "Connections" as "N" range 1 to 65_535 = 1024,
     /// Record streams one client may hold open at once; past it a JSON 429 (too_many_streams).
-    stream_max_per_client: u32 [] in ["serve"] under "Record stream" as "N" = 2,
+    stream_max_per_client: u32 [] in ["serve"] under "Record stream" as "N" at least 1 = 2,
     /// Record streams open at once, in all; past it a JSON 503 (streams_unavailable).
-    stream_max: u64 [] in ["serve"] under "Record stream" as "N" = 10_000,
+    stream_max: u64 [] in ["serve"] under "Record stream" as "N" at least 1 = 10_000,
     /// Seconds between an idle stream's heartbeats. Comment lines that keep proxies from cutting
     /// it.
     stream_heartbeat: f64 [] in ["serve"] under "Record stream" as "SECONDS"
@@ -110,7 +110,7 @@ settings_keys! {
     /// Most clients tracked in process. Past it, new clients get 503 rate_limit_unavailable
     /// (clients already tracked are unaffected) until idle ones leave the window. A full table
     /// at the default size takes about 256 MiB.
-    rate_limit_max_clients: u64 [Live] in ["serve", "status"] under "Quota" as "N"
+    rate_limit_max_clients: u64 [Live] in ["serve", "status"] under "Quota" as "N" at least 1
         = crate::limit::DEFAULT_MAX_CLIENTS as u64,
     /// Quota store: memory or a Redis URL. "memory" (this process), or, shared by instances,
     /// redis://HOST:PORT/DB (rediss:// with TLS) for one server;
@@ -138,7 +138,8 @@ settings_keys! {
     client_ip_header: String [Live] in ["serve", "status"] under "Quota" as "NAME"
         = "x-forwarded-for",
     /// IPv6 clients are keyed by this prefix length.
-    ipv6_prefix_len: u8 [Live] in ["serve", "status"] under "Quota" as "BITS" = 64,
+    ipv6_prefix_len: u8 [Live] in ["serve", "status"] under "Quota" as "BITS" range 1 to 128
+        = 64,
     /// Burst guard of uncounted routes, or off. As PER_SECOND/BURST per client, or "off".
     flood_guard: String [Live] in ["serve", "status"] under "Quota" as "RATE/BURST"
         = "50/200",
@@ -159,13 +160,13 @@ settings_keys! {
     source_id: String [] in ["sync"] under "Sync" as "ID",
     /// dataSource.name. Default: the upstream's host.
     source_name: String [] in ["sync"] under "Sync" as "NAME",
-    /// Minutes between syncs (at least 5), plus a small random jitter. The public feed's
-    /// maintainers ask mirrors not to poll more often than hourly.
-    interval_minutes: u32 [] in ["sync"] under "Sync" as "N" = 60,
+    /// Minutes between syncs, plus a small random jitter. The public feed's maintainers ask
+    /// mirrors not to poll more often than hourly.
+    interval_minutes: u32 [] in ["sync"] under "Sync" as "N" at least 5 = 60,
     /// Minutes after which a cache with no good sync is stale. Default: 3 × interval.
-    max_age_minutes: u32 [] in ["sync"] under "Sync" as "N",
+    max_age_minutes: u32 [] in ["sync"] under "Sync" as "N" at least 1,
     /// Longest back-off after failures, in minutes.
-    backoff_cap_minutes: u32 [] in ["sync"] under "Sync" as "N" = 360,
+    backoff_cap_minutes: u32 [] in ["sync"] under "Sync" as "N" at least 1 = 360,
     /// Connect timeout in seconds.
     connect_timeout: f64 [] in ["sync"] under "Sync" as "SECONDS"
         range 0.001 to 3600 = 10.0,
@@ -178,8 +179,10 @@ settings_keys! {
     /// Allow this endpoint's target to resolve to a loopback, private or link-local address
     /// (refused by default, when added and at each delivery).
     allow_private_targets: bool [] in ["webhook add"] under "Webhook delivery",
-    /// Seconds a request to this endpoint may take, answer included (0.1 to 60).
+    /// Seconds a request to this endpoint may take, answer included.
     webhook_timeout: f64 [] in ["webhook add"] under "Webhook delivery" as "SECONDS"
+        range (*crate::webhook::endpoint::TIMEOUT_RANGE.start())
+        to (*crate::webhook::endpoint::TIMEOUT_RANGE.end())
         = crate::webhook::endpoint::DEFAULT_TIMEOUT.as_secs_f64(),
     /// How upstream and webhook operators reach you, in the User-Agent. An https:// URL, a
     /// mailto: URL or an e-mail address, sent in the User-Agent of every outbound request

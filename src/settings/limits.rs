@@ -94,13 +94,7 @@ fn client_keys(raw: &Raw) -> Result<ClientKeyPolicy, SettingsError> {
         .collect::<Result<_, _>>()?;
     crate::limit::client::check_trusted(&trusted_proxies)
         .map_err(|e| raw.invalid("trust_proxy", format!("trust-proxy: {e}")))?;
-    let ipv6_prefix = v.ipv6_prefix_len();
-    if !(1..=128).contains(&ipv6_prefix) {
-        return Err(raw.invalid(
-            "ipv6_prefix_len",
-            format!("ipv6-prefix-len must be 1 to 128, got {ipv6_prefix}"),
-        ));
-    }
+    let ipv6_prefix = raw.whole("ipv6_prefix_len", u64::from(v.ipv6_prefix_len()))? as u8;
     let header = ClientIpHeader::parse(&v.client_ip_header())
         .map_err(|e| raw.invalid("client_ip_header", format!("client-ip-header: {e}")))?;
     Ok(ClientKeyPolicy {

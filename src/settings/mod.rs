@@ -172,36 +172,67 @@ impl Raw<'_> {
         !self.alone
     }
 
+    /// The range of `key`'s row (a row without one is a defect of the table).
+    fn range(key: &str) -> (f64, f64) {
+        crate::config::setting(key)
+            .and_then(|row| row.range)
+            .unwrap_or_else(|| unreachable!("a row without its range: {key}"))
+    }
+
+    /// Whether `value` is within the range of `key`'s row (for a builder
+    /// that says it in words of its own).
+    pub fn within(&self, key: &str, value: f64) -> bool {
+        let (min, max) = Self::range(key);
+        value >= min && value <= max
+    }
+
     /// A duration setting in seconds, within its row's range.
     pub fn seconds(&self, key: &'static str, value: f64) -> Result<Duration, SettingsError> {
-        let (min, max) = crate::config::setting(key)
-            .and_then(|row| row.range)
-            .unwrap_or_else(|| unreachable!("a row of seconds without its range: {key}"));
+        let (min, max) = Self::range(key);
         seconds_setting(&kebab(key), value, min, max)
             .map_err(|e: DurationOutOfRange| self.invalid(key, e.to_string()))
     }
 
-    /// Every row with a range of seconds holds a value within it: the
-    /// builders check the durations they make, and this the rest (a row
-    /// read as given by the code that uses it).
+    /// A whole number within its row's range: `KEY must be at least N`, or
+    /// `KEY must be N to M, got V`.
+    pub fn whole(&self, key: &'static str, value: u64) -> Result<u64, SettingsError> {
+        if self.within(key, value as f64) {
+            return Ok(value);
+        }
+        let row = crate::config::setting(key).expect("a row: its range was read");
+        let range = row.range_said().unwrap_or_default();
+        Err(self.invalid(
+            key,
+            match row.range.is_some_and(|(_, max)| max.is_finite()) {
+                true => format!("{} must be {range}, got {value}", kebab(key)),
+                false => format!("{} must be {range}", kebab(key)),
+            },
+        ))
+    }
+
+    /// A count within its row's range ([`Self::whole`]).
+    pub fn count(&self, key: &'static str, value: u64) -> Result<usize, SettingsError> {
+        self.whole(key, value).map(|n| n as usize)
+    }
+
+    /// Every row with a range holds a value within it: the builders check
+    /// what they read, and this the rest (a row read as given by the code
+    /// that uses it).
     fn within_ranges(&self) -> Result<(), SettingsError> {
         for row in FileConfig::SETTINGS
             .iter()
             .filter(|row| row.range.is_some())
         {
-            if let Some(text) = self.values().text_of(row.key) {
-                self.seconds(row.key, text.parse().unwrap_or(f64::NAN))?;
+            let Some(text) = self.values().text_of(row.key) else {
+                continue;
+            };
+            let value: f64 = text.parse().unwrap_or(f64::NAN);
+            match row.kind {
+                crate::config::Kind::Number => self.seconds(row.key, value).map(drop)?,
+                _ => self.whole(row.key, value as u64).map(drop)?,
             }
         }
         Ok(())
-    }
-
-    /// A count that must be at least 1.
-    pub fn count(&self, key: &'static str, value: u64) -> Result<usize, SettingsError> {
-        match value as usize {
-            0 => Err(self.invalid(key, format!("{} must be at least 1", kebab(key)))),
-            n => Ok(n),
-        }
     }
 }
 
@@ -282,10 +313,7 @@ impl Settings {
                 )
             })?,
         };
-        let keep = v.keep();
-        if keep == 0 {
-            return Err(raw.invalid("keep", "keep must be at least 1"));
-        }
+        let keep = raw.count("keep", v.keep() as u64)?;
         let lock_timeout = raw.seconds("lock_timeout", v.lock_timeout())?;
         let log_format = match v.log_format().as_str() {
             "text" => LogFormat::Text,

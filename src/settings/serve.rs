@@ -5,12 +5,9 @@ use std::path::Path;
 use std::time::Duration;
 
 use super::{Raw, SettingsError};
-use crate::api::{ConnectionLimits, ServeOptions, StreamLimits, MIN_HEAD_BYTES};
+use crate::api::{ConnectionLimits, ServeOptions, StreamLimits};
 use crate::model::BaseUrl;
 use crate::reload::WatchMode;
-
-/// The largest request head accepted by `--max-head-bytes`.
-const MAX_HEAD_BYTES: u64 = 16 * 1024 * 1024;
 
 /// What `serve` runs with.
 #[derive(Debug, Clone)]
@@ -52,13 +49,7 @@ impl ServeSettings {
             .transpose()?;
         let site = !v.no_site.unwrap_or(false);
         let site_name = site_name(raw, &v.site_name())?;
-        let backlog = v.listen_backlog();
-        if !(1..=65_535).contains(&backlog) {
-            return Err(raw.invalid(
-                "listen_backlog",
-                format!("listen-backlog must be 1 to 65535, got {backlog}"),
-            ));
-        }
+        let backlog = raw.whole("listen_backlog", u64::from(v.listen_backlog()))? as u32;
         Ok(Self {
             listen: v.listen(),
             admin_listen: v.admin_listen.clone(),
@@ -127,14 +118,14 @@ fn stream_limits(raw: &Raw) -> Result<StreamLimits, SettingsError> {
     let v = raw.values();
     let heartbeat = raw.seconds("stream_heartbeat", v.stream_heartbeat())?;
     let per_client = v.stream_max_per_client();
-    if per_client == 0 {
+    if !raw.within("stream_max_per_client", f64::from(per_client)) {
         return Err(raw.invalid(
             "stream_max_per_client",
             "stream-max-per-client and stream-max must be at least 1",
         ));
     }
     let total = v.stream_max() as usize;
-    if total == 0 {
+    if !raw.within("stream_max", total as f64) {
         return Err(raw.invalid(
             "stream_max",
             "stream-max-per-client and stream-max must be at least 1",
@@ -151,14 +142,6 @@ fn stream_limits(raw: &Raw) -> Result<StreamLimits, SettingsError> {
 fn connection_limits(raw: &Raw) -> Result<ConnectionLimits, SettingsError> {
     let v = raw.values();
     let max_head_bytes = raw.count("max_head_bytes", v.max_head_bytes())?;
-    if max_head_bytes < MIN_HEAD_BYTES || max_head_bytes as u64 > MAX_HEAD_BYTES {
-        return Err(raw.invalid(
-            "max_head_bytes",
-            format!(
-                "max-head-bytes must be {MIN_HEAD_BYTES} to {MAX_HEAD_BYTES}, got {max_head_bytes}"
-            ),
-        ));
-    }
     Ok(ConnectionLimits {
         header_timeout: raw.seconds("header_timeout", v.header_timeout())?,
         body_timeout: raw.seconds("body_timeout", v.body_timeout())?,

@@ -12,9 +12,6 @@ use crate::sync::state::SourceSettings;
 use crate::sync::SyncSettings;
 use crate::upstream::PUBLIC_FEED;
 
-/// The shortest interval (the spec's minimum).
-const MIN_INTERVAL_MINUTES: u32 = 5;
-
 /// What `sync` is told when no upstream is set.
 pub const NO_UPSTREAM: &str =
     "no upstream: pass --upstream URL (or set RESETCTL_UPSTREAM, or upstream = \"…\" in the config file)";
@@ -55,19 +52,26 @@ pub(super) fn build(
     }
     let host = url.host_str().unwrap_or_default().to_owned();
     let interval_minutes = v.interval_minutes();
-    if interval_minutes < MIN_INTERVAL_MINUTES {
+    if !raw.within("interval_minutes", f64::from(interval_minutes)) {
         return Err(raw.invalid(
             "interval_minutes",
             format!(
-                "--interval-minutes must be at least {MIN_INTERVAL_MINUTES} (the spec's minimum), got {interval_minutes}"
+                "--interval-minutes must be {} (the spec's minimum), got {interval_minutes}",
+                said_range("interval_minutes")
             ),
         ));
     }
     let max_age_minutes = v
         .max_age_minutes
         .unwrap_or(interval_minutes.saturating_mul(3));
-    if max_age_minutes == 0 {
-        return Err(raw.invalid("max_age_minutes", "--max-age-minutes must be at least 1"));
+    if !raw.within("max_age_minutes", f64::from(max_age_minutes)) {
+        return Err(raw.invalid(
+            "max_age_minutes",
+            format!(
+                "--max-age-minutes must be {}",
+                said_range("max_age_minutes")
+            ),
+        ));
     }
     let page_url = v
         .page_url
@@ -81,10 +85,13 @@ pub(super) fn build(
         )
     })?;
     let cap_minutes = v.backoff_cap_minutes();
-    if cap_minutes == 0 {
+    if !raw.within("backoff_cap_minutes", f64::from(cap_minutes)) {
         return Err(raw.invalid(
             "backoff_cap_minutes",
-            "--backoff-cap-minutes must be at least 1",
+            format!(
+                "--backoff-cap-minutes must be {}",
+                said_range("backoff_cap_minutes")
+            ),
         ));
     }
     Ok(Some(SyncSettings {
@@ -154,4 +161,11 @@ fn upstream_headers(raw: &Raw) -> Result<Vec<(String, String)>, SettingsError> {
             Ok((name.to_owned(), value.to_owned()))
         })
         .collect()
+}
+
+/// The range of `key`'s row as an error says it (`at least 5`).
+fn said_range(key: &str) -> String {
+    crate::config::setting(key)
+        .and_then(crate::config::Setting::range_said)
+        .unwrap_or_default()
 }
