@@ -129,9 +129,11 @@ impl Setting {
         self.marks.contains(&mark)
     }
 
-    /// Its help as one text: the doc comment's lines joined, paragraphs
-    /// apart, its range said (`Range: 0.1 to 3600`, `Range: at least 5`), its closing full stop
-    /// dropped (as clap drops a doc comment's).
+    /// Its whole help, as `--help`, the man pages and the manual's list of
+    /// every setting show it: the doc comment's lines joined (paragraphs
+    /// apart), then its range (`Range: 0.1 to 3600`, `Range: at least 5`),
+    /// then its default (`Default: 50`, or the rule the comment says in
+    /// words); no closing full stop (as clap drops a doc comment's).
     pub fn help(&self) -> String {
         let mut paragraphs: Vec<String> = Vec::new();
         let mut current: Vec<&str> = Vec::new();
@@ -148,16 +150,20 @@ impl Setting {
         if !current.is_empty() {
             paragraphs.push(current.join(" "));
         }
-        let mut text = paragraphs.join("\n\n");
+        let text = paragraphs.join("\n\n");
+        // A default said in words closes the comment.
+        let (said, in_words) = match text.split_once(" Default: ") {
+            Some((said, words)) => (said, Some(words.trim_end_matches('.').to_owned())),
+            None => (text.as_str(), None),
+        };
+        let mut help = said.trim_end_matches('.').to_owned();
         if let Some(range) = self.range_said() {
-            // Said before a default in words, after the rest.
-            let (said, default) = match text.split_once(" Default: ") {
-                Some((said, default)) => (said.to_owned(), format!(" Default: {default}")),
-                None => (text.clone(), String::new()),
-            };
-            text = format!("{}. Range: {range}.{default}", said.trim_end_matches('.'));
+            help.push_str(&format!(". Range: {range}"));
         }
-        text.trim_end_matches('.').to_owned()
+        if let Some(default) = in_words.or_else(|| self.default()) {
+            help.push_str(&format!(". Default: {default}"));
+        }
+        help
     }
 
     /// Its range as its help and its errors say it: `0.1 to 3600`, or `at
@@ -175,7 +181,8 @@ impl Setting {
     /// help says in words (`3 × interval`, the platform's data dir), or a
     /// switch that is off.
     pub fn default(&self) -> Option<String> {
-        FileConfig::defaults().text_of(self.key)
+        static DEFAULTS: std::sync::OnceLock<FileConfig> = std::sync::OnceLock::new();
+        DEFAULTS.get_or_init(FileConfig::defaults).text_of(self.key)
     }
 }
 

@@ -111,12 +111,7 @@ pub async fn check(
     };
     report.push(format!(
         "quota store: {} answers",
-        serve
-            .options
-            .limits
-            .redis_url
-            .as_deref()
-            .map_or_else(|| "memory".to_owned(), crate::redact::redact_url)
+        serve.options.limits.store_shown()
     ));
     Ok(Runnable {
         limiter,

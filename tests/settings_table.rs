@@ -11,9 +11,9 @@
 //! wait for the lock the outer `cargo test` holds).
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
-use crate::util::repo_root;
+use crate::util::{repo_root, Run};
 
 /// The row the test adds, at the end of the table.
 const ROW: &str =
@@ -22,24 +22,20 @@ const ROW: &str =
 
 const TABLE: &str = "src/config/table.rs";
 
-fn run(cmd: &mut Command) -> Output {
+/// `cmd` run, which must succeed.
+#[track_caller]
+fn run(cmd: &mut Command) -> Run {
     let out = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
-    assert!(
-        out.status.success(),
-        "{cmd:?}: {}\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
+    Run::from(out).success()
 }
 
 fn git(dir: &Path, args: &[&str]) -> String {
-    let out = run(Command::new("git")
+    run(Command::new("git")
         .arg("-C")
         .arg(dir)
         .args(["-c", "user.name=t", "-c", "user.email=t@example.org"])
-        .args(args));
-    String::from_utf8_lossy(&out.stdout).into_owned()
+        .args(args))
+    .stdout
 }
 
 /// Every file git knows of in `from` (tracked or new, not ignored), copied to `to`.
@@ -65,9 +61,14 @@ fn copy_source(from: &Path, to: &Path) {
     }
 }
 
-/// The copy's target dir: this build's compiled dependencies, hard-linked.
+/// The copy's target dir: this build's compiled dependencies, hard-linked
+/// (this test runs from `<target>/debug/deps/`, wherever the target dir is).
 fn seeded_target(dir: &Path) -> PathBuf {
-    let ours = repo_root().join("target/debug");
+    let exe = std::env::current_exe().unwrap();
+    let ours = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("the test binary is in <target>/debug/deps");
     let theirs = dir.join("target/debug");
     std::fs::create_dir_all(&theirs).unwrap();
     for part in ["deps", "build", ".fingerprint"] {
@@ -95,17 +96,11 @@ fn resetctl(bin: &Path, home: &Path) -> Command {
 
 /// `serve --check`'s line of `throwaway-answers`.
 fn check_line(cmd: &mut Command) -> String {
-    let out = run(cmd);
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
+    let out = run(cmd).stdout;
+    out.lines()
         .find(|l| l.starts_with("throwaway-answers = "))
         .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
-        .unwrap_or_else(|| {
-            panic!(
-                "serve --check shows no throwaway-answers:\n{}",
-                String::from_utf8_lossy(&out.stdout)
-            )
-        })
+        .unwrap_or_else(|| panic!("serve --check shows no throwaway-answers:\n{out}"))
 }
 
 #[test]
@@ -206,8 +201,7 @@ fn a_row_added_to_the_table_is_a_flag_a_variable_a_key_a_help_line_a_man_entry_a
     );
 
     // Its help, under its heading, with its variable and its default.
-    let help = run(resetctl(&bin, &home).args(["serve", "--help"]));
-    let help = String::from_utf8_lossy(&help.stdout).into_owned();
+    let help = run(resetctl(&bin, &home).args(["serve", "--help"])).stdout;
     let mut heading = "";
     let mut entry: Vec<&str> = Vec::new();
     for line in help.lines() {

@@ -4,7 +4,7 @@
 //!
 //! Every option's help opens with a sentence that says what the option
 //! is; one that takes a value says its default. A setting's option gets
-//! its default from its row (`Default: X`, `with_default`); any other
+//! its default from its row (`Default: X`, `Setting::help`); any other
 //! option, or a setting whose default is a rule, closes its text with
 //! `Default:` in words (`tests/command_line.rs` holds every `-h` to it).
 //! `-h` shows that first sentence and the default, `--help` the whole
@@ -79,11 +79,11 @@ fn with_arg_at(cmd: clap::Command, path: &[&str], arg: clap::Arg) -> clap::Comma
 /// clap is not told the variable: the environment layer reads it
 /// (`FileConfig::from_env`), and names it when its value is wrong.
 fn setting_arg(row: &Setting) -> clap::Arg {
-    let full = setting_help(row);
+    let full = row.help();
     let mut arg = clap::Arg::new(row.key)
         .long(kebab(row.key))
         .help(summary(&full))
-        .long_help(format!("{full} [env: {}]", env_variable(row.key)));
+        .long_help(with_variable(&full, &env_variable(row.key)));
     if let Some(heading) = row.heading {
         arg = arg.help_heading(heading);
     }
@@ -109,25 +109,6 @@ fn setting_arg(row: &Setting) -> clap::Arg {
         Kind::U64 => arg.value_parser(clap::value_parser!(u64)),
         Kind::Usize => arg.value_parser(clap::value_parser!(usize)),
         Kind::Number => arg.value_parser(clap::value_parser!(f64)),
-    }
-}
-
-/// A row's whole help, as `--help`, the man pages and the manual's list
-/// of every setting show it: its text and its default.
-pub fn setting_help(row: &Setting) -> String {
-    with_default(row.help(), row.default())
-}
-
-/// `help` with a row's `default` (`Default: X`) when it has one and the
-/// text says no default of its own: no help restates one.
-fn with_default(help: String, default: Option<String>) -> String {
-    match default.filter(|_| !help.contains("Default: ")) {
-        // The sentence before the default gets its full stop back.
-        Some(value) => format!(
-            "{}. Default: {value}",
-            help.trim_end().trim_end_matches('.')
-        ),
-        None => help,
     }
 }
 
@@ -173,13 +154,19 @@ fn summarized(cmd: clap::Command) -> clap::Command {
         match arg.get_env().map(|e| e.to_string_lossy().into_owned()) {
             Some(env) => arg
                 .hide_env(true)
-                .long_help(format!("{full} [env: {env}]"))
+                .long_help(with_variable(&full, &env))
                 .help(short),
             None if short != full => arg.long_help(full).help(short),
             None => arg,
         }
     })
     .mut_subcommands(summarized)
+}
+
+/// An option's whole help with the variable it is read from, as
+/// `--help` and the man pages say it (`-h` leaves it out).
+fn with_variable(help: &str, variable: &str) -> String {
+    format!("{help} [env: {variable}]")
 }
 
 /// The first sentence of `help`, shortened at its first parenthesis or

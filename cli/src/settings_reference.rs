@@ -110,7 +110,7 @@ fn setting(row: &resetctl::config::Setting) -> Setting {
         key,
         flag,
         commands,
-        text: crate::help::setting_help(row),
+        text: row.help(),
         heading: row.heading.unwrap_or("Options").to_owned(),
         serve: row.commands.iter().any(|&c| c == "serve" || c == "global"),
         switch,

@@ -65,7 +65,7 @@ settings_keys! {
     no_site: bool [] in ["serve"] under "Serving",
     /// The pages' name in their header and titles. 1 to 80 characters, no control characters.
     site_name: String [Live] in ["serve"] under "Serving" as "NAME" = "resetctl",
-    /// Seconds a stopping serve (SIGINT, SIGTERM) gives in-flight requests to finish; a
+    /// Seconds in-flight requests get to finish when serve stops (SIGINT, SIGTERM); a
     /// connection still open then is cut.
     drain_timeout: f64 [] in ["serve"] under "Serving" as "SECONDS" range 0.1 to 3600 = 10.0,
     /// An Origin allowed to call /mcp (repeatable); requests carrying any other Origin

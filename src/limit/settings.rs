@@ -25,6 +25,14 @@ pub struct LimiterSettings {
 }
 
 impl LimiterSettings {
+    /// The quota store as it is shown (`serve --check`, its report):
+    /// `memory`, or the Redis URL redacted.
+    pub fn store_shown(&self) -> String {
+        self.redis_url
+            .as_deref()
+            .map_or_else(|| "memory".to_owned(), crate::redact::redact_url)
+    }
+
     /// One line per setting, for `resetctl status` and the startup log.
     pub fn describe(&self) -> Vec<(&'static str, String)> {
         let quota = match (&self.policy, &self.redis_url) {

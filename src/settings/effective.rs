@@ -110,10 +110,7 @@ fn shown_as_used(settings: &Settings, key: &str) -> Option<String> {
             .policy
             .map_or_else(|| "(off)".to_owned(), |p| p.to_string()),
         "no_rate_limit" => limits.policy.is_none().to_string(),
-        "rate_limit_store" => limits
-            .redis_url
-            .as_deref()
-            .map_or_else(|| "memory".to_owned(), crate::redact::redact_url),
+        "rate_limit_store" => limits.store_shown(),
         "trust_proxy" => list(
             limits
                 .client_keys

@@ -52,27 +52,12 @@ pub(super) fn build(
     }
     let host = url.host_str().unwrap_or_default().to_owned();
     let interval_minutes = v.interval_minutes();
-    if !raw.within("interval_minutes", f64::from(interval_minutes)) {
-        return Err(raw.invalid(
-            "interval_minutes",
-            format!(
-                "--interval-minutes must be {} (the spec's minimum), got {interval_minutes}",
-                said_range("interval_minutes")
-            ),
-        ));
-    }
+    let got = format!(" (the spec's minimum), got {interval_minutes}");
+    minutes(raw, "interval_minutes", interval_minutes, &got)?;
     let max_age_minutes = v
         .max_age_minutes
         .unwrap_or(interval_minutes.saturating_mul(3));
-    if !raw.within("max_age_minutes", f64::from(max_age_minutes)) {
-        return Err(raw.invalid(
-            "max_age_minutes",
-            format!(
-                "--max-age-minutes must be {}",
-                said_range("max_age_minutes")
-            ),
-        ));
-    }
+    minutes(raw, "max_age_minutes", max_age_minutes, "")?;
     let page_url = v
         .page_url
         .clone()
@@ -84,16 +69,7 @@ pub(super) fn build(
             format!("--page-url {page_url:?} is not a URL: {e}"),
         )
     })?;
-    let cap_minutes = v.backoff_cap_minutes();
-    if !raw.within("backoff_cap_minutes", f64::from(cap_minutes)) {
-        return Err(raw.invalid(
-            "backoff_cap_minutes",
-            format!(
-                "--backoff-cap-minutes must be {}",
-                said_range("backoff_cap_minutes")
-            ),
-        ));
-    }
+    let cap_minutes = minutes(raw, "backoff_cap_minutes", v.backoff_cap_minutes(), "")?;
     Ok(Some(SyncSettings {
         source: SourceSettings {
             source_id: v
@@ -163,9 +139,19 @@ fn upstream_headers(raw: &Raw) -> Result<Vec<(String, String)>, SettingsError> {
         .collect()
 }
 
-/// The range of `key`'s row as an error says it (`at least 5`).
-fn said_range(key: &str) -> String {
-    crate::config::setting(key)
-        .and_then(crate::config::Setting::range_said)
-        .unwrap_or_default()
+/// `value` of the sync's `key`, within its row's range, or the sync's
+/// error naming its flag: `--KEY must be RANGE` and `more`.
+fn minutes(raw: &Raw, key: &'static str, value: u32, more: &str) -> Result<u32, SettingsError> {
+    if raw.within(key, f64::from(value)) {
+        return Ok(value);
+    }
+    let range = crate::config::setting(key).and_then(crate::config::Setting::range_said);
+    Err(raw.invalid(
+        key,
+        format!(
+            "--{} must be {}{more}",
+            super::kebab(key),
+            range.unwrap_or_default()
+        ),
+    ))
 }
